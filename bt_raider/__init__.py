@@ -1,0 +1,37 @@
+"""bt_raider: behaviour-tree guards that check, explain and recover robot actions.
+
+Public names are imported lazily so that ``import bt_raider.errors`` (used by the ground-floor
+packages) does not pull in the whole core.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "BtRaiderError": "bt_raider.errors",
+    "Verdict": "bt_raider.verdict",
+    "Category": "bt_raider.verdict",
+    "Response": "bt_raider.verdict",
+    "ToolCall": "bt_raider.verdict",
+    "Query": "bt_raider.checker",
+    "Checker": "bt_raider.checker",
+    "check": "bt_raider.checker",
+    "make_checker": "bt_raider.checker",
+    "Robot": "bt_raider.actions",
+    "ActionBehaviour": "bt_raider.actions",
+    "Var": "bt_raider.actions",
+    "Scene": "bt_raider.perception.scene",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'bt_raider' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

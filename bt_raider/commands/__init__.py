@@ -1,0 +1,1 @@
+"""Sub-commands of ``bt-raider``: one module each, with ``add_parser`` and ``run``."""

@@ -1,0 +1,36 @@
+"""``bt-raider demo NAME``: run a shipped scenario.
+
+Each scenario is a package ``bt_raider.examples.<name>`` (dashes become underscores) with a
+module ``demo`` exposing ``add_arguments(parser)`` and ``run(args) -> int``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+DEMOS = {
+    "medicine-delivery": "RAIDER's assistive plan: deliver a medicine, recovering from five issues",
+    "cooperative-table": "two robots set a table together with REVECA validation",
+}
+
+
+def _module(name: str):
+    return importlib.import_module(f"bt_raider.examples.{name.replace('-', '_')}.demo")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("demo", help="run a shipped scenario end to end")
+    demos = parser.add_subparsers(dest="demo", metavar="DEMO")
+    demos.required = True
+    for name, help_text in DEMOS.items():
+        p = demos.add_parser(name, help=help_text, description=help_text)
+        try:
+            _module(name).add_arguments(p)
+        except ModuleNotFoundError:
+            pass
+        p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    return int(_module(args.demo).run(args) or 0)

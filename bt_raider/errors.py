@@ -1,0 +1,79 @@
+"""The one exception root of bt_raider and its families.
+
+This module imports nothing, so the ground-floor packages (``bt_raider.perception``,
+``bt_raider.memory``) may raise these without importing the rest of the core.
+
+Messages name the thing, its value and the valid options, e.g.
+``unknown action 'grap': expected one of pick, place, open``.
+"""
+
+from __future__ import annotations
+
+
+class BtRaiderError(Exception):
+    """Root of every error bt_raider raises on purpose."""
+
+
+class SceneError(BtRaiderError, ValueError):
+    """A scene file or dict is malformed (names the file, object index and field)."""
+
+
+class QueryError(BtRaiderError, ValueError):
+    """A query cannot be understood: empty, unknown action, wrong arity."""
+
+
+class ToolError(BtRaiderError):
+    """A perception tool could not answer (bad argument, unknown object).
+
+    Inside an agent loop this is fed back to the model as text (PFM warning 3).
+    """
+
+
+class BackendError(BtRaiderError):
+    """A chat-model or embedding backend failed: unreachable endpoint, bad reply."""
+
+
+class MissingDependencyError(BtRaiderError, ImportError):
+    """An optional dependency is not installed; the message carries the install hint."""
+
+
+class RecoveryCodeError(BtRaiderError, ValueError):
+    """Recovery code was rejected by the whitelist (the reason goes back to the model)."""
+
+
+class PlanningError(BtRaiderError):
+    """PDDL could not be read, solved or validated, or no engine supports the problem."""
+
+
+class ActionFailed(BtRaiderError):
+    """A robot (or the simulated world) could not execute an action."""
+
+
+class MemoryStoreError(BtRaiderError):
+    """The vector memory's database or index is unusable."""
+
+
+class CommunicationError(BtRaiderError):
+    """A message to a collaborator could not be sent, was malformed, or timed out."""
+
+
+def require(module: str, extra: str, package: str | None = None):
+    """Import an optional dependency lazily, or raise with an install hint.
+
+    Args:
+        module: module to import, e.g. ``"zenoh"``.
+        extra: the bt_raider extra that installs it, e.g. ``"zenoh"``.
+        package: the PyPI name when it differs from ``module``.
+
+    Returns:
+        The imported module.
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        name = package or module
+        raise MissingDependencyError(
+            f"{name} is not installed: pip install '{name}' (or pip install 'bt_raider[{extra}]')"
+        ) from exc

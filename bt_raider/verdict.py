@@ -1,0 +1,159 @@
+"""The result of one check: :class:`Verdict`, its response and category.
+
+This is the ``check`` output contract of ``docs/scene-format.md`` section 4. Every backend
+(symbolic, LLM, local model) returns a :class:`Verdict`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Response(str, Enum):
+    """RAIDER's ``final_response``."""
+
+    NONE = "none"
+    AMBIGUITY = "ambiguity"
+    UNFEASIBILITY = "unfeasibility"
+
+
+class Category(str, Enum):
+    """Issue categories of the format doc, with RAIDER's labels in :data:`RAIDER_LABELS`."""
+
+    NONE = "none"
+    AMBIGUITY = "ambiguity"
+    NOT_PRESENT = "not_present"
+    OUT_OF_REACH = "out_of_reach"
+    OBSTRUCTED = "obstructed"
+    WRONG_STATE = "wrong_state"
+    WRONG_PROPERTY = "wrong_property"
+    ROBOT_STATE = "robot_state"
+    UNKNOWN = "unknown"
+
+    @property
+    def response(self) -> Response:
+        """The ``final_response`` this category implies (unknown fails closed)."""
+        if self is Category.NONE:
+            return Response.NONE
+        if self is Category.AMBIGUITY:
+            return Response.AMBIGUITY
+        return Response.UNFEASIBILITY
+
+
+RAIDER_LABELS: dict[Category, str] = {
+    Category.AMBIGUITY: "IA",
+    Category.NOT_PRESENT: "IU3",
+    Category.OUT_OF_REACH: "IU1",
+    Category.OBSTRUCTED: "IU2",
+    Category.WRONG_STATE: "IU4",
+    Category.WRONG_PROPERTY: "IU5",
+    Category.ROBOT_STATE: "IU6",
+    Category.NONE: "IN",
+}
+
+#: When several issues hold, the first in this order is reported.
+PRIORITY: tuple[Category, ...] = (
+    Category.AMBIGUITY,
+    Category.NOT_PRESENT,
+    Category.ROBOT_STATE,
+    Category.WRONG_PROPERTY,
+    Category.WRONG_STATE,
+    Category.OBSTRUCTED,
+    Category.OUT_OF_REACH,
+)
+
+
+def parse_category(value: str | Category) -> Category:
+    """Return the :class:`Category` named by ``value`` (its value or a RAIDER label)."""
+    if isinstance(value, Category):
+        return value
+    text = str(value).strip().lower()
+    for cat in Category:
+        if cat.value == text or RAIDER_LABELS.get(cat, "").lower() == text:
+            return cat
+    valid = ", ".join(c.value for c in Category)
+    raise ValueError(f"unknown issue category {value!r}: expected one of {valid}")
+
+
+@dataclass
+class ToolCall:
+    """One tool call made while checking: what was asked and what came back."""
+
+    tool: str
+    args: list[Any]
+    result: Any = None
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"tool": self.tool, "args": list(self.args), "result": self.result}
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+@dataclass
+class Verdict:
+    """The verdict on one action.
+
+    Attributes:
+        category: the issue category; ``final_response`` derives from it.
+        explanation: short human-readable reason naming objects by display name.
+        grounding: each argument phrase of the query -> the objectIds it grounded to.
+        objects: objectIds involved in the decision.
+        tool_calls: the tool calls made, in order.
+        questions: the precondition questions asked (the *Ask* step).
+        trace: the whole conversation / reasoning, as ``{"role", "content"}`` dicts.
+        action: the grounded action name (``pick``), when known.
+        elapsed_s: wall time of the check.
+    """
+
+    category: Category
+    explanation: str
+    grounding: dict[str, list[str]] = field(default_factory=dict)
+    objects: list[str] = field(default_factory=list)
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    questions: list[str] = field(default_factory=list)
+    trace: list[dict[str, Any]] = field(default_factory=list)
+    action: str | None = None
+    elapsed_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.category = parse_category(self.category)
+
+    @property
+    def final_response(self) -> Response:
+        return self.category.response
+
+    @property
+    def ok(self) -> bool:
+        """True when no issue was found and the action may run."""
+        return self.category is Category.NONE
+
+    @classmethod
+    def unknown(cls, reason: str, **kwargs: Any) -> Verdict:
+        """A check that could not finish: fails closed as ``unfeasibility``/``unknown``."""
+        return cls(Category.UNKNOWN, f"The check did not finish: {reason}", **kwargs)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object of the format doc (section 4)."""
+        return {
+            "final_response": self.final_response.value,
+            "category": self.category.value,
+            "explanation": self.explanation,
+            "grounding": {k: list(v) for k, v in self.grounding.items()},
+            "objects": list(self.objects),
+            "tool_calls": [tc.to_json() for tc in self.tool_calls],
+        }
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), default=str)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Everything, including questions and trace (for logs and the blackboard)."""
+        out = asdict(self)
+        out["category"] = self.category.value
+        out["final_response"] = self.final_response.value
+        return out

@@ -1,0 +1,1 @@
+"""RAIDER's medicine-delivery scenario (bt-raider demo medicine-delivery)."""
