@@ -139,3 +139,50 @@ class ActionBehaviour(py_trees.behaviour.Behaviour):
         if new_status is py_trees.common.Status.INVALID and self._handle is not None:
             self.robot.cancel(self._handle)
         self._handle = None
+
+
+class Executor(Protocol):
+    """Something that runs an action to completion at once (a simulator, a fast actuator)."""
+
+    def execute(self, action: str, args: Sequence[Any]) -> Any:
+        """Run ``action(*args)``; raise ActionFailed when its real preconditions do not hold."""
+        ...
+
+    def observe(self) -> Scene:
+        """The current scene."""
+        ...
+
+
+class SyncRobot:
+    """Adapt an :class:`Executor` (e.g. ``SimWorld``) to the start/poll :class:`Robot` protocol.
+
+    The action runs inside :meth:`start`, so it must be quick; the outcome is reported by the
+    next :meth:`poll`.
+    """
+
+    def __init__(self, executor: Executor) -> None:
+        self.executor = executor
+        self._results: dict[int, Progress] = {}
+        self._next = 0
+
+    def start(self, action: str, args: Sequence[Any]) -> int:
+        self._next += 1
+        try:
+            out = self.executor.execute(action, list(args))
+            message = f"{action} done" if out is None else str(out)
+            self._results[self._next] = Progress(ActionState.SUCCEEDED, message)
+        except ActionFailed as exc:
+            self._results[self._next] = Progress(ActionState.FAILED, str(exc))
+        return self._next
+
+    def poll(self, handle: Hashable) -> Progress:
+        try:
+            return self._results.pop(handle)  # type: ignore[call-overload]
+        except KeyError:
+            return Progress(ActionState.FAILED, f"unknown action handle {handle!r}")
+
+    def cancel(self, handle: Hashable) -> None:
+        self._results.pop(handle, None)  # type: ignore[call-overload]
+
+    def observe(self) -> Scene:
+        return self.executor.observe()
