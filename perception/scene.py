@@ -45,6 +45,8 @@ STATES = (
     "isPickedUp",
 )
 ROBOT_DEFAULTS: dict[str, float] = {"reach": 1.1, "handover_distance": 0.5, "arms": 1}
+#: Pose assumed when a scene has no ``agent`` (perception output without a robot pose).
+DEFAULT_AGENT: dict[str, Any] = {"position": {"x": 0.0, "y": 0.9, "z": 0.0}, "rotation": {"y": 0.0}}
 #: Below this rapidfuzz WRatio score a name is not a near-miss of anything.
 FUZZY_CUTOFF = 80.0
 
@@ -165,6 +167,9 @@ class Scene:
     def __init__(self, data: dict[str, Any], source: str = "<dict>") -> None:
         self.source = source
         validate_scene(data, source)
+        if "agent" not in data:
+            # The Scene owns its dict (by reference, so a SimWorld can change it in place).
+            data["agent"] = copy.deepcopy(DEFAULT_AGENT)
         self.data = data
         self.reindex()
 
@@ -272,11 +277,14 @@ class Scene:
 
         # Compare squashed forms so "coffee machine" and "CoffeeMachine" agree.
         choices = {_squash(o.name): o for o in self._objects}
-        hit = process.extractOne(
-            squashed, list(choices), scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF
+        hits = process.extract(
+            squashed, list(choices), scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF, limit=None
         )
-        if hit is not None:
-            return choices[hit[0]]
+        if hits:
+            best = sorted(choices[h[0]].name for h in hits if h[1] == hits[0][1])
+            if len(best) > 1:
+                raise ToolError(f"{ref!r} is ambiguous: it is as close to {', '.join(best)}")
+            return choices[hits[0][0]]
         raise ToolError(
             f"no object {ref!r} in the scene; objects are: "
             + ", ".join(sorted(o.name for o in self._objects))
@@ -401,13 +409,13 @@ def validate_scene(data: Any, source: str = "<dict>") -> None:
                 isinstance(val, list) and all(isinstance(x, str) for x in val)
             ):
                 raise SceneError(f"{where}.{key}: must be a list of objectIds or null, got {val!r}")
-    agent = data.get("agent")
-    if agent is not None:
-        if not isinstance(agent, dict) or "position" not in agent:
-            raise SceneError(f"{source}: agent: must be an object with a position")
-        _vec(agent["position"], f"{source}: agent.position")
-    else:
-        data["agent"] = {"position": {"x": 0.0, "y": 0.9, "z": 0.0}, "rotation": {"y": 0.0}}
+    agent = data.get("agent", DEFAULT_AGENT)
+    if not isinstance(agent, dict) or "position" not in agent:
+        raise SceneError(f"{source}: agent: must be an object with a position")
+    _vec(agent["position"], f"{source}: agent.position")
+    yaw = (agent.get("rotation") or {}).get("y", 0.0)
+    if isinstance(yaw, bool) or not isinstance(yaw, (int, float)):
+        raise SceneError(f"{source}: agent.rotation.y: must be a number (degrees), got {yaw!r}")
     for i, item in enumerate(data.get("inventoryObjects") or []):
         if not isinstance(item, dict) or not isinstance(item.get("objectId"), str):
             raise SceneError(f"{source}: inventoryObjects[{i}].objectId: must be a string")
@@ -416,19 +424,31 @@ def validate_scene(data: Any, source: str = "<dict>") -> None:
         if not isinstance(robot, dict):
             raise SceneError(f"{source}: robot: must be an object, got {robot!r}")
         for key, val in robot.items():
-            if key in ROBOT_DEFAULTS and not isinstance(val, (int, float)):
+            if key in ROBOT_DEFAULTS and (
+                isinstance(val, bool) or not isinstance(val, (int, float))
+            ):
                 raise SceneError(f"{source}: robot.{key}: must be a number, got {val!r}")
     for i, h in enumerate(data.get("humans") or []):
         if not isinstance(h, dict) or "id" not in h:
             raise SceneError(f"{source}: humans[{i}].id: missing")
         _vec(h.get("position"), f"{source}: humans[{i}].position")
+        if h.get("name") is not None and not isinstance(h["name"], str):
+            raise SceneError(
+                f"{source}: humans[{i}].name: must be a string or null, got {h['name']!r}"
+            )
     blocked = data.get("blocked")
     if blocked is not None and not (
-        isinstance(blocked, dict) and all(isinstance(v, list) for v in blocked.values())
+        isinstance(blocked, dict)
+        and all(
+            isinstance(v, list) and all(isinstance(x, str) for x in v) for v in blocked.values()
+        )
     ):
         raise SceneError(f"{source}: blocked: must map ids to lists of objectIds")
     info = data.get("user_info")
     if info is not None and not (isinstance(info, list) and all(isinstance(s, str) for s in info)):
         raise SceneError(f"{source}: user_info: must be a list of strings")
-    for key, val in (data.get("locations") or {}).items():
+    locations = data.get("locations")
+    if locations is not None and not isinstance(locations, dict):
+        raise SceneError(f"{source}: locations: must map names to {{x, z}}, got {locations!r}")
+    for key, val in (locations or {}).items():
         _vec(val, f"{source}: locations.{key}")

@@ -1,0 +1,393 @@
+"""The category lexicon: query nouns and adjectives -> AI2-THOR object types and state flags.
+
+Grounding "pick a fruit", "the electronic device", "the clean mug" or "the knife" needs world
+knowledge that is *data*, not code: ``perception/data/categories.json`` holds
+
+- ``categories`` {category: [objectTypes]} (fruit, vegetable, utensil, electronics, ...),
+- ``category_aliases`` {noun: category} ("electronic device" -> electronics),
+- ``synonyms`` {noun phrase: [objectTypes]} ("refrigerator" -> Fridge; "knife" -> Knife and
+  ButterKnife, since both slice in AI2-THOR),
+- ``states`` {adjective: {flag: bool}} ("clean" -> isDirty false),
+
+and a user merges a file of their own over it with :meth:`Lexicon.load`. Custom object types
+(the medicine demo's ``Medicine`` and ``PillBottle``) are just more strings.
+
+How :meth:`Lexicon.types_for` reads a noun, first hit wins:
+
+1. an exact type name ("CoffeeMachine", "Knife") means that type only;
+2. otherwise, lower-cased and without articles, and then in singular form ("apples",
+   "knives"): a synonym, then a category, then a type spelled out ("coffee machine"), then a
+   head noun ("shaker" -> SaltShaker and PepperShaker).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from bt_raider.errors import BtRaiderError
+
+DEFAULT_PATH = Path(__file__).resolve().parent / "data" / "categories.json"
+#: State flags an adjective may constrain (the AI2-THOR state flags of the scene format).
+STATE_FLAGS = frozenset(
+    {
+        "isOpen",
+        "isToggled",
+        "isSliced",
+        "isDirty",
+        "isFilledWithLiquid",
+        "isCooked",
+        "isBroken",
+        "isPickedUp",
+    }
+)
+SECTIONS = ("object_types", "categories", "category_aliases", "synonyms", "states")
+_DETERMINERS = frozenset(
+    "the a an some any all my your his her their our this that these those one".split()
+)
+
+
+class LexiconError(BtRaiderError, ValueError):
+    """A lexicon file or dict is malformed (the message names the source and the entry)."""
+
+
+def clean_phrase(text: str) -> str:
+    """Lower case, single spaces, no punctuation or leading articles: ``"The Apples!"`` -> ``"apples"``."""
+    text = re.sub(r"[_\-]+", " ", str(text).lower()).replace("'", "")
+    words = re.sub(r"[^a-z0-9 ]+", " ", text).split()
+    while len(words) > 1 and words[0] in _DETERMINERS:
+        words = words[1:]
+    return " ".join(words)
+
+
+def split_type(object_type: str) -> str:
+    """An objectType spelled as words: ``"CoffeeMachine"`` -> ``"coffee machine"``, ``"TVStand"`` -> ``"tv stand"``."""
+    parts = re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+", object_type)
+    return " ".join(p.lower() for p in parts) or object_type.lower()
+
+
+def singulars(phrase: str) -> list[str]:
+    """Candidate singular forms of a phrase's last word, most likely first ("knives" -> "knife")."""
+    head, _, last = phrase.rpartition(" ")
+    prefix = f"{head} " if head else ""
+    out: list[str] = []
+    rules = (
+        ("ies", "y"),
+        ("ves", "fe"),
+        ("ves", "f"),
+        ("oes", "o"),
+        ("ches", "ch"),
+        ("shes", "sh"),
+        ("sses", "ss"),
+        ("xes", "x"),
+        ("zes", "z"),
+        ("ses", "s"),
+        ("s", ""),
+    )
+    for suffix, repl in rules:
+        if last.endswith(suffix) and len(last) > len(suffix) + 1 and not last.endswith("ss"):
+            form = prefix + last[: -len(suffix)] + repl
+            if form not in out:
+                out.append(form)
+    return out
+
+
+def plural(phrase: str) -> str:
+    """A regular English plural of a phrase's last word ("knife" -> "knives")."""
+    head, _, last = phrase.rpartition(" ")
+    prefix = f"{head} " if head else ""
+    if re.search(r"[^aeiou]y$", last):
+        last = last[:-1] + "ies"
+    elif last.endswith("fe"):
+        last = last[:-2] + "ves"
+    elif re.search(r"(s|x|z|ch|sh)$", last) or re.search(r"[^aeiou]o$", last):
+        last += "es"
+    else:
+        last += "s"
+    return prefix + last
+
+
+def _merge_entry(old: Any, new: Any, where: str) -> Any:
+    """A list replaces an entry; ``{"add": [...], "remove": [...]}`` edits it."""
+    if isinstance(new, Mapping) and set(new) <= {"add", "remove"} and new:
+        base = list(old or [])
+        for item in new.get("add", []):
+            if item not in base:
+                base.append(item)
+        return [t for t in base if t not in set(new.get("remove", []))]
+    if isinstance(new, Mapping) and where.startswith("categories."):
+        raise LexiconError(f"{where}: expected a list of objectTypes or {{add, remove}}")
+    return new
+
+
+class Lexicon:
+    """Nouns, categories and state adjectives, validated.
+
+    Args:
+        data: a dict with the sections ``object_types``, ``categories``, ``category_aliases``,
+            ``synonyms``, ``states`` (all optional; ``_``-prefixed keys are comments).
+        source: where it came from, for error messages.
+
+    Raises:
+        LexiconError: for an unknown section or a malformed entry; the message names the
+            source, the section and the entry.
+    """
+
+    def __init__(self, data: Mapping[str, Any], source: str = "<dict>") -> None:
+        self.source = source
+        if not isinstance(data, Mapping):
+            raise LexiconError(
+                f"{source}: a lexicon must be a JSON object, got {type(data).__name__}"
+            )
+        for key in data:
+            if not str(key).startswith("_") and key not in SECTIONS:
+                raise LexiconError(
+                    f"{source}: unknown section {key!r}: expected one of {', '.join(SECTIONS)}"
+                )
+        self._object_types = tuple(self._strings(data.get("object_types", []), "object_types"))
+        self._categories: dict[str, tuple[str, ...]] = {}
+        for name, types in self._section(data, "categories").items():
+            self._categories[clean_phrase(name)] = tuple(self._strings(types, f"categories.{name}"))
+        self._aliases: dict[str, str] = {}
+        for alias, target in self._section(data, "category_aliases").items():
+            cat = clean_phrase(str(target))
+            if not isinstance(target, str) or cat not in self._categories:
+                raise LexiconError(
+                    f"{source}: category_aliases.{alias}: {target!r} is not a category; "
+                    f"categories are: {', '.join(sorted(self._categories))}"
+                )
+            self._aliases[clean_phrase(alias)] = cat
+        self._synonyms: dict[str, tuple[str, ...]] = {}
+        for noun, types in self._section(data, "synonyms").items():
+            if isinstance(types, str):
+                types = [types]
+            self._synonyms[clean_phrase(noun)] = tuple(self._strings(types, f"synonyms.{noun}"))
+        self._states: dict[str, dict[str, bool]] = {}
+        for adj, flags in self._section(data, "states").items():
+            where = f"{source}: states.{adj}"
+            if not isinstance(flags, Mapping) or not flags:
+                raise LexiconError(f"{where}: expected {{flag: true|false}}, got {flags!r}")
+            for flag, val in flags.items():
+                if flag not in STATE_FLAGS:
+                    raise LexiconError(
+                        f"{where}: unknown state flag {flag!r}: expected one of "
+                        + ", ".join(sorted(STATE_FLAGS))
+                    )
+                if not isinstance(val, bool):
+                    raise LexiconError(f"{where}.{flag}: must be true or false, got {val!r}")
+            self._states[clean_phrase(adj)] = dict(flags)
+        self._data = {k: copy.deepcopy(data[k]) for k in SECTIONS if k in data}
+        known = set(self._object_types)
+        for group in (*self._categories.values(), *self._synonyms.values()):
+            known.update(group)
+        self._known = frozenset(known)
+        self._squashed = {t.lower(): t for t in sorted(known)}
+        self._words = {t: split_type(t).split() for t in sorted(known)}
+
+    # ------------------------------------------------------------------ construction
+    def _section(self, data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+        section = data.get(key, {})
+        if not isinstance(section, Mapping):
+            raise LexiconError(f"{self.source}: {key}: must be an object, got {section!r}")
+        return section
+
+    def _strings(self, value: Any, where: str) -> list[str]:
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise LexiconError(
+                f"{self.source}: {where}: must be a list of objectType strings, got {value!r}"
+            )
+        return list(value)
+
+    @classmethod
+    def default(cls) -> Lexicon:
+        """The bundled lexicon (``perception/data/categories.json``), loaded once."""
+        return _default()
+
+    @classmethod
+    def load(
+        cls, path_or_dict: str | Path | Mapping[str, Any], base: Lexicon | None | str = "default"
+    ) -> Lexicon:
+        """A user's lexicon merged over ``base`` (the bundled one unless told otherwise).
+
+        In each section a user's entry replaces the base entry of the same name; an entry
+        ``{"add": [...], "remove": [...]}`` edits the base list instead; new entries are added.
+
+        Args:
+            path_or_dict: a JSON file or a dict in the format of ``categories.json``.
+            base: the lexicon to merge over; ``None`` for none.
+
+        Raises:
+            LexiconError: for an unreadable file, bad JSON or a malformed entry.
+        """
+        if isinstance(path_or_dict, Mapping):
+            data, source = dict(path_or_dict), "<dict>"
+        else:
+            p = Path(path_or_dict)
+            source = str(p)
+            try:
+                data = json.loads(p.read_text(encoding="utf-8"))
+            except OSError as exc:
+                raise LexiconError(f"{p}: cannot read lexicon ({exc.strerror or exc})") from exc
+            except json.JSONDecodeError as exc:
+                raise LexiconError(f"{p}: not JSON ({exc.msg} at line {exc.lineno})") from exc
+            if not isinstance(data, dict):
+                raise LexiconError(f"{p}: a lexicon must be a JSON object")
+        base_lex = cls.default() if base == "default" else base
+        if base_lex is None:
+            return cls(data, source)
+        if not isinstance(base_lex, Lexicon):
+            raise LexiconError(f"base must be a Lexicon, None or 'default', got {base!r}")
+        merged = base_lex.to_dict()
+        for key, value in data.items():
+            if str(key).startswith("_"):
+                continue
+            if key not in SECTIONS:
+                raise LexiconError(
+                    f"{source}: unknown section {key!r}: expected one of {', '.join(SECTIONS)}"
+                )
+            if key == "object_types":
+                extra = value if isinstance(value, list) else [value]
+                merged[key] = list(dict.fromkeys([*merged.get(key, []), *extra]))
+                continue
+            if not isinstance(value, Mapping):
+                raise LexiconError(f"{source}: {key}: must be an object, got {value!r}")
+            section = dict(merged.get(key, {}))
+            index = {clean_phrase(k): k for k in section}
+            for entry, new in value.items():
+                old_key = index.get(clean_phrase(entry), entry)
+                section[old_key] = _merge_entry(section.get(old_key), new, f"{key}.{entry}")
+            merged[key] = section
+        return cls(merged, source)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The lexicon's data (a copy), in the file format."""
+        return copy.deepcopy(self._data)
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def object_types(self) -> frozenset[str]:
+        """Every objectType the lexicon mentions."""
+        return self._known
+
+    @property
+    def categories(self) -> dict[str, tuple[str, ...]]:
+        return dict(self._categories)
+
+    def types_for(self, noun: str) -> set[str]:
+        """The objectTypes a noun can mean (empty when unknown).
+
+        Args:
+            noun: "apple", "Apples", "the coffee machine", "CoffeeMachine", "fruit",
+                "electronic device", "knives", "refrigerator"...
+        """
+        if not isinstance(noun, str):
+            return set()
+        raw = noun.strip()
+        if raw in self._known:  # an exact type name means just that type
+            return {raw}
+        key = clean_phrase(raw)
+        if not key:
+            return set()
+        for form in (key, *singulars(key)):
+            hit = self._lookup(form)
+            if hit:
+                return hit
+        return set()
+
+    def _lookup(self, form: str) -> set[str]:
+        if form in self._synonyms:
+            return set(self._synonyms[form])
+        cat = self._category_name(form)
+        if cat is not None:
+            return set(self._categories[cat])
+        squashed = form.replace(" ", "")
+        if squashed in self._squashed:
+            return {self._squashed[squashed]}
+        # Head noun: "shaker" -> SaltShaker, PepperShaker; "towel roll" -> PaperTowelRoll.
+        words = form.split()
+        return {
+            t
+            for t, tw in self._words.items()
+            if len(tw) > len(words) and tw[-len(words) :] == words
+        }
+
+    def _category_name(self, form: str) -> str | None:
+        if form in self._categories:
+            return form
+        return self._aliases.get(form)
+
+    def is_category(self, noun: str) -> bool:
+        """Whether a noun names a category ("fruit", "electronic devices"), not an object type."""
+        if not isinstance(noun, str) or noun.strip() in self._known:
+            return False
+        key = clean_phrase(noun)
+        return any(self._category_name(f) is not None for f in (key, *singulars(key)) if f)
+
+    def category(self, noun: str) -> str | None:
+        """The canonical category a noun names ("electronic device" -> "electronics"), or None."""
+        if not self.is_category(noun):
+            return None
+        key = clean_phrase(noun)
+        for f in (key, *singulars(key)):
+            cat = self._category_name(f)
+            if cat is not None:
+                return cat
+        return None  # pragma: no cover - is_category said yes
+
+    def categories_of(self, object_type: str) -> set[str]:
+        """The categories an objectType belongs to (case-insensitive): Apple -> {fruit, food}."""
+        low = str(object_type).lower()
+        return {c for c, types in self._categories.items() if any(t.lower() == low for t in types)}
+
+    def state_filter(self, adjective: str) -> dict[str, bool] | None:
+        """The state flags an adjective requires ("clean" -> {"isDirty": False}), or None.
+
+        ``"not <adjective>"`` inverts a one-flag state ("not sliced" -> {"isSliced": False}).
+        """
+        if not isinstance(adjective, str):
+            return None
+        key = " ".join(re.sub(r"[_\-]+", " ", adjective.lower()).split())
+        if key in self._states:
+            return dict(self._states[key])
+        for neg in ("not ", "non ", "un"):
+            if key.startswith(neg):
+                inner = self._states.get(key[len(neg) :].strip())
+                if inner is not None and len(inner) == 1:
+                    return {k: not v for k, v in inner.items()}
+        return None
+
+    def adjectives(self) -> list[str]:
+        """Every state adjective, longest first."""
+        return sorted(self._states, key=lambda a: (-len(a), a))
+
+    def object_nouns(self) -> list[str]:
+        """Every noun or phrase the lexicon knows, with plurals, longest first (for parsers)."""
+        return list(_nouns(self))
+
+    def __repr__(self) -> str:
+        return (
+            f"Lexicon({self.source!r}: {len(self._categories)} categories, "
+            f"{len(self._synonyms)} synonyms, {len(self._states)} states)"
+        )
+
+
+@lru_cache(maxsize=1)
+def _default() -> Lexicon:
+    return Lexicon.load(DEFAULT_PATH, base=None)
+
+
+@lru_cache(maxsize=32)
+def _nouns(lex: Lexicon) -> tuple[str, ...]:
+    nouns: set[str] = set(lex._synonyms) | set(lex._categories) | set(lex._aliases)
+    nouns.update(split_type(t) for t in lex._known)
+    nouns.update(
+        plural(n)
+        for n in list(nouns)
+        if not re.search(r"\b(?:of|to|on|for)\b", n) and not re.search(r"[^s]s$", n)
+    )
+    return tuple(sorted(nouns, key=lambda n: (-len(n), n)))

@@ -1,0 +1,399 @@
+"""Spatial relations between scene objects, judged from the robot's viewpoint.
+
+The rules are the contract of ``docs/scene-format.md`` section 2:
+
+- **left_of / right_of Y**: with the robot's right vector ``r`` (``Scene.right_vector()``), X is
+  right of Y when ``(X - Y)·r > 0.05 m`` (left when ``< -0.05 m``) and X is within 1.0 m of Y,
+  horizontally.
+- **on_top_of / inside Y**: Y is one of X's ``parentReceptacles`` (or X is one of Y's
+  ``receptacleObjectIds``); *inside* when Y is a container (openable, or a container-like type
+  such as Fridge, Cabinet, Bowl, Mug, Sink), *on top* otherwise. See :func:`is_container`.
+- **above / below Y**: X's bounding box lies higher / lower than Y's and the boxes overlap in
+  (x, z). Objects without a bounding box are never above or below anything.
+- **near / next_to Y**: horizontal distance at most 0.5 m. **closest_to Y**: the single nearest
+  other object.
+- **blocking Y**: the objects perception's ``blocked`` report lists for Y, then the objects
+  sitting on or inside Y (they must be removed before Y can be picked).
+
+Every relation reads "X <relation> Y"; :func:`related` answers "which X?" as the
+``check_obj_relationship`` tool does.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from bt_raider.errors import ToolError
+
+#: Canonical relation names, in the order tools list them.
+RELATIONS: tuple[str, ...] = (
+    "left_of",
+    "right_of",
+    "on_top_of",
+    "inside",
+    "above",
+    "below",
+    "near",
+    "next_to",
+    "closest_to",
+    "blocking",
+)
+#: X must be this far (m) to one side of Y along the robot's right vector to count as left/right.
+SIDE_MARGIN = 0.05
+#: Left/right only relate objects within this horizontal distance (m) of each other.
+SIDE_RANGE = 1.0
+#: "near" / "next to": horizontal distance at most this (m).
+NEAR_DISTANCE = 0.5
+#: Resting objects interpenetrate their support slightly in AI2-THOR physics; a box whose bottom
+#: is at most this far (m) below the other's top still counts as above it.
+STACK_TOLERANCE = 0.02
+
+#: Receptacle types that hold things *inside* them even when not openable.
+CONTAINER_TYPES: frozenset[str] = frozenset(
+    {
+        "Fridge",
+        "Cabinet",
+        "Drawer",
+        "Microwave",
+        "Bowl",
+        "Cup",
+        "Mug",
+        "Pot",
+        "Pan",
+        "Sink",
+        "SinkBasin",
+        "Bathtub",
+        "BathtubBasin",
+        "GarbageCan",
+        "GarbageBag",
+        "Box",
+        "Safe",
+        "Toaster",
+        "CoffeeMachine",
+        "LaundryHamper",
+        "Kettle",
+        "Vase",
+        "Bottle",
+        "WineBottle",
+        "PillBottle",
+        "TissueBox",
+    }
+)
+#: Openable types whose contents sit on them (a toilet's lid, a laptop's keyboard).
+SURFACE_OPENABLES: frozenset[str] = frozenset({"Toilet", "Laptop", "Book"})
+
+# Phrase -> canonical name. Keys are normalised by _clean (lower case, single spaces, no "_"/"-").
+_PHRASES: dict[str, str] = {}
+
+
+def _add(canonical: str, *phrases: str) -> None:
+    for p in (canonical.replace("_", " "), *phrases):
+        _PHRASES[p] = canonical
+
+
+_add(
+    "left_of",
+    "left",
+    "to the left of",
+    "on the left of",
+    "at the left of",
+    "on the left side of",
+    "to the left side of",
+    "on the left hand side of",
+    "leftof",
+)
+_add(
+    "right_of",
+    "right",
+    "to the right of",
+    "on the right of",
+    "at the right of",
+    "on the right side of",
+    "to the right side of",
+    "on the right hand side of",
+    "rightof",
+)
+_add(
+    "on_top_of",
+    "on",
+    "on top",
+    "on top of",
+    "ontop",
+    "ontop of",
+    "onto",
+    "atop",
+    "upon",
+    "on the top of",
+    "sitting on",
+    "resting on",
+    "lying on",
+    "placed on",
+)
+_add(
+    "inside",
+    "in",
+    "inside of",
+    "into",
+    "within",
+    "in the",
+    "contained in",
+    "stored in",
+    "inside the",
+)
+_add("above", "over", "higher than", "on top and above")
+_add("below", "under", "underneath", "beneath", "lower than", "beneath of", "underneath of")
+_add("near", "near to", "nearby", "close to", "close", "by", "around", "in the vicinity of")
+_add(
+    "next_to",
+    "next",
+    "beside",
+    "besides",
+    "alongside",
+    "adjacent to",
+    "adjacent",
+    "by the side of",
+    "at the side of",
+)
+_add(
+    "closest_to",
+    "closest",
+    "nearest",
+    "nearest to",
+    "the closest to",
+    "the nearest to",
+    "closest from",
+    "nearest from",
+)
+_add(
+    "blocking",
+    "block",
+    "blocks",
+    "blocked by",
+    "blocking access to",
+    "obstructing",
+    "obstructs",
+    "occluding",
+    "occludes",
+    "in the way of",
+)
+
+
+def _clean(text: str) -> str:
+    text = re.sub(r"[_\-]+", " ", text.lower())
+    text = re.sub(r"[^a-z ]+", " ", text)
+    return " ".join(text.split())
+
+
+def normalize_relation(text: str) -> str:
+    """The canonical name of a relation phrase.
+
+    Args:
+        text: a canonical name (``"left_of"``) or a phrase (``"to the left of"``, ``"on"``,
+            ``"under"``, ``"next to"``, ``"closest to"``...), any case.
+
+    Returns:
+        One of :data:`RELATIONS`.
+
+    Raises:
+        ToolError: when the phrase names no known relation; the message lists the valid ones.
+    """
+    if not isinstance(text, str):
+        raise ToolError(
+            f"relation must be a string, got {text!r}; expected one of {', '.join(RELATIONS)}"
+        )
+    key = _clean(text)
+    # "is on top of", "which is inside" -> drop leading copulas and relative pronouns.
+    key = re.sub(r"^(?:(?:that|which|who) )?(?:is |are |sits |lies )?", "", key)
+    if key in _PHRASES:
+        return _PHRASES[key]
+    if key.endswith(" the") and key[:-4] in _PHRASES:  # "on top of the"
+        return _PHRASES[key[:-4]]
+    raise ToolError(
+        f"unknown spatial relation {text!r}: expected one of {', '.join(RELATIONS)} "
+        "(or a phrase such as 'to the left of', 'on top of', 'inside', 'under', 'next to')"
+    )
+
+
+# ---------------------------------------------------------------------- geometry helpers
+def _xz(pos: np.ndarray) -> np.ndarray:
+    return np.array([pos[0], pos[2]], dtype=float)
+
+
+def horizontal_distance(a: Any, b: Any) -> float:
+    """Horizontal (x, z) distance in metres between two objects or people (``.position``)."""
+    pa, pb = a.position, b.position
+    return float(math.hypot(pa[0] - pb[0], pa[2] - pb[2]))
+
+
+def is_container(obj: Any) -> bool:
+    """Whether things resting in ``obj`` are *inside* it (else they are *on top of* it).
+
+    True for openable receptacles (Fridge, Cabinet, Drawer, Microwave...) and container-like
+    types (:data:`CONTAINER_TYPES`), except openables whose contents sit on them
+    (:data:`SURFACE_OPENABLES`).
+    """
+    otype = getattr(obj, "type", "")
+    if otype in SURFACE_OPENABLES:
+        return False
+    return otype in CONTAINER_TYPES or bool(obj.flag("openable"))
+
+
+def rests_on(x: Any, y: Any) -> bool:
+    """Whether Y is X's receptacle (either side of the AI2-THOR parent/child link says so)."""
+    if not hasattr(x, "parents") or not hasattr(y, "children"):
+        return False  # people are nobody's receptacle
+    return y.id in x.parents or x.id in y.children
+
+
+def _overlap_xz(bx: tuple[np.ndarray, np.ndarray], by: tuple[np.ndarray, np.ndarray]) -> bool:
+    (xmin, xmax), (ymin, ymax) = bx, by
+    return all(xmin[i] < ymax[i] and ymin[i] < xmax[i] for i in (0, 2))
+
+
+def _above(x: Any, y: Any) -> bool:
+    bx = x.bbox() if hasattr(x, "bbox") else None
+    by = y.bbox() if hasattr(y, "bbox") else None
+    if bx is None or by is None:
+        return False
+    return bool(bx[0][1] >= by[1][1] - STACK_TOLERANCE) and _overlap_xz(bx, by)
+
+
+def side_offset(scene: Any, x: Any, y: Any) -> float:
+    """``(X - Y)·r`` in metres: positive when X is to the robot's right of Y."""
+    return float((_xz(x.position) - _xz(y.position)) @ scene.right_vector())
+
+
+def _others(scene: Any, y: Any) -> list[Any]:
+    return [o for o in scene.objects if o is not y and getattr(y, "id", None) != o.id]
+
+
+# ---------------------------------------------------------------------- public API
+def blocker_ids(scene: Any, keys: Iterable[str]) -> list[str]:
+    """ObjectIds the scene's ``blocked`` report lists under any of ``keys`` (case-insensitive).
+
+    Args:
+        scene: the scene.
+        keys: the names the target may be filed under: its objectId, display name, a human's
+            id or name, a location name.
+
+    Returns:
+        The blocker ids in report order, without duplicates (ids of objects that are not in
+        ``objects`` are kept: perception may report an obstacle it cannot otherwise describe).
+    """
+    wanted = {k.lower() for k in keys if k}
+    out: list[str] = []
+    for key, ids in scene.blocked.items():
+        if str(key).lower() in wanted:
+            for i in ids:
+                if i not in out:
+                    out.append(str(i))
+    return out
+
+
+def keys_for(target: Any) -> list[str]:
+    """The names a target may be filed under in ``blocked``: id, display name, person's name."""
+    keys = [str(getattr(target, "id", ""))]
+    name = getattr(target, "name", None)
+    if name:
+        keys.append(str(name))
+    return keys
+
+
+def holds(scene: Any, relation: str, x: Any, y: Any) -> bool:
+    """Whether "X <relation> Y" holds.
+
+    Args:
+        scene: the :class:`~bt_raider.perception.scene.Scene` (for the robot's viewpoint).
+        relation: a canonical name or phrase (see :func:`normalize_relation`).
+        x: the object the relation is about.
+        y: the reference object (a person works for the distance relations).
+
+    Returns:
+        True when it holds; an object is never in a relation with itself.
+
+    Raises:
+        ToolError: for an unknown relation.
+    """
+    rel = normalize_relation(relation)
+    if x is y or (
+        getattr(x, "id", None) is not None and getattr(x, "id", None) == getattr(y, "id", None)
+    ):
+        return False
+    if rel in ("left_of", "right_of"):
+        if horizontal_distance(x, y) > SIDE_RANGE:
+            return False
+        s = side_offset(scene, x, y)
+        return s > SIDE_MARGIN if rel == "right_of" else s < -SIDE_MARGIN
+    if rel in ("on_top_of", "inside"):
+        if not rests_on(x, y):
+            return False
+        return is_container(y) == (rel == "inside")
+    if rel == "above":
+        return _above(x, y)
+    if rel == "below":
+        return _above(y, x)
+    if rel in ("near", "next_to"):
+        return horizontal_distance(x, y) <= NEAR_DISTANCE
+    if rel == "closest_to":
+        others = _others(scene, y)
+        return bool(others) and closest(scene, others, y) is x
+    # blocking
+    return any(o is x for o in related(scene, "blocking", y))
+
+
+def related(scene: Any, relation: str, y: Any) -> list[Any]:
+    """All objects X (other than Y) such that "X <relation> Y", in scene order.
+
+    ``closest_to`` gives the single nearest object (or none in an empty scene); ``blocking``
+    gives the blockers ``blocked`` lists for Y first, then what sits on or in Y.
+
+    Args:
+        scene: the scene.
+        relation: a canonical name or phrase.
+        y: the reference object (or a person, for distance relations and ``blocking``).
+
+    Raises:
+        ToolError: for an unknown relation.
+    """
+    rel = normalize_relation(relation)
+    others = _others(scene, y)
+    if rel == "closest_to":
+        return [closest(scene, others, y)] if others else []
+    if rel == "blocking":
+        out: list[Any] = []
+        for oid in blocker_ids(scene, keys_for(y)):
+            try:
+                obj = scene.by_id(oid)
+            except ToolError:  # an obstacle perception could not otherwise describe
+                continue
+            if obj is not y and obj not in out:
+                out.append(obj)
+        for o in others:
+            if rests_on(o, y) and o not in out:
+                out.append(o)
+        return out
+    return [o for o in others if holds(scene, rel, o, y)]
+
+
+def closest(scene: Any, candidates: Sequence[Any], y: Any) -> Any:
+    """The candidate nearest to Y, horizontally (ties: the first in ``candidates``).
+
+    Args:
+        scene: the scene (unused by the rule; kept so every relation function reads alike).
+        candidates: objects (or people) to choose from; Y itself is skipped.
+        y: the reference object or person.
+
+    Raises:
+        ToolError: when there is no candidate other than Y.
+    """
+    pool = [c for c in candidates if c is not y]
+    if not pool:
+        raise ToolError(
+            f"no candidate to compare with {getattr(y, 'name', y)!r}: the list is empty"
+        )
+    return min(pool, key=lambda c: horizontal_distance(c, y))

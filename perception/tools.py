@@ -1,0 +1,882 @@
+"""RAIDER's perception tools as pluggable tool sets.
+
+A tool is a plain function whose **first parameter is the scene** (hidden from the model) and
+whose other parameters are what the model passes; its Google docstring gives the description
+and the ``Returns:`` text shown in the prompt. :class:`ToolSet` collects tools, calls them with
+arity and argument checks, and describes them for prompts (:meth:`ToolSet.describe`) and for
+OpenAI function calling (:meth:`ToolSet.openai_tools`).
+
+Two sets follow the RAIDER paper: :func:`household_tools` (Fig. 6: the robot in a kitchen) and
+:func:`assistive_tools` (Fig. 16 and §5.1: people, free paths and the user's information).
+:func:`default_tools` is their union. A user adds a tool with ``tools.register(fn)`` and every
+reasoner can call it::
+
+    tools = default_tools()
+
+    @tools.register
+    def is_hot(scene, obj: str) -> bool:
+        \"\"\"Whether an object is hot to the touch.\"\"\"
+        return scene.resolve(obj).raw.get("temperature") == "Hot"
+
+Tools answer with JSON-friendly values: display names, distances in metres rounded to 2
+decimals, booleans and small dicts. Object arguments accept display names, objectIds and
+near-misses (``Scene.resolve``); people are named by id or recognised name.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import re
+import typing
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from bt_raider.perception import relations
+from bt_raider.perception.lexicon import Lexicon, split_type
+from bt_raider.perception.scene import CAPABILITIES, Human, Scene, SceneObject
+
+from bt_raider.errors import ToolError
+
+_JSON_TYPES = {"str": "string", "float": "number", "int": "integer", "bool": "boolean"}
+
+
+class UnknownToolError(ToolError):
+    """A tool name that is not in the tool set (the message lists the valid names)."""
+
+
+# ---------------------------------------------------------------------- tool model
+@dataclass(frozen=True)
+class Param:
+    """One model-facing parameter of a tool.
+
+    Attributes:
+        name: the parameter's name.
+        type: ``"str"``, ``"float"``, ``"int"`` or ``"bool"``.
+        description: what to pass (from the docstring's ``Args:``).
+        required: False when the function gives a default.
+    """
+
+    name: str
+    type: str = "str"
+    description: str = ""
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A perception tool: a function of ``(scene, *args)`` plus what a model needs to know."""
+
+    name: str
+    func: Callable[..., Any] = field(repr=False)
+    description: str
+    params: tuple[Param, ...] = ()
+    returns: str = ""
+
+    @classmethod
+    def from_function(
+        cls, func: Callable[..., Any], name: str | None = None, description: str | None = None
+    ) -> Tool:
+        """Build a tool from a function whose first parameter is the scene.
+
+        Args:
+            func: ``func(scene, arg1, ...)`` with a Google-style docstring.
+            name: the tool's name (default: the function's ``__name__``).
+            description: overrides the docstring's summary.
+
+        Raises:
+            ToolError: when the function takes no scene parameter or has ``*args``.
+        """
+        tool_name = name or getattr(func, "__name__", None)
+        if not tool_name or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", tool_name):
+            raise ToolError(f"a tool needs an identifier name, got {tool_name!r}")
+        try:
+            sig = inspect.signature(func)
+        except (TypeError, ValueError) as exc:
+            raise ToolError(f"tool {tool_name!r}: cannot read its signature ({exc})") from exc
+        params = list(sig.parameters.values())
+        if not params or params[0].kind not in (
+            inspect.Parameter.POSITIONAL_ONLY,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        ):
+            raise ToolError(
+                f"tool {tool_name!r}: the first parameter must be the scene, e.g. "
+                f"def {tool_name}(scene, obj: str)"
+            )
+        try:
+            hints = typing.get_type_hints(func)
+        except Exception:  # unresolvable forward references: fall back to the raw strings
+            hints = {p.name: p.annotation for p in params}
+        summary, arg_docs, returns = _parse_docstring(inspect.getdoc(func) or "")
+        model_params = []
+        for p in params[1:]:
+            if p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+                raise ToolError(f"tool {tool_name!r}: *args/**kwargs are not supported ({p})")
+            model_params.append(
+                Param(
+                    p.name,
+                    _type_name(hints.get(p.name, p.annotation)),
+                    arg_docs.get(p.name, ""),
+                    p.default is inspect.Parameter.empty,
+                )
+            )
+        return cls(
+            name=tool_name,
+            func=func,
+            description=description or summary or tool_name.replace("_", " "),
+            params=tuple(model_params),
+            returns=returns,
+        )
+
+    def signature(self) -> str:
+        """``name(arg1, arg2)`` as shown to the model."""
+        args = ", ".join(p.name if p.required else f"{p.name}?" for p in self.params)
+        return f"{self.name}({args})"
+
+    def call(self, scene: Scene, args: Sequence[Any] | Mapping[str, Any] = ()) -> Any:
+        """Run the tool on ``scene``.
+
+        Args:
+            scene: the scene the tool looks at.
+            args: positional arguments (a list, as RAIDER's ``call_tool`` gives them) or a
+                mapping of parameter names (as OpenAI function calling gives them).
+
+        Raises:
+            ToolError: wrong number or type of arguments, an unknown object or person, or any
+                failure inside the tool (the message says which tool and what went wrong).
+        """
+        values = self._bind(args)
+        try:
+            return self.func(scene, *values)
+        except ToolError:
+            raise
+        except Exception as exc:  # a failing tool is reported, never a traceback to the model
+            raise ToolError(
+                f"tool {self.signature()} failed on {values!r}: {type(exc).__name__}: {exc}"
+            ) from exc
+
+    def _bind(self, args: Sequence[Any] | Mapping[str, Any]) -> list[Any]:
+        if isinstance(args, Mapping):
+            unknown = [k for k in args if k not in {p.name for p in self.params}]
+            if unknown:
+                raise ToolError(
+                    f"tool {self.signature()} has no parameter {unknown[0]!r}; parameters are: "
+                    + (", ".join(p.name for p in self.params) or "none")
+                )
+            missing = [p.name for p in self.params if p.required and p.name not in args]
+            if missing:
+                raise ToolError(f"tool {self.signature()} is missing argument {missing[0]!r}")
+            given = [args[p.name] for p in self.params if p.name in args]
+        elif isinstance(args, (str, bytes)) or not isinstance(args, Sequence):
+            raise ToolError(
+                f"tool {self.signature()}: arguments must be a list, got {type(args).__name__} "
+                f"{args!r}"
+            )
+        else:
+            given = list(args)
+        low = sum(p.required for p in self.params)
+        if not low <= len(given) <= len(self.params):
+            want = str(low) if low == len(self.params) else f"{low} to {len(self.params)}"
+            raise ToolError(
+                f"tool {self.signature()} takes {want} argument(s), got {len(given)}: {given!r}"
+            )
+        return [_coerce(v, p, self) for v, p in zip(given, self.params, strict=False)]
+
+
+def _type_name(annotation: Any) -> str:
+    if annotation in (float, "float"):
+        return "float"
+    if annotation in (int, "int"):
+        return "int"
+    if annotation in (bool, "bool"):
+        return "bool"
+    return "str"
+
+
+def _coerce(value: Any, param: Param, tool: Tool) -> Any:
+    where = f"tool {tool.signature()}, argument {param.name!r}"
+    if param.type == "str":
+        if isinstance(value, str):
+            return value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return str(value)
+        raise ToolError(f"{where}: expected a name (string), got {value!r}")
+    if param.type in ("float", "int"):
+        try:
+            num = float(value)
+        except (TypeError, ValueError):
+            raise ToolError(f"{where}: expected a number, got {value!r}") from None
+        return int(num) if param.type == "int" else num
+    if param.type == "bool":
+        if isinstance(value, bool):
+            return value
+        if str(value).lower() in ("true", "false"):
+            return str(value).lower() == "true"
+        raise ToolError(f"{where}: expected true or false, got {value!r}")
+    return value
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str], str]:
+    """Summary paragraph, ``Args:`` descriptions and ``Returns:`` text of a Google docstring."""
+    sections: dict[str, list[str]] = {"": []}
+    current = ""
+    for line in doc.splitlines():
+        head = re.fullmatch(r"(Args|Arguments|Returns|Raises|Example|Examples|Note):\s*", line)
+        if head:
+            current = head.group(1)
+            sections[current] = []
+        else:
+            sections.setdefault(current, []).append(line)
+    # Every paragraph before the first section: RAIDER's descriptions carry examples there.
+    summary = " ".join(" ".join(sections[""]).split())
+    args: dict[str, str] = {}
+    name = None
+    for line in sections.get("Args", []) + sections.get("Arguments", []):
+        m = re.match(r"\s{0,8}(\w+)(?:\s*\([^)]*\))?:\s*(.*)", line)
+        if m and (name is None or len(line) - len(line.lstrip()) <= 4):
+            name = m.group(1)
+            args[name] = m.group(2).strip()
+        elif name and line.strip():
+            args[name] = f"{args[name]} {line.strip()}"
+    returns = " ".join(" ".join(sections.get("Returns", [])).split())
+    return summary, args, returns
+
+
+# ---------------------------------------------------------------------- tool sets
+class ToolSet:
+    """An ordered set of tools, looked up by name.
+
+    Args:
+        tools: tools or plain functions (registered with :meth:`register`).
+    """
+
+    def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for t in tools:
+            self.register(t)
+
+    def register(
+        self,
+        func: Tool | Callable[..., Any] | None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+    ) -> Any:
+        """Add a tool; usable as ``@tools.register``, ``@tools.register(name=...)`` or a call.
+
+        The function's first parameter is the scene (hidden from the model); its docstring's
+        summary and ``Returns:`` text are what the model reads. A tool with the same name as an
+        existing one replaces it (so a team can swap in its own perception).
+
+        Returns:
+            The function (so the decorator leaves it usable), or the Tool when given a Tool.
+        """
+        if func is None:
+            return lambda f: self.register(f, name=name, description=description)
+        if isinstance(func, Tool):
+            tool = func
+            if name or description:
+                tool = Tool(
+                    name or tool.name,
+                    tool.func,
+                    description or tool.description,
+                    tool.params,
+                    tool.returns,
+                )
+        elif callable(func):
+            tool = Tool.from_function(func, name=name, description=description)
+        else:
+            raise ToolError(f"register() needs a function or a Tool, got {func!r}")
+        self._tools[tool.name] = tool
+        return func
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(list(self._tools.values()))
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __or__(self, other: ToolSet) -> ToolSet:
+        """The union; on a name clash the right-hand tool wins."""
+        if not isinstance(other, ToolSet):
+            return NotImplemented
+        return ToolSet([*self, *other])
+
+    def __repr__(self) -> str:
+        return f"ToolSet({', '.join(self._tools)})"
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def get(self, name: str) -> Tool:
+        """The tool called ``name``.
+
+        Raises:
+            UnknownToolError: naming the valid tools (and the closest one).
+        """
+        tool = self._tools.get(name) if isinstance(name, str) else None
+        if tool is not None:
+            return tool
+        if isinstance(name, str):
+            key = re.sub(r"[\s\-]+", "_", name.strip()).lower()
+            matches = [t for n, t in self._tools.items() if n.lower() == key]
+            if len(matches) == 1:
+                return matches[0]
+        hint = ""
+        if isinstance(name, str) and self._tools:
+            from rapidfuzz import process
+
+            best = process.extractOne(name, list(self._tools), score_cutoff=60)
+            if best is not None:
+                hint = f" (did you mean {best[0]!r}?)"
+        raise UnknownToolError(
+            f"unknown tool {name!r}{hint}: valid tools are {', '.join(self._tools) or 'none'}"
+        )
+
+    def select(self, *names: str) -> ToolSet:
+        """A tool set with only the named tools, in the given order."""
+        return ToolSet([self.get(n) for n in names])
+
+    def without(self, *names: str) -> ToolSet:
+        """A tool set without the named tools (for ablations)."""
+        for n in names:
+            self.get(n)  # unknown names are an error, not a silent no-op
+        return ToolSet([t for t in self if t.name not in names])
+
+    def call(self, scene: Scene, name: str, args: Sequence[Any] | Mapping[str, Any] = ()) -> Any:
+        """Call a tool by name.
+
+        Raises:
+            UnknownToolError: for a name not in the set.
+            ToolError: for bad arguments or a failure inside the tool.
+        """
+        return self.get(name).call(scene, args)
+
+    def describe(self) -> str:
+        """One ``- name(arg1, arg2): description Returns: ...`` line per tool, for prompts."""
+        lines = []
+        for t in self:
+            text = f"- {t.signature()}: {t.description}"
+            if t.returns:
+                text += f" Returns: {t.returns}"
+            lines.append(text)
+        return "\n".join(lines)
+
+    def openai_tools(self) -> list[dict[str, Any]]:
+        """The tools as OpenAI function-calling schemas (``tools=`` of chat completions)."""
+        out = []
+        for t in self:
+            props = {
+                p.name: {
+                    "type": _JSON_TYPES.get(p.type, "string"),
+                    "description": p.description or p.name.replace("_", " "),
+                }
+                for p in t.params
+            }
+            desc = t.description + (f" Returns: {t.returns}" if t.returns else "")
+            out.append(
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": desc,
+                        "parameters": {
+                            "type": "object",
+                            "properties": props,
+                            "required": [p.name for p in t.params if p.required],
+                            "additionalProperties": False,
+                        },
+                    },
+                }
+            )
+        return out
+
+
+# ---------------------------------------------------------------------- lookups
+@dataclass(frozen=True)
+class Place:
+    """A named location from the scene's ``locations`` (has what the relations need)."""
+
+    name: str
+    position: np.ndarray = field(repr=False, compare=False)
+
+    @property
+    def id(self) -> str:
+        return self.name
+
+
+def _metres(x: float) -> float:
+    return round(float(x), 2)
+
+
+def resolve_object(scene: Scene, ref: Any) -> SceneObject:
+    """``Scene.resolve``, but a near-miss equally close to several objects is ambiguous.
+
+    ``Scene.resolve`` takes the first best fuzzy match, so "drawers" silently becomes one of
+    nine drawers; a tool must say the name is ambiguous instead.
+
+    Raises:
+        ToolError: unknown or ambiguous name (the message lists the candidates).
+    """
+    obj = scene.resolve(ref)
+    key = _squash(ref)
+    if key in (_squash(obj.name), _squash(obj.type)) or ref.strip() == obj.id:
+        return obj
+    from rapidfuzz import fuzz
+
+    scores = {o.name: fuzz.ratio(key, _squash(o.name)) for o in scene.objects}
+    best = scores[obj.name]
+    tied = sorted(n for n, sc in scores.items() if sc >= best)
+    if len(tied) > 1:
+        raise ToolError(f"{ref!r} is ambiguous: it is as close to {', '.join(tied)}")
+    return obj
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"[\s_\-]+", "", str(text)).lower()
+
+
+def _find_location(scene: Scene, ref: str) -> Place | None:
+    key = ref.strip().lower()
+    for name, pos in scene.locations.items():
+        if name.lower() == key:
+            return Place(name, pos)
+    return None
+
+
+def _find_human(scene: Scene, ref: str) -> Human | None:
+    try:
+        return scene.human(ref)
+    except ToolError:
+        return None
+
+
+def locate(scene: Scene, ref: Any) -> SceneObject | Human | Place:
+    """An object, a person or a named location, for tools whose target may be any of them.
+
+    Named locations and people match exactly (case-insensitive); objects go through
+    ``Scene.resolve`` (display names, objectIds, near-misses).
+
+    Raises:
+        ToolError: naming the reference and listing the objects, people and locations.
+    """
+    if not isinstance(ref, str) or not ref.strip():
+        raise ToolError(f"target must be a non-empty name, got {ref!r}")
+    place = _find_location(scene, ref)
+    if place is not None:
+        return place
+    person = _find_human(scene, ref)
+    if person is not None:
+        return person
+    try:
+        return resolve_object(scene, ref)
+    except ToolError as exc:
+        extra = []
+        if scene.humans:
+            extra.append("people: " + ", ".join(h.id for h in scene.humans))
+        if scene.locations:
+            extra.append("locations: " + ", ".join(scene.locations))
+        raise ToolError(str(exc) + ("; " + "; ".join(extra) if extra else "")) from None
+
+
+def _person(scene: Scene, ref: Any) -> Human:
+    if not isinstance(ref, str) or not ref.strip():
+        raise ToolError(f"person must be a non-empty id or name, got {ref!r}")
+    return scene.human(ref)
+
+
+def _distance(a: Any, b: Any) -> float:
+    return _metres(relations.horizontal_distance(a, b))
+
+
+# ---------------------------------------------------------------------- household tools (Fig. 6)
+def robot_holding(scene: Scene) -> list[str]:
+    """Identifies the object held by the robot.
+
+    Returns:
+        a list with the display name of each held object; [] when the hand is empty.
+    """
+    return [o.name for o in scene.holding]
+
+
+def object_detection(scene: Scene) -> list[str]:
+    """Identifies the objects in the scene.
+
+    Returns:
+        the display names of all objects (a name like Cabinet_2 marks one of several).
+    """
+    return [o.name for o in scene.objects]
+
+
+def dist_to_target(scene: Scene, target: str) -> float:
+    """Distance to a target, to check if the target is reachable by the robot.
+
+    Args:
+        target: an object, a person or a named location.
+
+    Returns:
+        the horizontal distance from the robot in metres.
+    """
+    where = locate(scene, target)
+    return _metres(scene.horizontal_distance(scene.agent_position, where.position))
+
+
+#: get_obj_state: (capability flag, state flag, word), in the order the answer lists them.
+STATE_WORDS = (
+    ("openable", "isOpen", "open"),
+    ("toggleable", "isToggled", "on"),
+    ("sliceable", "isSliced", "sliced"),
+    ("dirtyable", "isDirty", "dirty"),
+    ("canFillWithLiquid", "isFilledWithLiquid", "filled"),
+    ("cookable", "isCooked", "cooked"),
+    ("breakable", "isBroken", "broken"),
+)
+
+
+def get_obj_state(scene: Scene, obj: str) -> dict[str, bool]:
+    """Retrieves an object's state (open/closed, on/off, sliced/not sliced, clean/dirty, empty/filled, cooked/raw, broken).
+
+    Args:
+        obj: the object.
+
+    Returns:
+        only the states the object can have, e.g. {"open": false} for a fridge or
+        {"on": true} for a toaster; {} when it has none.
+    """
+    o = resolve_object(scene, obj)
+    return {word: o.flag(state) for cap, state, word in STATE_WORDS if o.flag(cap)}
+
+
+def check_obj_relationship(scene: Scene, relationship: str, obj: str) -> list[str]:
+    """Retrieves the object(s) that have the queried relationship with the queried object, if any.
+
+    Allowed relationships: blocking, inside, on top of, above, below, on the right of, on the
+    left of, near, next to, closest to. Example: check_obj_relationship(inside, Fridge) lists
+    what is inside the fridge.
+
+    Args:
+        relationship: the relationship, e.g. "inside" or "on the left of".
+        obj: the reference object.
+
+    Returns:
+        the display names of the objects X such that "X <relationship> obj"; [] when none.
+    """
+    rel = relations.normalize_relation(relationship)
+    target = locate(scene, obj)
+    return [o.name for o in relations.related(scene, rel, target)]
+
+
+def get_obj_properties(scene: Scene, obj: str) -> dict[str, bool]:
+    """Details object properties (pickupable, openable, toggleable, sliceable, receptacle, cookable...).
+
+    Args:
+        obj: the object.
+
+    Returns:
+        each capability with true or false.
+    """
+    o = resolve_object(scene, obj)
+    return {cap: o.flag(cap) for cap in CAPABILITIES}
+
+
+# ---------------------------------------------------------------------- assistive tools (Fig. 16)
+def check_free_path(scene: Scene, target: str) -> dict[str, Any]:
+    """Checks if the path to move to a target (human, object or location) is free and can be approached.
+
+    Args:
+        target: an object, a person or a named location.
+
+    Returns:
+        {"free": true|false, "blockers": names of what blocks the way}.
+    """
+    keys = [target.strip()]
+    if not any(str(k).lower() == keys[0].lower() for k in scene.blocked):
+        where = locate(scene, target)  # only an unknown target the report does not name fails
+        keys += relations.keys_for(where)
+    ids = relations.blocker_ids(scene, keys)
+    names = [scene.name_of(i) for i in ids]
+    return {"free": not names, "blockers": names}
+
+
+def dist_between_objs(scene: Scene, obj1: str, obj2: str) -> float:
+    """Returns the distance between two objects (people and named locations work too).
+
+    Args:
+        obj1: the first object.
+        obj2: the second object.
+
+    Returns:
+        the horizontal distance in metres.
+    """
+    return _distance(locate(scene, obj1), locate(scene, obj2))
+
+
+def dist_robot_to_obj(scene: Scene, obj: str) -> float:
+    """Returns the distance from the robot to an object.
+
+    Args:
+        obj: the object (or a named location).
+
+    Returns:
+        the horizontal distance in metres.
+    """
+    place = _find_location(scene, obj) if isinstance(obj, str) else None
+    where = place if place is not None else resolve_object(scene, obj)
+    return _metres(scene.horizontal_distance(scene.agent_position, where.position))
+
+
+def check_humans_around(scene: Scene) -> list[dict[str, Any]]:
+    """Checks for humans present (not necessarily recognised: they may only have an id).
+
+    Returns:
+        [{"id": ..., "distance": metres from the robot}], nearest first; [] when nobody is around.
+    """
+    robot = scene.agent_position
+    found = [
+        {"id": h.id, "distance": _metres(scene.horizontal_distance(robot, h.position))}
+        for h in scene.humans
+    ]
+    return sorted(found, key=lambda d: d["distance"])
+
+
+def recognize_humans(scene: Scene) -> list[dict[str, Any]]:
+    """Identifies specific humans in sight with a name.
+
+    Returns:
+        [{"id": ..., "name": the recognised name, or null when the person is not recognised}].
+    """
+    return [{"id": h.id, "name": h.name} for h in scene.humans]
+
+
+def dist_robot_to_human(scene: Scene, specific_human: str) -> float:
+    """Returns the distance from the robot to a human.
+
+    Args:
+        specific_human: the person's id or recognised name.
+
+    Returns:
+        the horizontal distance in metres.
+    """
+    h = _person(scene, specific_human)
+    return _metres(scene.horizontal_distance(scene.agent_position, h.position))
+
+
+def human_hands_free(scene: Scene, specific_human: str) -> bool:
+    """Checks if the human's hands are free to receive an object.
+
+    Args:
+        specific_human: the person's id or recognised name.
+
+    Returns:
+        true when the hands are free.
+    """
+    return _person(scene, specific_human).hands_free
+
+
+def detect_human_gaze(scene: Scene, specific_human: str) -> bool:
+    """Checks if the human is looking at the robot, ready for interaction.
+
+    Args:
+        specific_human: the person's id or recognised name.
+
+    Returns:
+        true when the person looks at the robot.
+    """
+    return _person(scene, specific_human).looking_at_robot
+
+
+# ---------------------------------------------------------------------- user information (§5.1)
+_STOP = frozenset(
+    """a an and are as at be by did do does for from has have he her his in is it its last
+    me my of on or our she that the their them they this to user users was were what when
+    where which who whom with you your""".split()
+)
+
+
+#: Facts scoring below this fraction of the best fact are left out of the lexical ranking.
+RELATIVE_CUTOFF = 0.3
+#: How much more a query word that names objects ("fruit", "stoveburner") weighs.
+NOUN_WEIGHT = 1.5
+
+
+def _stem(word: str) -> str:
+    if word.endswith("'s"):
+        word = word[:-2]
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("es") and re.search(r"(s|x|z|ch|sh|o)es$", word):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def _terms(text: str) -> list[str]:
+    words = re.findall(r"[a-z0-9']+", text.lower())
+    return [_stem(w.strip("'")) for w in words if w.strip("'") and w.strip("'") not in _STOP]
+
+
+def _expand(terms: list[str], lexicon: Lexicon) -> set[str]:
+    """Words of the object types a query term may mean ("fruit" -> apple, banana...)."""
+    extra: set[str] = set()
+    for t in terms:
+        for otype in lexicon.types_for(t):
+            extra.update(_stem(w) for w in split_type(otype).split() if len(w) > 2)
+    return extra - set(terms)
+
+
+def rank_facts_lexically(
+    query: str, facts: Sequence[str], lexicon: Lexicon | None = None
+) -> list[tuple[float, int]]:
+    """Score facts against a query by IDF-weighted term overlap.
+
+    Query terms match a fact's terms exactly (after light stemming) with weight idf, as a
+    near-miss (rapidfuzz ratio >= 85) with half of it, and through the lexicon ("fruit" ->
+    apple, "beverage" -> bottle...). Terms that name objects carry the query, so they and
+    their expansions weigh :data:`NOUN_WEIGHT` times more than other words ("favorite fruit"
+    finds "loves apples" before "favorite beverage"); rapidfuzz's ``token_set_ratio`` breaks
+    ties.
+
+    Returns:
+        ``(score, index)`` pairs, best first, for facts with a positive score of at least
+        :data:`RELATIVE_CUTOFF` times the best one.
+    """
+    from rapidfuzz import fuzz
+
+    lex = lexicon or Lexicon.default()
+    docs = [set(_terms(f)) for f in facts]
+    n = len(docs)
+    q = list(dict.fromkeys(_terms(query)))
+    expanded = _expand(q, lex)
+
+    def idf(term: str) -> float:
+        df = sum(term in d for d in docs)
+        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+    weight = {t: NOUN_WEIGHT if lex.types_for(t) else 1.0 for t in q}
+    ranked = []
+    for i, d in enumerate(docs):
+        score = 0.0
+        for t in q:
+            if t in d:
+                score += weight[t] * idf(t)
+            elif len(t) > 3 and any(fuzz.ratio(t, w) >= 85 for w in d):
+                score += 0.5 * weight[t] * idf(t)
+        score += sum(NOUN_WEIGHT * idf(t) for t in expanded if t in d)
+        if score > 0:
+            tie = fuzz.token_set_ratio(query.lower(), facts[i].lower()) / 1000.0
+            ranked.append((score + tie, i))
+    ranked.sort(key=lambda p: (-p[0], p[1]))
+    # A fact sharing only a common word ("Adriana", in every fact) is noise next to a real hit.
+    return [p for p in ranked if p[0] >= RELATIVE_CUTOFF * ranked[0][0]] if ranked else []
+
+
+def make_retrieve_user_information(
+    embed: Callable[[list[str]], np.ndarray] | None = None,
+    top_k: int = 3,
+    lexicon: Lexicon | None = None,
+) -> Callable[[Scene, str], list[str]]:
+    """Build the ``retrieve_user_information`` tool over the scene's ``user_info`` facts.
+
+    Args:
+        embed: texts -> an ``(n, d)`` array of sentence embeddings (e.g. MiniLM); facts are
+            ranked by cosine similarity to the query, as in RAIDER §5.1. Without it, a lexical
+            ranking (:func:`rank_facts_lexically`) is used and facts sharing nothing with the
+            query are left out.
+        top_k: at most this many facts are returned, best first.
+        lexicon: for the lexical ranking's category expansion (default: the bundled one).
+
+    Returns:
+        The tool function ``retrieve_user_information(scene, query) -> list[str]``.
+    """
+    if top_k < 1:
+        raise ToolError(f"top_k must be at least 1, got {top_k}")
+    cache: dict[tuple[str, ...], np.ndarray] = {}
+
+    def _fact_vectors(facts: tuple[str, ...]) -> np.ndarray:
+        if facts not in cache:
+            cache.clear()  # one scene's corpus at a time
+            cache[facts] = _unit_rows(embed(list(facts)), len(facts))
+        return cache[facts]
+
+    def retrieve_user_information(scene: Scene, query: str) -> list[str]:
+        """Retrieves information about the user (preferences, habits, recent activity) relevant to a query.
+
+        Args:
+            query: what to look up, e.g. "favourite fruit" or "last book read".
+
+        Returns:
+            the most relevant known facts about the user, best first; [] when none is relevant.
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise ToolError(f"query must be a non-empty text, got {query!r}")
+        facts = tuple(scene.user_info)
+        if not facts:
+            return []
+        if embed is None:
+            ranked = rank_facts_lexically(query, facts, lexicon)
+            return [facts[i] for _, i in ranked[:top_k]]
+        vectors = _fact_vectors(facts)
+        qv = _unit_rows(embed([query]), 1)[0]
+        sims = vectors @ qv
+        order = sorted(range(len(facts)), key=lambda i: (-float(sims[i]), i))
+        return [facts[i] for i in order[:top_k]]
+
+    return retrieve_user_information
+
+
+def _unit_rows(matrix: Any, rows: int) -> np.ndarray:
+    arr = np.asarray(matrix, dtype=float)
+    if arr.ndim != 2 or arr.shape[0] != rows:
+        raise ToolError(f"the embedding function returned shape {arr.shape}, expected ({rows}, d)")
+    norms = np.linalg.norm(arr, axis=1, keepdims=True)
+    return arr / np.where(norms == 0, 1.0, norms)
+
+
+# ---------------------------------------------------------------------- the sets
+def household_tools() -> ToolSet:
+    """RAIDER's household tool set (paper Fig. 6)."""
+    return ToolSet(
+        [
+            robot_holding,
+            object_detection,
+            dist_to_target,
+            get_obj_state,
+            check_obj_relationship,
+            get_obj_properties,
+        ]
+    )
+
+
+def assistive_tools(embed: Callable[[list[str]], np.ndarray] | None = None) -> ToolSet:
+    """RAIDER's assistive tool set (paper Fig. 16) plus ``retrieve_user_information`` (§5.1).
+
+    Args:
+        embed: sentence-embedding function for ``retrieve_user_information`` (lexical
+            ranking when None).
+    """
+    return ToolSet(
+        [
+            object_detection,
+            check_free_path,
+            dist_between_objs,
+            robot_holding,
+            dist_robot_to_obj,
+            check_humans_around,
+            recognize_humans,
+            dist_robot_to_human,
+            human_hands_free,
+            detect_human_gaze,
+            make_retrieve_user_information(embed),
+        ]
+    )
+
+
+def default_tools(embed: Callable[[list[str]], np.ndarray] | None = None) -> ToolSet:
+    """Household and assistive tools together (``household_tools() | assistive_tools()``)."""
+    return household_tools() | assistive_tools(embed)

@@ -1,0 +1,265 @@
+"""The category lexicon: synonyms, categories, plurals, states, user files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from bt_raider.perception.lexicon import (
+    DEFAULT_PATH,
+    Lexicon,
+    LexiconError,
+    plural,
+    singulars,
+    split_type,
+)
+
+#: The AI2-THOR object types (iTHOR object-types page) the bundled lexicon must cover.
+AI2THOR_TYPES = """AlarmClock AluminumFoil Apple AppleSliced ArmChair BaseballBat BasketBall Bathtub
+BathtubBasin Bed Blinds Book Boots Bottle Bowl Box Bread BreadSliced ButterKnife Cabinet Candle CD
+CellPhone Chair Cloth CoffeeMachine CoffeeTable CounterTop CreditCard Cup Curtains Desk DeskLamp
+Desktop DiningTable DishSponge DogBed Drawer Dresser Dumbbell Egg EggCracked Faucet Floor FloorLamp
+Footstool Fork Fridge GarbageBag GarbageCan HandTowel HandTowelHolder HousePlant Kettle KeyChain
+Knife Ladle Laptop LaundryHamper Lettuce LettuceSliced LightSwitch Microwave Mirror Mug Newspaper
+Ottoman Painting Pan PaperTowelRoll Pen Pencil PepperShaker Pillow Plate Plunger Poster Pot Potato
+PotatoSliced RemoteControl RoomDecor Safe SaltShaker ScrubBrush Shelf ShelvingUnit ShowerCurtain
+ShowerDoor ShowerGlass ShowerHead SideTable Sink SinkBasin SoapBar SoapBottle Sofa Spatula Spoon
+SprayBottle Statue Stool StoveBurner StoveKnob TableTopDecor TeddyBear Television TennisRacket
+TissueBox Toaster Toilet ToiletPaper ToiletPaperHanger Tomato TomatoSliced Towel TowelHolder TVStand
+VacuumCleaner Vase Watch WateringCan Window WineBottle""".split()
+
+
+@pytest.fixture(scope="module")
+def lex() -> Lexicon:
+    return Lexicon.default()
+
+
+def test_default_is_cached_and_read_from_the_package_file(lex):
+    assert Lexicon.default() is lex
+    data = json.loads(DEFAULT_PATH.read_text())
+    assert set(data["categories"]) == set(lex.categories)
+
+
+def test_every_ai2thor_type_has_a_category(lex):
+    assert len(AI2THOR_TYPES) >= 120
+    missing = [t for t in AI2THOR_TYPES if not lex.categories_of(t)]
+    assert missing == []
+
+
+def test_every_kitchen_type_has_a_category_and_resolves_by_name(lex, kitchen_dict):
+    for otype in {o["objectType"] for o in kitchen_dict["objects"]}:
+        assert lex.categories_of(otype), otype
+        assert otype in lex.types_for(otype)
+        assert otype in lex.types_for(split_type(otype))  # "coffee machine", "stove burner"
+
+
+@pytest.mark.parametrize(
+    "noun, types",
+    [
+        ("refrigerator", {"Fridge"}),
+        ("butter knife", {"ButterKnife"}),
+        ("knife", {"Knife", "ButterKnife"}),  # documented: "knife" means both
+        ("Knife", {"Knife"}),  # an exact type name means only that type
+        ("cup", {"Cup"}),
+        ("mug", {"Mug"}),
+        ("tv", {"Television"}),
+        ("TV", {"Television"}),
+        ("stove", {"StoveBurner"}),
+        ("lamp", {"DeskLamp", "FloorLamp"}),
+        ("pills", {"Medicine", "PillBottle"}),
+        ("pill", {"Medicine", "PillBottle"}),
+        ("medicine", {"Medicine", "PillBottle"}),
+        ("medication", {"Medicine", "PillBottle"}),
+        ("chair", {"Chair"}),
+        ("coffee machine", {"CoffeeMachine"}),
+        ("CoffeeMachine", {"CoffeeMachine"}),
+        ("the Coffee-Machine", {"CoffeeMachine"}),
+        ("shaker", {"SaltShaker", "PepperShaker"}),  # head noun
+        ("nonsense widget", set()),
+        ("", set()),
+    ],
+)
+def test_types_for_synonyms_and_type_names(lex, noun, types):
+    assert lex.types_for(noun) == types
+
+
+@pytest.mark.parametrize(
+    "noun, types",
+    [
+        ("apples", {"Apple"}),
+        ("Apples", {"Apple"}),
+        ("tomatoes", {"Tomato"}),
+        ("knives", {"Knife", "ButterKnife"}),
+        ("butter knives", {"ButterKnife"}),
+        ("boxes", {"Box"}),
+        ("coffee machines", {"CoffeeMachine"}),
+        ("potatoes", {"Potato"}),
+        ("glasses", {"Cup"}),
+    ],
+)
+def test_types_for_plurals(lex, noun, types):
+    assert lex.types_for(noun) == types
+
+
+def test_categories(lex):
+    fruit = lex.types_for("fruit")
+    assert "Apple" in fruit and "Tomato" not in fruit and "Lettuce" not in fruit
+    assert lex.types_for("fruits") == fruit
+    assert lex.types_for("a fruit") == fruit
+    assert {"Tomato", "Lettuce", "Potato"} <= lex.types_for("vegetable")
+    assert {"Fork", "Spoon", "Knife", "ButterKnife"} <= lex.types_for("cutlery")
+    assert {"Plate", "Bowl", "Cup", "Mug"} <= lex.types_for("dishware")
+    assert {"Toaster", "Microwave", "CoffeeMachine", "Fridge"} <= lex.types_for("appliance")
+    electronics = lex.types_for("electronic device")
+    assert {"Television", "Laptop", "CellPhone"} <= electronics
+    assert lex.types_for("electronic devices") == electronics == lex.types_for("electronics")
+    assert lex.types_for("seat") >= {"Chair", "Stool", "Sofa", "ArmChair"}
+    assert "WineBottle" in lex.types_for("drink")
+    assert "Apple" not in lex.types_for("drink")
+
+
+def test_is_category(lex):
+    for noun in ("fruit", "fruits", "electronic device", "utensil", "furniture", "medicine"):
+        assert lex.is_category(noun), noun
+    for noun in ("apple", "knife", "Knife", "refrigerator", "xyz", ""):
+        assert not lex.is_category(noun), noun
+    assert lex.category("electronic devices") == "electronics"
+    assert lex.category("apple") is None
+
+
+def test_categories_of(lex):
+    assert lex.categories_of("Apple") >= {"fruit", "food"}
+    assert "vegetable" not in lex.categories_of("Apple")
+    assert lex.categories_of("apple") == lex.categories_of("Apple")
+    assert "medicine" in lex.categories_of("PillBottle")
+    assert lex.categories_of("Spaceship") == set()
+
+
+@pytest.mark.parametrize(
+    "adjective, flags",
+    [
+        ("clean", {"isDirty": False}),
+        ("dirty", {"isDirty": True}),
+        ("sliced", {"isSliced": True}),
+        ("unsliced", {"isSliced": False}),
+        ("whole", {"isSliced": False}),
+        ("not sliced", {"isSliced": False}),
+        ("open", {"isOpen": True}),
+        ("opened", {"isOpen": True}),
+        ("closed", {"isOpen": False}),
+        ("on", {"isToggled": True}),
+        ("switched on", {"isToggled": True}),
+        ("Turned-Off", {"isToggled": False}),
+        ("off", {"isToggled": False}),
+        ("empty", {"isFilledWithLiquid": False}),
+        ("filled", {"isFilledWithLiquid": True}),
+        ("full", {"isFilledWithLiquid": True}),
+        ("cooked", {"isCooked": True}),
+        ("raw", {"isCooked": False}),
+        ("uncooked", {"isCooked": False}),
+        ("broken", {"isBroken": True}),
+        ("intact", {"isBroken": False}),
+        ("unbroken", {"isBroken": False}),
+        ("not broken", {"isBroken": False}),
+        ("purple", None),
+    ],
+)
+def test_state_filter(lex, adjective, flags):
+    assert lex.state_filter(adjective) == flags
+
+
+def test_state_filter_returns_a_copy(lex):
+    lex.state_filter("clean")["isDirty"] = True
+    assert lex.state_filter("clean") == {"isDirty": False}
+
+
+def test_object_nouns_longest_first_with_plurals(lex):
+    nouns = lex.object_nouns()
+    assert [len(n) for n in nouns] == sorted((len(n) for n in nouns), reverse=True)
+    for n in ("coffee machine", "apple", "apples", "knives", "fruit", "electronic device", "tv"):
+        assert n in nouns, n
+    assert "something to sit ons" not in nouns  # no plurals of phrases
+    assert nouns.index("butter knife") < nouns.index("knife")
+
+
+def test_plural_and_singular_helpers():
+    assert plural("knife") == "knives" and "knife" in singulars("knives")
+    assert plural("cherry") == "cherries" and singulars("cherries")[0] == "cherry"
+    assert plural("box") == "boxes" and "box" in singulars("boxes")
+    assert plural("coffee machine") == "coffee machines"
+    assert singulars("glass") == []
+    assert split_type("TVStand") == "tv stand" and split_type("CD") == "cd"
+
+
+# ---------------------------------------------------------------------- user files
+def test_load_merges_a_users_dict_over_the_defaults(lex):
+    user = Lexicon.load(
+        {
+            "categories": {
+                "snack food": ["Chips", "Cookie"],  # new category
+                "fruit": {"add": ["Mango"], "remove": ["AppleSliced"]},  # edit
+                "drink": ["Coke"],  # replace
+            },
+            "synonyms": {"crisps": ["Chips"], "knife": ["Knife"]},
+            "states": {"frozen": {"isCooked": False}},
+            "category_aliases": {"munchies": "snack food"},
+        }
+    )
+    assert user.types_for("crisps") == {"Chips"}
+    assert user.types_for("munchies") == {"Chips", "Cookie"} and user.is_category("munchies")
+    assert "Mango" in user.types_for("fruit") and "AppleSliced" not in user.types_for("fruit")
+    assert "Apple" in user.types_for("fruit")
+    assert user.types_for("drink") == {"Coke"}
+    assert user.types_for("knife") == {"Knife"}
+    assert user.state_filter("frozen") == {"isCooked": False}
+    assert user.types_for("refrigerator") == {"Fridge"}  # defaults kept
+    assert "Chips" in user.object_types
+    # the default is untouched
+    assert lex.types_for("knife") == {"Knife", "ButterKnife"}
+    assert "Mango" not in lex.types_for("fruit")
+
+
+def test_load_from_a_file_and_without_base(tmp_path):
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps({"categories": {"toy": ["Robot"]}, "synonyms": {"bot": ["Robot"]}}))
+    merged = Lexicon.load(path)
+    assert merged.types_for("bot") == {"Robot"} and merged.types_for("apple") == {"Apple"}
+    alone = Lexicon.load(path, base=None)
+    assert alone.types_for("bot") == {"Robot"}
+    assert alone.types_for("refrigerator") == set()
+    assert alone.source == str(path)
+
+
+@pytest.mark.parametrize(
+    "data, words",
+    [
+        ({"nouns": {}}, ["'nouns'", "categories", "synonyms"]),
+        ({"categories": {"fruit": "Apple"}}, ["categories.fruit", "'Apple'"]),
+        ({"states": {"hot": {"isHot": True}}}, ["states.hot", "'isHot'", "isDirty"]),
+        ({"states": {"hot": {"isDirty": "yes"}}}, ["states.hot.isDirty", "'yes'"]),
+        (
+            {"category_aliases": {"stuff": "nothing"}},
+            ["category_aliases.stuff", "'nothing'", "fruit"],
+        ),
+        ({"synonyms": {"x": [3]}}, ["synonyms.x", "[3]"]),
+        ({"synonyms": []}, ["synonyms", "must be an object"]),
+    ],
+)
+def test_malformed_lexicons_are_named(data, words):
+    with pytest.raises(LexiconError) as err:
+        Lexicon.load(data)
+    for w in words:
+        assert w in str(err.value)
+
+
+def test_bad_files_are_named(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(LexiconError, match="bad.json: not JSON"):
+        Lexicon.load(bad)
+    with pytest.raises(LexiconError, match="cannot read"):
+        Lexicon.load(tmp_path / "missing.json")
+    listed = tmp_path / "list.json"
+    listed.write_text("[1, 2]")
+    with pytest.raises(LexiconError, match="JSON object"):
+        Lexicon.load(listed)
