@@ -407,40 +407,41 @@ def test_bad_agent_options_are_rejected(tools):
 
 
 def test_tool_calls_of_one_turn_run_concurrently_in_call_order(kitchen, tools):
-    spans: dict[str, tuple[float, float]] = {}
+    # Synchronised, not timed: the barrier only opens when all three calls are in flight at
+    # once (a serial PFM breaks it), and the events make them finish in reverse order.
+    barrier = threading.Barrier(3, timeout=5)
+    done = {name: threading.Event() for name in "abc"}
+    finished: list[str] = []
     lock = threading.Lock()
 
     @tools.register
-    def slow_echo(scene, text: str, seconds: float) -> str:
-        """Waits, then echoes its text (a slow perception model).
+    def slow_echo(scene, text: str) -> str:
+        """Waits for its peers, then echoes its text (a slow perception model).
 
         Args:
             text: what to echo.
-            seconds: how long to take.
         """
-        start = time.monotonic()
-        time.sleep(seconds)
+        barrier.wait()
+        after = {"a": "b", "b": "c"}.get(text)
+        if after:
+            assert done[after].wait(5)
         with lock:
-            spans[text] = (start, time.monotonic())
+            finished.append(text)
+        done[text].set()
         return text
 
     chat = ScriptedChat(
         [
-            call("slow_echo", "a", 0.4)
-            + call("slow_echo", "b", 0.25)
-            + call("slow_echo", "c", 0.1),
+            call("slow_echo", "a") + call("slow_echo", "b") + call("slow_echo", "c"),
             final("none", "Done."),
         ]
     )
-    t0 = time.monotonic()
     verdict = RaiderAgent(chat, tools, max_parallel_tools=3).check(kitchen, "pick(Apple)")
-    elapsed = time.monotonic() - t0
-    assert max(s for s, _ in spans.values()) < min(e for _, e in spans.values())  # overlap
-    assert elapsed < 0.65  # serial would take 0.75 s
-    assert spans["c"][1] < spans["a"][1]  # c finished first ...
+    assert finished == ["c", "b", "a"]  # they overlapped and c finished first ...
     results = [c for c in contents(chat.calls[1]) if c.startswith("Call to tool slow_echo")]
     assert [r.split()[-1] for r in results] == ['"a"', '"b"', '"c"']  # ... but comes back last
     assert [tc.result for tc in verdict.tool_calls] == ["a", "b", "c"]
+    assert all(tc.error is None for tc in verdict.tool_calls)
 
 
 # --------------------------------------------------------------------------- native protocol

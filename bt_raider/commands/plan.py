@@ -1,0 +1,101 @@
+"""``bt-raider plan DOMAIN PROBLEM``: solve a PDDL problem, show the plan and its tree, run it.
+
+With ``--run`` the tree runs in a simulated :class:`~bt_raider.planners.world.PddlWorld` until
+it succeeds or fails; each step and the outcome are printed. Exit status: 0 when the plan was
+found (and, with ``--run``, the goal was reached), 1 when a run ends short of the goal, 2 with
+a one-line message for bad input (unreadable or invalid PDDL, no engine for the problem).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+ENGINE_CHOICES = ("auto", "pyperplan", "fast-downward")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "plan",
+        help="solve a PDDL problem, print the plan and its behaviour tree, optionally run it",
+        description="Solve DOMAIN + PROBLEM with a real planner (unified-planning), print the "
+        "plan and the py_trees tree built from it; with --run, execute the tree in a simulated "
+        "PDDL world until it succeeds or fails.",
+    )
+    parser.add_argument("domain", metavar="DOMAIN", help="PDDL domain file")
+    parser.add_argument("problem", metavar="PROBLEM", help="PDDL problem file")
+    parser.add_argument(
+        "--engine",
+        choices=ENGINE_CHOICES,
+        default="auto",
+        help="planning engine (auto: pyperplan when it supports the problem, else Fast Downward)",
+    )
+    parser.add_argument(
+        "--run", dest="execute", action="store_true", help="run the tree in a simulated world"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=60.0, metavar="S", help="planning time limit (seconds)"
+    )
+    parser.add_argument(
+        "--max-ticks", type=int, default=None, metavar="N", help="stop a run after N ticks"
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import py_trees
+
+    from bt_raider.actions import SyncRobot
+    from bt_raider.planners import pddl
+    from bt_raider.planners.tree import plan_to_tree, robot_actions
+    from bt_raider.planners.world import PddlWorld
+
+    problem = pddl.load(args.domain, args.problem)
+    engine = pddl.choose_engine(problem, args.engine)
+    start = time.monotonic()
+    plan = pddl.solve(problem, engine, args.timeout)
+    elapsed = time.monotonic() - start
+    steps = pddl.plan_steps(plan)
+    valid = pddl.validate(problem, plan)
+    print(f"problem: {problem.name} (domain {args.domain})")
+    print(
+        f"engine: {engine}, {len(steps)} steps in {elapsed:.2f} s, valid: {'yes' if valid else 'no'}"
+    )
+    print("plan:")
+    for i, step in enumerate(steps, 1):
+        print(f"  {i:>3}. {step.text}")
+
+    world = PddlWorld(problem)
+    root = plan_to_tree(plan, robot_actions(SyncRobot(world)), name=problem.name)
+    print("tree:")
+    print(py_trees.display.unicode_tree(root))
+    if not args.execute:
+        return 0
+
+    print("run:")
+    tree = py_trees.trees.BehaviourTree(root)
+    reported: set[int] = set()
+    max_ticks = args.max_ticks if args.max_ticks is not None else 10 * len(steps) + 10
+    ticks = 0
+    while ticks < max_ticks:
+        tree.tick()
+        ticks += 1
+        for i, child in enumerate(root.children, 1):
+            if i in reported or child.status not in (
+                py_trees.common.Status.SUCCESS,
+                py_trees.common.Status.FAILURE,
+            ):
+                continue
+            reported.add(i)
+            note = child.feedback_message
+            note = "" if not note or note == f"{child.name} done" else f" - {note}"
+            print(f"  [tick {ticks}] {i:>3}. {child.name}: {child.status.name}{note}")
+        if root.status in (py_trees.common.Status.SUCCESS, py_trees.common.Status.FAILURE):
+            break
+    reached = world.goal_reached()
+    print(
+        f"outcome: {root.status.name} after {ticks} tick(s); goal reached: {'yes' if reached else 'no'}"
+    )
+    if not reached:
+        print(f"unsatisfied goals: {', '.join(world.unsatisfied_goals())}")
+    return 0 if reached else 1
