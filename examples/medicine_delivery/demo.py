@@ -1,0 +1,513 @@
+"""``bt-raider demo medicine-delivery``: RAIDER's assistive plan, end to end.
+
+A PDDL domain and problem are read and solved by a real planner (pyperplan through
+unified-planning); the four-step plan becomes a py_trees tree whose every step is wrapped in a
+:class:`~bt_raider.guards.RaiderGuard`; the tree is ticked against a
+:class:`~bt_raider.perception.simworld.SimWorld` of the real FloorPlan1 kitchen in which the
+five issues of RAIDER's section 5.2 are waiting. Each guard checks its step, explains the issue,
+runs a recovery (asking Adriana when it must) and re-checks, until the medicine is in her hands.
+
+Printed step by step: the action, each verdict and its explanation, the recovery code, what the
+robot says and asks and what Adriana answers or does, the action's result, and the outcome.
+Written to ``--out``: ``trace.json`` (everything) and the tree picture
+(``medicine_delivery_tree.png``/``.svg``, or only the ``.dot`` when graphviz is absent).
+
+Exit status: 0 when the medicine was handed over, 1 when the delivery failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEFAULT_OUT = "./out/medicine_delivery"
+#: Seconds the tree may take (a real LLM needs many calls per step).
+TIME_LIMITS = {"symbolic": 60.0, "openai": 900.0}
+TICK_PERIOD = 0.01
+
+
+# ---------------------------------------------------------------------------- the behaviours
+def _grounded_action_class() -> type:
+    from bt_raider.actions import ActionBehaviour
+
+    class GroundedAction(ActionBehaviour):
+        """An action that runs on what its guard's last check grounded each argument to.
+
+        The plan names PDDL objects (``adrianas_medicine``) and a person's answer names things
+        in words ("It's the medicine that is closest to the plant"); the guard's verdict maps
+        each phrase to the objectIds it means. An argument the verdict grounds to exactly one
+        object runs on that object; otherwise on its scene name (``fallback``), or as it is.
+        """
+
+        def __init__(
+            self,
+            action: str,
+            args: Sequence[Any],
+            robot: Any,
+            *,
+            fallback: Mapping[str, str],
+            name: str,
+        ) -> None:
+            super().__init__(action, args, robot, name=name)
+            self.fallback = dict(fallback)
+
+        def grounding(self) -> dict[str, list[str]]:
+            verdict = getattr(self.parent, "verdict", None)
+            return dict(verdict.grounding) if verdict is not None and verdict.ok else {}
+
+        def resolved_args(self) -> list[Any]:
+            grounding = self.grounding()
+            out = []
+            for arg in super().resolved_args():
+                ids = grounding.get(str(arg)) or []
+                out.append(ids[0] if len(ids) == 1 else self.fallback.get(str(arg), arg))
+            return out
+
+    return GroundedAction
+
+
+def action_registry(robot: Any, bindings: Mapping[str, str]) -> Any:
+    """The domain's four PDDL actions as robot actions on scene objects.
+
+    ``(approach r from to)`` -> ``approach(to)``, ``(pick r item loc)`` -> ``pick(item)``,
+    ``(approach_person r from p)`` -> ``approach(p)``, ``(handover r item p)`` ->
+    ``handover(item, p)``.
+    """
+    from bt_raider.planners.tree import ActionRegistry
+
+    grounded = _grounded_action_class()
+    registry = ActionRegistry()
+
+    def factory(action: str, pick_args: Callable[[list[str]], list[str]]):
+        def build(step: Any) -> Any:
+            return grounded(
+                action, pick_args(list(step.args)), robot, fallback=bindings, name=step.text
+            )
+
+        return build
+
+    registry.register("approach", factory("approach", lambda a: [a[-1]]))
+    registry.register("pick", factory("pick", lambda a: [a[1]]))
+    registry.register("approach_person", factory("approach", lambda a: [a[-1]]))
+    registry.register("handover", factory("handover", lambda a: [a[1], a[2]]))
+    return registry
+
+
+# ---------------------------------------------------------------------------- the run
+@dataclass
+class StepRecord:
+    """What happened to one plan step."""
+
+    step: str
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
+    recoveries: list[str] = field(default_factory=list)
+    status: str = "INVALID"
+    feedback: str = ""
+
+    @property
+    def categories(self) -> list[str]:
+        return [v["category"] for v in self.verdicts]
+
+
+@dataclass
+class DemoResult:
+    """The outcome of one run of the scenario."""
+
+    delivered: bool
+    status: str
+    plan: list[str]
+    steps: list[StepRecord]
+    events: list[dict[str, Any]]
+    world: Any
+    human: Any
+    root: Any
+    ticks: int
+    elapsed_s: float
+    guarded: bool
+    backend: str
+    files: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        from bt_raider.examples.medicine_delivery import scenario
+
+        person = self.world.scene.human(scenario.PERSON)
+        return {
+            "scenario": "medicine-delivery",
+            "backend": self.backend,
+            "guarded": self.guarded,
+            "plan": self.plan,
+            "outcome": {
+                "delivered": self.delivered,
+                "tree_status": self.status,
+                "robot_holding": [o.name for o in self.world.scene.holding],
+                "person": dict(person.raw),
+                "ticks": self.ticks,
+                "elapsed_s": round(self.elapsed_s, 3),
+            },
+            "steps": [
+                {
+                    "step": s.step,
+                    "status": s.status,
+                    "feedback": s.feedback,
+                    "verdicts": s.verdicts,
+                    "recoveries": s.recoveries,
+                }
+                for s in self.steps
+            ],
+            "events": self.events,
+            "transcript": [
+                {"kind": e.kind, "text": e.text, "answer": e.answer}
+                for e in getattr(self.human, "transcript", [])
+            ],
+            "world_log": self.world.log,
+        }
+
+
+class _Reporter:
+    """Watches the tree after each tick and turns what changed into printed lines and events."""
+
+    def __init__(
+        self,
+        guards: list[Any],
+        world: Any,
+        human: Any,
+        records: list[StepRecord],
+        echo: Any,
+        *,
+        show_dialogue: bool = True,
+    ) -> None:
+        self.show_dialogue = show_dialogue  # a console person already sees the dialogue
+        self.guards = guards
+        self.world = world
+        self.human = human
+        self.records = records
+        self.echo = echo
+        self.events: list[dict[str, Any]] = []
+        self._verdicts: list[Any] = [None] * len(guards)
+        self._plans: list[Any] = [None] * len(guards)
+        self._log = 0
+        self._said = 0
+        self._current = -1
+        self._acting = 0
+        self._t0 = time.monotonic()
+
+    def _event(self, kind: str, step: int, **data: Any) -> None:
+        self.events.append(
+            {"t": round(time.monotonic() - self._t0, 3), "kind": kind, "step": step + 1, **data}
+        )
+
+    def _header(self, i: int) -> None:
+        if i != self._current and i >= 0:
+            self._current = i
+            self.echo(f"\n[{i + 1}/{len(self.records)}] {self.records[i].step}")
+
+    def before_tick(self) -> None:
+        """Note which step acts in the coming tick: the running guard, else the next one.
+
+        A guard's first tick only submits its check, so every action, question and world
+        change of a tick belongs to the guard that was already running (or to the first).
+        """
+        import py_trees
+
+        status = py_trees.common.Status
+        running = [i for i, g in enumerate(self.guards) if g.status == status.RUNNING]
+        if running:
+            self._acting = running[0]
+        else:
+            pending = [i for i, g in enumerate(self.guards) if g.status == status.INVALID]
+            self._acting = pending[0] if pending else len(self.guards) - 1
+
+    def collect(self) -> None:
+        """Report what changed in the last tick, in the order it happened."""
+        for i, guard in enumerate(self.guards):
+            verdict = getattr(guard, "verdict", None)
+            if verdict is not None and verdict is not self._verdicts[i]:
+                self._verdicts[i] = verdict
+                self._header(i)
+                data = verdict.to_json()
+                data["questions"] = list(verdict.questions)
+                data["elapsed_s"] = round(verdict.elapsed_s, 3)
+                self.records[i].verdicts.append(data)
+                label = "check   " if len(self.records[i].verdicts) == 1 else "re-check"
+                self.echo(
+                    f"  {label}  {verdict.final_response.value} / {verdict.category.value}: "
+                    f"{verdict.explanation}"
+                )
+                self._event("verdict", i, **data)
+            plan = getattr(guard, "plan", None)
+            if plan is not None and plan is not self._plans[i]:
+                self._plans[i] = plan
+                self._header(i)
+                self.records[i].recoveries.append(plan.code)
+                self.echo("  recovery  " + "; ".join(plan.code.splitlines()))
+                self._event("recovery", i, code=plan.code)
+            if i == self._acting:
+                self._interactions(i)
+
+    def _interactions(self, step: int) -> None:
+        transcript = getattr(self.human, "transcript", [])
+        for ex in transcript[self._said :]:
+            self._event(ex.kind, step, text=ex.text, answer=ex.answer)
+            if not self.show_dialogue:
+                continue
+            self._header(step)
+            if ex.kind == "ask":
+                self.echo(f"  robot asks: {ex.text}")
+                self.echo(f"  person answers: {ex.answer}")
+            elif ex.kind == "say":
+                self.echo(f"  robot says: {ex.text}")
+            else:
+                self.echo(f"  robot waits for: {ex.text}")
+        self._said = len(transcript)
+        for entry in self.world.log[self._log :]:
+            self._header(step)
+            if entry["kind"] == "event":
+                self.echo(f"  world     {entry['action']}")
+                self._event("world", step, change=entry["action"])
+                continue
+            call = f"{entry['action']}({', '.join(entry['args'])})"
+            if entry["ok"]:
+                self.echo(f"  act       {call} -> {entry['result']}")
+            else:
+                self.echo(f"  act       {call} FAILED: {entry['error']}")
+            self._event(
+                "action",
+                step,
+                call=call,
+                ok=entry["ok"],
+                result=entry["result"],
+                error=entry["error"],
+            )
+        self._log = len(self.world.log)
+
+
+def _make_backend(backend: str, model: str | None, base_url: str | None) -> tuple[Any, Any]:
+    """The checker and the recovery planner of a backend."""
+    from bt_raider.checker import make_checker
+    from bt_raider.recovery import LLMRecovery, SymbolicRecovery
+
+    if backend == "symbolic":
+        return make_checker("symbolic"), SymbolicRecovery()
+    if backend == "openai":
+        from bt_raider.chat import make_chat
+
+        options: dict[str, Any] = {}
+        if model:
+            options["model"] = model
+        if base_url:
+            options["base_url"] = base_url
+        return make_checker("openai", **options), LLMRecovery(make_chat("openai", **options))
+    from bt_raider.errors import QueryError
+
+    raise QueryError(f"unknown backend {backend!r}: expected one of symbolic, openai")
+
+
+def run_scenario(
+    *,
+    guarded: bool = True,
+    backend: str = "symbolic",
+    model: str | None = None,
+    base_url: str | None = None,
+    interactive: bool = False,
+    stdin: Any = None,
+    stdout: Any = None,
+    max_attempts: int = 3,
+    time_limit: float | None = None,
+    echo: Callable[[str], Any] = print,
+) -> DemoResult:
+    """Plan, build the (guarded) tree and tick it in the simulated kitchen until it ends.
+
+    Args:
+        guarded: wrap every step in a RaiderGuard (False runs the plan blindly).
+        backend: ``symbolic`` (offline) or ``openai`` (any OpenAI-compatible endpoint).
+        model: the model name for ``openai``.
+        base_url: the endpoint for ``openai``.
+        interactive: Adriana is typed at the console instead of scripted.
+        stdin: console input (``sys.stdin`` by default).
+        stdout: console output (``sys.stdout`` by default).
+        max_attempts: recoveries each guard may try per step.
+        time_limit: seconds before the run is stopped (per backend default when None).
+        echo: where the step-by-step lines go.
+    """
+    import py_trees
+
+    from bt_raider.actions import SyncRobot
+    from bt_raider.examples.medicine_delivery import scenario
+    from bt_raider.perception.scene import Scene
+    from bt_raider.perception.simworld import SimWorld
+    from bt_raider.planners.pddl import load, plan_steps, solve
+    from bt_raider.planners.tree import plan_to_tree, raider_guards
+    from bt_raider.recovery import Recovery
+
+    problem = load(scenario.DOMAIN, scenario.PROBLEM)
+    steps = plan_steps(solve(problem, engine="pyperplan"))
+    world = SimWorld(Scene.load(scenario.SCENE))
+    robot = SyncRobot(world)
+    adriana = scenario.Adriana(world)
+    human = adriana.console(stdin, stdout) if interactive else adriana.scripted()
+    registry = action_registry(robot, scenario.BINDINGS)
+
+    echo(f"plan ({len(steps)} steps, pyperplan):")
+    for i, step in enumerate(steps, 1):
+        echo(f"  {i}. {step.text}")
+    guard = None
+    if guarded:
+        checker, planner = _make_backend(backend, model, base_url)
+        recovery = Recovery(planner, robot, human)
+        guard = raider_guards(
+            checker, scene=world.observe, recovery=recovery, max_attempts=max_attempts
+        )
+    else:
+        echo("guards: off (the plan runs blindly)")
+    root = plan_to_tree(steps, registry, guard=guard, name="Deliver the medicine")
+    tree = py_trees.trees.BehaviourTree(root)
+    tree.add_post_tick_handler(lambda _tree: world.tick())
+
+    records = [StepRecord(step.text) for step in steps]
+    nodes = list(root.children)
+    reporter = _Reporter(nodes, world, human, records, echo, show_dialogue=not interactive)
+    limit = time_limit if time_limit is not None else TIME_LIMITS.get(backend, 60.0)
+    start = time.monotonic()
+    deadline = start + limit
+    ticks = 0
+    running = (py_trees.common.Status.RUNNING, py_trees.common.Status.INVALID)
+    while root.status in running:
+        reporter.before_tick()
+        tree.tick()
+        ticks += 1
+        reporter.collect()
+        if root.status == py_trees.common.Status.RUNNING:
+            if time.monotonic() > deadline:
+                root.stop(py_trees.common.Status.INVALID)  # cancels pending checks
+                echo(f"\nstopped: the tree was still running after {limit:g} s")
+                break
+            time.sleep(TICK_PERIOD)
+    elapsed = time.monotonic() - start
+    for rec, node in zip(records, nodes, strict=True):
+        rec.status = node.status.value
+        rec.feedback = node.feedback_message
+    failed = next((n for n in nodes if n.status == py_trees.common.Status.FAILURE), None)
+    if failed is not None:
+        echo(f"  failed    {failed.feedback_message}")
+
+    adrianas, _other = scenario.medicine_ids()
+    person = world.scene.human(scenario.PERSON)
+    delivered = adrianas in (person.raw.get("holding") or []) and not world.scene.holding
+    return DemoResult(
+        delivered=delivered,
+        status=root.status.value,
+        plan=[s.text for s in steps],
+        steps=records,
+        events=reporter.events,
+        world=world,
+        human=human,
+        root=root,
+        ticks=ticks,
+        elapsed_s=elapsed,
+        guarded=guarded,
+        backend=backend if guarded else "none",
+    )
+
+
+# ---------------------------------------------------------------------------- outputs
+def write_tree_picture(
+    root: Any, out: Path, name: str = "medicine_delivery_tree"
+) -> dict[str, str]:
+    """Render the tree with py_trees' dot rendering; only the ``.dot`` when graphviz is absent.
+
+    Returns:
+        format -> file written, plus ``"note"`` when a picture could not be made.
+    """
+    import py_trees
+
+    out.mkdir(parents=True, exist_ok=True)
+    if shutil.which("dot"):
+        try:
+            return dict(
+                py_trees.display.render_dot_tree(root, name=name, target_directory=str(out))
+            )
+        except Exception as exc:  # graphviz present but failing: fall back to the .dot file
+            note = f"graphviz failed ({type(exc).__name__}: {exc}); wrote the .dot file only"
+    else:
+        note = "graphviz 'dot' is not installed: wrote the .dot file only (apt install graphviz)"
+    graph = py_trees.display.dot_tree(root)
+    path = out / f"{name}.dot"
+    path.write_text(graph.to_string(), encoding="utf-8")
+    return {"dot": str(path), "note": note}
+
+
+def summary_lines(result: DemoResult) -> list[str]:
+    """The closing table: each step's verdicts and status, then the outcome."""
+    lines = ["", "summary:"]
+    width = max(len(s.step) for s in result.steps)
+    for rec in result.steps:
+        verdicts = " -> ".join(rec.categories) or "(not checked)"
+        lines.append(f"  {rec.step:<{width}}  {rec.status:<8} {verdicts}")
+    answer = "yes" if result.delivered else "no"
+    lines.append(f"medicine handed over to Adriana: {answer}")
+    return lines
+
+
+# ---------------------------------------------------------------------------- command line
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The demo's options (``bt-raider demo medicine-delivery --help``)."""
+    parser.add_argument(
+        "--interactive",
+        action="store_true",
+        help="play Adriana yourself: the robot's questions are asked on the console",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=("symbolic", "openai"),
+        default="symbolic",
+        help="who checks and recovers: the offline symbolic reasoner (default) or an LLM",
+    )
+    parser.add_argument("--model", default=None, help="model name for --backend openai")
+    parser.add_argument(
+        "--base-url", default=None, help="OpenAI-compatible endpoint for --backend openai"
+    )
+    parser.add_argument(
+        "--out", default=DEFAULT_OUT, help=f"where the trace and tree go (default {DEFAULT_OUT})"
+    )
+    parser.add_argument(
+        "--no-guards",
+        action="store_true",
+        help="run the same plan without RAIDER guards (it fails at the first issue)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the demo; 0 when the medicine was handed over, 1 otherwise."""
+    backend = getattr(args, "backend", "symbolic")
+    guarded = not getattr(args, "no_guards", False)
+    title = "RAIDER medicine delivery (Izquierdo-Badiola et al., section 5.2)"
+    print(f"{title}\nbackend: {backend if guarded else 'none (no guards)'}")
+    result = run_scenario(
+        guarded=guarded,
+        backend=backend,
+        model=getattr(args, "model", None),
+        base_url=getattr(args, "base_url", None),
+        interactive=getattr(args, "interactive", False),
+    )
+    for line in summary_lines(result):
+        print(line)
+    out = Path(getattr(args, "out", DEFAULT_OUT) or DEFAULT_OUT)
+    files = write_tree_picture(result.root, out)
+    note = files.pop("note", None)
+    result.files = files
+    trace = out / "trace.json"
+    trace.write_text(json.dumps(result.to_json(), indent=1, default=str) + "\n", encoding="utf-8")
+    for kind, path in sorted(files.items()):
+        print(f"tree ({kind}): {path}")
+    if note:
+        print(note)
+    print(f"trace: {trace}")
+    sys.stdout.flush()
+    return 0 if result.delivered else 1

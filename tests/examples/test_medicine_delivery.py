@@ -1,0 +1,311 @@
+"""The medicine-delivery demo: RAIDER's assistive plan with its five issues, in SimWorld.
+
+The plan comes from pyperplan, the checks from the symbolic reasoner, the recoveries from the
+symbolic recovery planner, the person is scripted (or typed at a fake console), and the world
+is a SimWorld of the real FloorPlan1 kitchen: nothing is mocked.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from bt_raider.examples.medicine_delivery import demo, scenario
+from bt_raider.perception.scene import Scene
+from bt_raider.perception.simworld import SimWorld
+
+ADRIANAS, OTHER = scenario.medicine_ids()
+
+
+@pytest.fixture(scope="module")
+def guarded():
+    lines: list[str] = []
+    result = demo.run_scenario(echo=lines.append)
+    return result, lines
+
+
+# ---------------------------------------------------------------- the scenario data
+def test_scene_json_is_the_real_kitchen_plus_the_scenario(kitchen_dict):
+    shipped = scenario.load_scene_dict()
+    assert shipped == json.loads(json.dumps(scenario.build_scene(kitchen_dict)))
+    kitchen_ids = {o["objectId"] for o in kitchen_dict["objects"]}
+    shipped_ids = {o["objectId"] for o in shipped["objects"]}
+    assert kitchen_ids < shipped_ids  # every real object kept
+    assert shipped_ids - kitchen_ids == {ADRIANAS, OTHER, scenario.chair_id()}
+    real = {o["objectId"]: o for o in kitchen_dict["objects"]}
+    for obj in shipped["objects"]:
+        if obj["objectId"] in real and obj["objectId"] not in (scenario.COUNTER, scenario.FLOOR):
+            assert obj == real[obj["objectId"]]
+    # New objects carry every field a real AI2-THOR object has.
+    assert set(shipped["objects"][-1]) == set(kitchen_dict["objects"][0])
+
+
+def test_scene_geometry_makes_each_issue_arise_from_the_rules():
+    scene = Scene.load(scenario.SCENE)
+    reach = scene.robot["reach"]
+    spot = scene.locations["medicine_counter"]
+    plant = scene.by_id(scenario.PLANT).position
+
+    def dist(a, b):
+        return scene.horizontal_distance(a, b)
+
+    # 1. the chair blocks the way to the counter
+    assert scene.blocked["medicine_counter"] == [scenario.chair_id()]
+    # 2. two medicines on the counter, hers the one closest to the plant
+    meds = scene.of_type("Medicine")
+    assert {m.id for m in meds} == {ADRIANAS, OTHER}
+    assert all(m.parents == [scenario.COUNTER] for m in meds)
+    assert dist(scene.by_id(ADRIANAS).position, plant) < dist(scene.by_id(OTHER).position, plant)
+    # 3. hers is out of reach from the counter spot; where she puts it, it is within reach and
+    #    still the medicine closest to the plant
+    assert dist(spot, scene.by_id(ADRIANAS).position) > reach
+    assert dist(spot, scene.by_id(OTHER).position) < reach
+    closer = list(scenario.CLOSER_AT)
+    assert dist(spot, closer) < reach
+    assert dist(closer, plant) < dist(scene.by_id(OTHER).position, plant)
+    # 4. and 5. Adriana is there, not recognised, not looking, hands free
+    (person,) = scene.humans
+    assert person.name is None and not person.looking_at_robot and person.hands_free
+    assert scene.user_info and scene.locations["user_position"] is not None
+
+
+def test_pddl_plan_is_the_four_step_delivery():
+    from bt_raider.planners.pddl import load, plan_steps, solve, validate
+
+    problem = load(scenario.DOMAIN, scenario.PROBLEM)
+    plan = solve(problem, engine="pyperplan")
+    assert [s.text for s in plan_steps(plan)] == [
+        "(approach tiago home medicine_counter)",
+        "(pick tiago adrianas_medicine medicine_counter)",
+        "(approach_person tiago medicine_counter adriana)",
+        "(handover tiago adrianas_medicine adriana)",
+    ]
+    assert validate(problem, plan)
+
+
+def test_adriana_reacts_in_the_world_and_can_refuse():
+    world = SimWorld(Scene.load(scenario.SCENE))
+    person = scenario.Adriana(world)
+    assert person.react("Could you move the Chair out of the way?", "No.") == "obstruction"
+    assert world.scene.blocked  # she refused: the chair stays
+    person.react("Could you move the Chair out of the way?", "Sure.")
+    assert not world.scene.blocked
+    assert world.scene.by_id(scenario.chair_id()).position[[0, 2]] == pytest.approx(
+        [scenario.CHAIR_MOVED_TO[0], scenario.CHAIR_MOVED_TO[2]]
+    )
+    person.react("Hello, who are you?", "My name is Adriana")
+    assert world.scene.human("person_1").name == "Adriana"
+    assert person.wait("Adriana looking at me") is True
+    assert world.scene.human("Adriana").looking_at_robot
+    assert [t for t, _ in person.reactions] == ["obstruction", "identity", "attention"]
+
+
+# ---------------------------------------------------------------- the guarded demo
+def test_demo_detects_explains_and_recovers_all_five_issues(guarded):
+    result, _lines = guarded
+    assert [s.categories for s in result.steps] == [
+        ["obstructed", "none"],
+        ["ambiguity", "out_of_reach", "none"],
+        ["not_present", "none"],
+        ["wrong_state", "none"],
+    ]
+    assert [s.status for s in result.steps] == ["SUCCESS"] * 4
+    first = [s.verdicts[0]["explanation"] for s in result.steps]
+    assert "Chair" in first[0]
+    assert "Medicine_1" in first[1] and "Medicine_2" in first[1]
+    assert "reach" in result.steps[1].verdicts[1]["explanation"]
+    assert "not recognised" in first[2]
+    assert "not looking" in first[3]
+    # Every issue got a recovery, which the guard compiled and ran.
+    assert [len(s.recoveries) for s in result.steps] == [1, 2, 1, 1]
+
+
+def test_demo_hands_the_right_medicine_to_adriana(guarded):
+    result, _lines = guarded
+    world = result.world
+    assert result.delivered and result.status == "SUCCESS"
+    assert world.scene.holding == [] and world.scene.data["inventoryObjects"] == []
+    adriana = world.scene.human("Adriana")
+    assert adriana.raw["holding"] == [ADRIANAS] and adriana.looking_at_robot
+    assert world.scene.by_id(OTHER).parents == [scenario.COUNTER]  # the other one stayed
+    # The guards let no action fail: the robot acted once per step, on the grounded objects.
+    assert world.failures == []
+    assert world.executed == [
+        "approach(medicine_counter)",
+        f"pick({ADRIANAS})",
+        "approach(person_1)",
+        f"handover({ADRIANAS}, person_1)",
+    ]
+
+
+def test_demo_dialogue_follows_appendix_d(guarded):
+    result, lines = guarded
+    asked = [(e.kind, e.answer) for e in result.human.transcript]
+    answers = [a for k, a in asked if k == "ask"]
+    assert "It's the medicine that is closest to the plant." in answers
+    assert "I'm Adriana." in answers
+    assert ("say", None) in asked  # the robot asks for her attention
+    text = "\n".join(lines)
+    for needed in ("[1/4]", "[4/4]", "recovery", "person answers", "act       handover"):
+        assert needed in text
+    kinds = {e["kind"] for e in result.events}
+    assert {"verdict", "recovery", "ask", "say", "wait", "world", "action"} <= kinds
+
+
+def test_without_guards_the_plan_fails_at_the_blocked_path():
+    lines: list[str] = []
+    result = demo.run_scenario(guarded=False, echo=lines.append)
+    assert not result.delivered and result.status == "FAILURE"
+    world = result.world
+    assert world.executed == []
+    (failure,) = world.failures
+    assert failure["action"] == "approach" and failure["args"] == ["medicine_counter"]
+    assert failure["reason"] == "obstructed" and "Chair" in failure["error"]
+    assert [s.status for s in result.steps] == ["FAILURE", "INVALID", "INVALID", "INVALID"]
+    assert world.scene.human("person_1").raw.get("holding") is None
+
+
+# ---------------------------------------------------------------- a person at the console
+def test_interactive_person_typing_the_answers():
+    stdin = io.StringIO("Sure\nthe medicine closest to the plant\nyes\nI'm Adriana\n\n")
+    stdout = io.StringIO()
+    result = demo.run_scenario(interactive=True, stdin=stdin, stdout=stdout, echo=lambda _: None)
+    assert result.delivered
+    console = stdout.getvalue()
+    assert "[robot asks] Could you move the Chair out of the way" in console
+    assert "[robot says]" in console and "[robot waits for]" in console
+
+
+def test_interactive_person_who_refuses_makes_the_guard_fail_closed():
+    stdin = io.StringIO("No.\nNo, sorry.\nNot now.\n")
+    result = demo.run_scenario(
+        interactive=True, stdin=stdin, stdout=io.StringIO(), echo=lambda _: None
+    )
+    assert not result.delivered
+    first = result.steps[0]
+    assert first.status == "FAILURE" and first.categories == ["obstructed"] * 4
+    assert "gave up after 3 recovery attempt(s)" in first.feedback
+    assert result.world.executed == [] and result.world.failures == []  # it never tried blindly
+
+
+# ---------------------------------------------------------------- the command
+def test_command_line_writes_trace_and_tree(tmp_path, capsys):
+    from bt_raider.cli import main
+
+    out = tmp_path / "md"
+    assert main(["demo", "medicine-delivery", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "medicine handed over to Adriana: yes" in printed
+    trace = json.loads((out / "trace.json").read_text())
+    assert trace["outcome"]["delivered"] is True
+    assert [len(s["verdicts"]) for s in trace["steps"]] == [2, 3, 2, 2]
+    assert trace["outcome"]["person"]["holding"] == [ADRIANAS]
+    dot = (out / "medicine_delivery_tree.dot").read_text()
+    assert "Guard (handover tiago adrianas_medicine adriana)" in dot
+
+
+def test_command_line_without_guards_exits_1(tmp_path, capsys):
+    from bt_raider.cli import main
+
+    assert main(["demo", "medicine-delivery", "--no-guards", "--out", str(tmp_path)]) == 1
+    printed = capsys.readouterr().out
+    assert "FAILED" in printed and "blocked by Chair" in printed
+    assert "medicine handed over to Adriana: no" in printed
+    assert json.loads((tmp_path / "trace.json").read_text())["outcome"]["delivered"] is False
+
+
+# ---------------------------------------------------------------- an LLM backend over HTTP
+def _final(category: str, explanation: str, **grounding: list[str]) -> str:
+    response = {"none": "none", "ambiguity": "ambiguity"}.get(category, "unfeasibility")
+    body = {"final_response": response, "category": category, "explanation": explanation}
+    if grounding:
+        body["grounding"] = grounding
+    return f"Step 5: Decision Making.\n{json.dumps(body)}"
+
+
+def test_openai_backend_runs_the_demo_through_a_real_http_endpoint():
+    """A scripted chat model behind the real ``openai`` SDK: the demo's LLM wiring end to end.
+
+    The replies are canned (this tests the integration, not a model): each check calls a
+    perception tool, then decides; each recovery is RAIDER-style code.
+    """
+    from tests.bt_raider.fake_openai_server import FakeOpenAIServer
+
+    phrase = "It's the medicine that is closest to the plant"
+    with FakeOpenAIServer() as server:
+        script = [
+            ("tool", "check_free_path", {"target": "medicine_counter"}),
+            (
+                "text",
+                _final("obstructed", "The path to the medicine_counter is blocked by a Chair."),
+            ),
+            (
+                "text",
+                "ask('Could you move the chair out of the way, please?')\napproach('medicine_counter')",
+            ),
+            ("tool", "check_free_path", {"target": "medicine_counter"}),
+            ("text", _final("none", "The path is free.")),
+            ("tool", "object_detection", {}),
+            (
+                "text",
+                _final(
+                    "ambiguity",
+                    "Two medicines: Medicine_1 and Medicine_2.",
+                    adrianas_medicine=["Medicine_1", "Medicine_2"],
+                ),
+            ),
+            ("text", "choice = ask('Which medicine is yours?')\npick(choice)"),
+            ("tool", "dist_robot_to_obj", {"obj": "Medicine_2"}),
+            (
+                "text",
+                _final(
+                    "out_of_reach", "The Medicine_2 is 1.18 m away.", **{phrase: ["Medicine_2"]}
+                ),
+            ),
+            (
+                "text",
+                "ask('Could you bring the Medicine_2 closer to me, please?')\npick('Medicine_2')",
+            ),
+            ("tool", "dist_robot_to_obj", {"obj": "Medicine_2"}),
+            ("text", _final("none", "The Medicine_2 is within reach.", Medicine_2=["Medicine_2"])),
+            ("tool", "recognize_humans", {}),
+            ("text", _final("not_present", "Adriana is not recognised.")),
+            ("text", "name = ask('Hello, who are you?')\napproach(name)"),
+            ("tool", "recognize_humans", {}),
+            ("text", _final("none", "Adriana is recognised.", **{"I'm Adriana": ["person_1"]})),
+            ("tool", "detect_human_gaze", {"specific_human": "Adriana"}),
+            ("text", _final("wrong_state", "Adriana is not looking at the robot.")),
+            (
+                "text",
+                "say('Adriana, please look at me.')\nwait_for('Adriana looking at me')\nhandover('Medicine_2', 'Adriana')",
+            ),
+            ("tool", "detect_human_gaze", {"specific_human": "Adriana"}),
+            ("text", _final("none", "Adriana is looking at the robot.")),
+        ]
+        for kind, *rest in script:
+            if kind == "tool":
+                server.push_tool_calls([(rest[0], rest[1])])
+            else:
+                server.push_text(rest[0])
+        result = demo.run_scenario(
+            backend="openai", model="fake-model", base_url=server.url, echo=lambda _: None
+        )
+        requests = server.chat_requests
+        assert server.pending == 0
+    assert [s.categories for s in result.steps] == [
+        ["obstructed", "none"],
+        ["ambiguity", "out_of_reach", "none"],
+        ["not_present", "none"],
+        ["wrong_state", "none"],
+    ]
+    assert result.delivered
+    assert result.world.scene.human("Adriana").raw["holding"] == [ADRIANAS]
+    assert result.world.failures == []
+    # The model saw the plan's step and the tools' real answers from the simulated kitchen.
+    first_check = json.dumps(requests[0]["messages"])
+    assert "(approach tiago home medicine_counter)" in first_check
+    tool_reply = [m for m in requests[1]["messages"] if m["role"] == "tool"][0]["content"]
+    assert "Chair" in tool_reply  # check_free_path reported the blocker
+    assert "Which medicine is yours?" in [e.text for e in result.human.transcript]
