@@ -8,7 +8,7 @@ Arguments may be :class:`Var` references to values an earlier ``ask`` wrote to t
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -84,12 +84,19 @@ class ActionBehaviour(py_trees.behaviour.Behaviour):
     """
 
     def __init__(
-        self, action: str, args: Sequence[Any], robot: Robot, name: str | None = None
+        self,
+        action: str,
+        args: Sequence[Any],
+        robot: Robot,
+        name: str | None = None,
+        *,
+        aliases: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(name or f"{action}({', '.join(str(a) for a in args)})")
         self.action = action
         self.args = list(args)
         self.robot = robot
+        self.aliases = dict(aliases or {})
         self._handle: Hashable | None = None
         self._start_error: str | None = None
         self._bb = self.attach_blackboard_client(name=f"{self.name}/vars")
@@ -97,19 +104,37 @@ class ActionBehaviour(py_trees.behaviour.Behaviour):
             if isinstance(arg, Var):
                 self._bb.register_key(key=arg.key, access=py_trees.common.Access.READ)
 
+    def grounding(self) -> dict[str, list[str]]:
+        """What the guard around this action grounded each argument phrase to.
+
+        Read from the parent's passing ``verdict`` (a :class:`~bt_raider.guards.RaiderGuard`);
+        empty when the action is not guarded.
+        """
+        verdict = getattr(self.parent, "verdict", None)
+        if verdict is None or not getattr(verdict, "ok", False):
+            return {}
+        return dict(verdict.grounding)
+
     def resolved_args(self) -> list[Any]:
-        """Arguments with :class:`Var` references replaced by their blackboard values."""
+        """The arguments the robot gets.
+
+        :class:`Var` references become their blackboard values; then an argument the guard's
+        check grounded to exactly one object becomes that objectId (a plan names
+        ``adrianas_medicine``, a person says "the one closest to the plant": the robot acts on
+        the object the check meant); otherwise ``aliases`` maps it (plan name -> scene name).
+        """
+        grounding = self.grounding()
         out = []
         for arg in self.args:
             if isinstance(arg, Var):
                 try:
-                    out.append(self._bb.get(arg.key))
+                    arg = self._bb.get(arg.key)
                 except KeyError as exc:
                     raise ActionFailed(
                         f"{self.name}: variable {arg.name!r} has no value yet"
                     ) from exc
-            else:
-                out.append(arg)
+            ids = grounding.get(str(arg)) or []
+            out.append(ids[0] if len(ids) == 1 else self.aliases.get(str(arg), arg))
         return out
 
     def initialise(self) -> None:

@@ -390,11 +390,11 @@ class RaiderGuard(py_trees.decorators.Decorator):
         ):
             return
         new_args = []
-        for value, from_answer in values:
+        for value, _from_answer in values:
             ids = verdict.grounding.get(str(value)) or []
-            # A person's answer ("the one closest to the plant") names the object the check
-            # grounded it to; the robot gets that object, not the sentence.
-            new_args.append(ids[0] if from_answer and len(ids) == 1 else value)
+            # A person's answer ("the one closest to the plant") or a phrase the recovery code
+            # wrote names the object the check grounded it to; the robot gets that object.
+            new_args.append(ids[0] if len(ids) == 1 else value)
         if self._child_args is None:
             self._child_args = list(child.args)
         child.args = new_args

@@ -22,7 +22,7 @@ import json
 import shutil
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,45 +34,6 @@ TICK_PERIOD = 0.01
 
 
 # ---------------------------------------------------------------------------- the behaviours
-def _grounded_action_class() -> type:
-    from bt_raider.actions import ActionBehaviour
-
-    class GroundedAction(ActionBehaviour):
-        """An action that runs on what its guard's last check grounded each argument to.
-
-        The plan names PDDL objects (``adrianas_medicine``) and a person's answer names things
-        in words ("It's the medicine that is closest to the plant"); the guard's verdict maps
-        each phrase to the objectIds it means. An argument the verdict grounds to exactly one
-        object runs on that object; otherwise on its scene name (``fallback``), or as it is.
-        """
-
-        def __init__(
-            self,
-            action: str,
-            args: Sequence[Any],
-            robot: Any,
-            *,
-            fallback: Mapping[str, str],
-            name: str,
-        ) -> None:
-            super().__init__(action, args, robot, name=name)
-            self.fallback = dict(fallback)
-
-        def grounding(self) -> dict[str, list[str]]:
-            verdict = getattr(self.parent, "verdict", None)
-            return dict(verdict.grounding) if verdict is not None and verdict.ok else {}
-
-        def resolved_args(self) -> list[Any]:
-            grounding = self.grounding()
-            out = []
-            for arg in super().resolved_args():
-                ids = grounding.get(str(arg)) or []
-                out.append(ids[0] if len(ids) == 1 else self.fallback.get(str(arg), arg))
-            return out
-
-    return GroundedAction
-
-
 def action_registry(robot: Any, bindings: Mapping[str, str]) -> Any:
     """The domain's four PDDL actions as robot actions on scene objects.
 
@@ -80,15 +41,17 @@ def action_registry(robot: Any, bindings: Mapping[str, str]) -> Any:
     ``(approach_person r from p)`` -> ``approach(p)``, ``(handover r item p)`` ->
     ``handover(item, p)``.
     """
+    from bt_raider.actions import ActionBehaviour
     from bt_raider.planners.tree import ActionRegistry
 
-    grounded = _grounded_action_class()
     registry = ActionRegistry()
 
     def factory(action: str, pick_args: Callable[[list[str]], list[str]]):
         def build(step: Any) -> Any:
-            return grounded(
-                action, pick_args(list(step.args)), robot, fallback=bindings, name=step.text
+            # ActionBehaviour acts on what its guard grounded each argument to, else on the
+            # argument's scene name from the problem's bindings.
+            return ActionBehaviour(
+                action, pick_args(list(step.args)), robot, name=step.text, aliases=bindings
             )
 
         return build

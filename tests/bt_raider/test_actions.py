@@ -100,3 +100,40 @@ def test_sync_robot_reports_success_and_failure():
     assert bad.status is S.FAILURE and "not pickupable" in bad.feedback_message
     assert robot.observe() == "scene"
     assert robot.poll(99).state is ActionState.FAILED
+
+
+class _Guard(py_trees.decorators.Decorator):
+    """Stands in for RaiderGuard: a parent exposing the verdict of its last check."""
+
+    def __init__(self, child, verdict):
+        super().__init__(name="guard", child=child)
+        self.verdict = verdict
+
+    def update(self):
+        return self.decorated.status
+
+
+def test_guarded_action_runs_on_what_the_check_grounded():
+    from bt_raider.verdict import Verdict
+
+    robot = SlowRobot(steps=0)
+    node = ActionBehaviour(
+        "pick", ["adrianas_medicine", "counter"], robot, aliases={"counter": "CounterTop_1"}
+    )
+    ok = Verdict("none", "fine", grounding={"adrianas_medicine": ["Medicine|1"]})
+    _Guard(node, ok).tick_once()
+    # grounded to one object -> its id; not grounded -> the alias (plan name -> scene name)
+    assert robot.started == [("pick", ["Medicine|1", "CounterTop_1"])]
+
+
+def test_ambiguous_or_failed_grounding_is_not_used():
+    from bt_raider.verdict import Verdict
+
+    robot = SlowRobot(steps=0)
+    node = ActionBehaviour("pick", ["medicine"], robot)
+    two = Verdict("none", "fine", grounding={"medicine": ["Medicine|1", "Medicine|2"]})
+    _Guard(node, two).tick_once()
+    failed = Verdict("ambiguity", "which?", grounding={"medicine": ["Medicine|1"]})
+    node2 = ActionBehaviour("pick", ["medicine"], robot)
+    _Guard(node2, failed).tick_once()
+    assert robot.started == [("pick", ["medicine"]), ("pick", ["medicine"])]
