@@ -25,6 +25,16 @@ _EXPORTS = {
     "ActionBehaviour": "bt_raider.actions",
     "Var": "bt_raider.actions",
     "Scene": "bt_raider.perception.scene",
+    "RaiderAgent": "bt_raider.agent",
+    "make_chat": "bt_raider.chat",
+    "SymbolicReasoner": "bt_raider.symbolic",
+    "RaiderGuard": "bt_raider.guards",
+    "guard_tree": "bt_raider.guards",
+    "Recovery": "bt_raider.recovery",
+    "SymbolicRecovery": "bt_raider.recovery",
+    "LLMRecovery": "bt_raider.recovery",
+    "ScriptedHuman": "bt_raider.human",
+    "ConsoleHuman": "bt_raider.human",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
@@ -44,6 +44,10 @@ class Pending(Generic[T]):
 
     def exception(self) -> BaseException | None:
         return self._future.exception(timeout=0)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until done; True when it finished. For tests and scripts, never in a tick."""
+        return not wait([self._future], timeout=timeout).not_done
 
     def cancel(self) -> None:
         """Ask the work to stop; a queued job never starts, a running one sees the event."""

@@ -31,3 +31,12 @@ def test_a_checker_object_passes_through():
     c = Always()
     assert isinstance(c, Checker)
     assert make_checker(c) is c
+
+
+def test_public_names_resolve_lazily():
+    import bt_raider
+
+    for name in bt_raider.__all__:
+        assert getattr(bt_raider, name) is not None
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        bt_raider.nope  # noqa: B018

@@ -15,7 +15,7 @@ def test_result_arrives_and_caller_is_not_blocked():
     pending = submit(job, 21)
     assert not pending.done()  # the job is still waiting: submit returned at once
     release.set()
-    pending._future.result(timeout=5)
+    assert pending.wait(5)
     assert pending.done() and pending.result() == 42
 
 
@@ -40,5 +40,5 @@ def test_exception_is_kept_for_the_poller():
         raise RuntimeError("tool exploded")
 
     pending = submit(job)
-    pending._future.exception(timeout=5)
+    assert pending.wait(5)
     assert isinstance(pending.exception(), RuntimeError)
