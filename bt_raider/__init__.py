@@ -35,6 +35,10 @@ _EXPORTS = {
     "LLMRecovery": "bt_raider.recovery",
     "ScriptedHuman": "bt_raider.human",
     "ConsoleHuman": "bt_raider.human",
+    "SharedGoalGuard": "bt_raider.shared_goal",
+    "Validator": "bt_raider.validator",
+    "Message": "bt_raider.messaging",
+    "InProcessHub": "bt_raider.messaging",
 }
 
 __all__ = sorted(_EXPORTS)

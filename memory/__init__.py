@@ -1,4 +1,46 @@
 """CDR-cleaned vector memory: embeddings, hnswlib index, conflict detection rules.
 
-Ground floor: imports nothing of bt_raider but :mod:`bt_raider.errors`.
+Ground floor: imports nothing of bt_raider but :mod:`bt_raider.errors`. Importing this package
+loads no model (torch is imported on the first embedding).
+
+Main entry point: :class:`VectorMemory` (``record``, ``examples``, ``calibrate``, ``trim``).
 """
+
+from bt_raider.memory.calibrate import Calibration, calibrate_theta
+from bt_raider.memory.embedder import (
+    Embedder,
+    OpenAIEmbedder,
+    TransformersEmbedder,
+    make_embedder,
+)
+from bt_raider.memory.extract import Action, Extractor, SymbolicExtractor
+from bt_raider.memory.rules import Judgement, Rule, RuleSet
+from bt_raider.memory.vector import (
+    DEFAULT_THETA,
+    Context,
+    Example,
+    Record,
+    Resolution,
+    VectorMemory,
+)
+
+__all__ = [
+    "DEFAULT_THETA",
+    "Action",
+    "Calibration",
+    "Context",
+    "Embedder",
+    "Example",
+    "Extractor",
+    "Judgement",
+    "OpenAIEmbedder",
+    "Record",
+    "Resolution",
+    "Rule",
+    "RuleSet",
+    "SymbolicExtractor",
+    "TransformersEmbedder",
+    "VectorMemory",
+    "calibrate_theta",
+    "make_embedder",
+]
