@@ -32,6 +32,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--horizon", type=int, default=250, help="step limit (default 250)")
     parser.add_argument("--quiet", action="store_true", help="print the summary only")
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="run N robot processes (+ a world process) that talk only over Zenoh on 127.0.0.1",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,6 +48,10 @@ def run(args: argparse.Namespace) -> int:
     from .agent import POLICIES
     from .episode import Episode
 
+    if args.processes:
+        from .processes import run_demo
+
+        return run_demo(args)
     if not 2 <= args.robots <= len(ROBOT_NAMES):
         raise BtRaiderError(f"--robots must be 2..{len(ROBOT_NAMES)}, got {args.robots}")
     if args.goal is not None and args.goal not in GOALS:

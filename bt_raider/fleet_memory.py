@@ -1,0 +1,373 @@
+"""Fleet memory: what worked for one robot reaches the others -- through the CDR rules.
+
+When a robot records a success it stores the ``[information -> goal]`` pair in its own
+:class:`~bt_raider.memory.VectorMemory` and publishes it (topic ``memory`` of a
+:class:`~bt_raider.zenoh_bus.ZenohBus`). Every other robot **ingests** it into its own memory,
+but not blindly (Ma et al.: a memory is only as good as its consistency):
+
+1. the record is checked: well-formed, within the bound, signed by the robot that published it;
+2. its id is looked up: a record already held -- delivered twice, or echoed -- changes nothing
+   (ingestion is idempotent; a *different* record under a known id is rejected);
+3. it is judged by the Conflict Detection Rules against the memory's nearest contexts
+   (:meth:`~bt_raider.memory.VectorMemory.resolve`, no trimming). If a rule fires against a
+   **trusted** record -- one this robot learnt itself (by default, fleet records are not
+   trusted over local experience) -- the record is **quarantined**: stored with the outcome
+   ``quarantined``, the reason and the conflicting ids in its metadata, so it is kept, visible in
+   the history, and never retrieved as an example; otherwise it is **accepted** as a success.
+
+Each record carries a stable id (:func:`record_id`: origin + content hash), so a robot that
+succeeds twice at the same thing does not duplicate it either.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from bt_raider.errors import CommunicationError, MemoryStoreError
+
+if TYPE_CHECKING:
+    from bt_raider.memory import VectorMemory
+
+log = logging.getLogger("bt_raider.fleet_memory")
+
+#: Topic the records travel on.
+TOPIC = "memory"
+#: Longest record payload, in characters.
+MAX_RECORD_CHARS = 4000
+#: Outcome stored for a quarantined record (never retrieved as an example).
+QUARANTINED = "quarantined"
+#: Ingestion outcomes.
+STATUSES = ("accepted", "duplicate", "quarantined", "rejected")
+
+_FIELDS = ("v", "id", "origin", "information", "goal", "metadata")
+
+
+def record_id(origin: str, information: str, goal: str) -> str:
+    """A stable id: the same robot recording the same success gets the same id."""
+    digest = hashlib.sha256(f"{origin}\n{information.strip()}\n{goal.strip()}".encode()).hexdigest()
+    return f"{origin}-{digest[:16]}"
+
+
+@dataclass(frozen=True)
+class FleetRecord:
+    """One ``[information -> goal]`` success as it travels between robots.
+
+    Raises:
+        CommunicationError: a field is missing, empty or of the wrong type.
+    """
+
+    id: str
+    origin: str
+    information: str
+    goal: str
+    metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        for name in ("id", "origin", "information", "goal"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise CommunicationError(
+                    f"fleet record field {name!r} must be a non-empty string, got {value!r}"
+                )
+        if not isinstance(self.metadata, Mapping):
+            raise CommunicationError(
+                f"fleet record {self.id!r}: metadata must be an object, got "
+                f"{type(self.metadata).__name__}"
+            )
+        object.__setattr__(self, "metadata", dict(self.metadata))
+
+    def to_json(self, *, max_chars: int = MAX_RECORD_CHARS) -> str:
+        text = json.dumps(
+            {
+                "v": 1,
+                "id": self.id,
+                "origin": self.origin,
+                "information": self.information,
+                "goal": self.goal,
+                "metadata": self.metadata,
+            },
+            separators=(",", ":"),
+            ensure_ascii=False,
+            sort_keys=True,
+        )
+        if len(text) > max_chars:
+            raise CommunicationError(
+                f"fleet record {self.id!r} is {len(text)} characters: a record holds at most {max_chars}"
+            )
+        return text
+
+    @classmethod
+    def from_json(cls, text: str, *, max_chars: int = MAX_RECORD_CHARS) -> FleetRecord:
+        """Read a record written by :meth:`to_json`.
+
+        Raises:
+            CommunicationError: too long, not JSON, not an object, unknown version or fields.
+        """
+        if len(text) > max_chars:
+            raise CommunicationError(
+                f"fleet record is {len(text)} characters: a record holds at most {max_chars}"
+            )
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CommunicationError(f"fleet record is not JSON ({exc}): {text[:60]!r}") from exc
+        if not isinstance(raw, dict):
+            raise CommunicationError(f"fleet record must be a JSON object, got {text[:60]!r}")
+        if raw.get("v") != 1:
+            raise CommunicationError(
+                f"fleet record version {raw.get('v')!r} is unknown: expected 1"
+            )
+        unknown = sorted(set(raw) - set(_FIELDS))
+        if unknown:
+            raise CommunicationError(
+                f"fleet record has unknown field(s) {', '.join(unknown)}: expected {', '.join(_FIELDS)}"
+            )
+        return cls(
+            id=raw.get("id"),
+            origin=raw.get("origin"),
+            information=raw.get("information"),
+            goal=raw.get("goal"),
+            metadata=raw.get("metadata") or {},
+        )
+
+
+@dataclass(frozen=True)
+class Ingested:
+    """What happened to one delivered record.
+
+    Attributes:
+        status: ``accepted``, ``duplicate``, ``quarantined`` or ``rejected``.
+        record_id: the record's id (None when it could not be read).
+        origin: the robot it came from.
+        reason: why (for quarantined and rejected records: the rule and the conflicting record).
+        conflicts_with: ids of the trusted records it conflicts with.
+    """
+
+    status: str
+    record_id: str | None
+    origin: str | None
+    reason: str = ""
+    conflicts_with: tuple[str, ...] = ()
+
+
+class RecordTransport(Protocol):
+    """Carries text payloads on a topic to every robot of the team (a ZenohBus does)."""
+
+    name: str
+
+    def publish_topic(self, topic: str, text: str) -> None: ...
+
+    def subscribe_topic(self, topic: str, handler: Callable[[str, str], None]) -> None: ...
+
+
+def _trusted_locally(metadata: Mapping[str, Any]) -> bool:
+    return metadata.get("via") != "fleet"
+
+
+class FleetMemory:
+    """A robot's vector memory, shared with its team.
+
+    Args:
+        memory: this robot's :class:`~bt_raider.memory.VectorMemory`.
+        transport: the team's channel (a :class:`~bt_raider.zenoh_bus.ZenohBus`); None to
+            ingest by hand only.
+        name: this robot's name (default: ``transport.name``).
+        topic: the topic records travel on.
+        k: how many nearest contexts each incoming record is judged against.
+        trusted: which stored records outrank an incoming one (gets the record's metadata);
+            default: the ones this robot learnt itself.
+        max_chars: the record bound.
+
+    Attributes:
+        counts: ingestion status -> count (plus ``published``).
+        quarantine: record id -> :class:`Ingested` for the records kept aside.
+        rejected: the latest rejected deliveries.
+    """
+
+    def __init__(
+        self,
+        memory: VectorMemory,
+        transport: RecordTransport | None = None,
+        *,
+        name: str | None = None,
+        topic: str = TOPIC,
+        k: int = 5,
+        trusted: Callable[[Mapping[str, Any]], bool] = _trusted_locally,
+        max_chars: int = MAX_RECORD_CHARS,
+    ) -> None:
+        if name is None:
+            if transport is None:
+                raise MemoryStoreError("a fleet memory needs a name when it has no transport")
+            name = transport.name
+        if k < 1:
+            raise MemoryStoreError(f"k is {k}: expected a positive number of contexts")
+        self.memory = memory
+        self.transport = transport
+        self.name = name
+        self.topic = topic
+        self.k = k
+        self.trusted = trusted
+        self.max_chars = max_chars
+        self.counts: Counter[str] = Counter()
+        self.quarantine: dict[str, Ingested] = {}
+        self.rejected: list[Ingested] = []
+        self._own: dict[str, FleetRecord] = {}
+        self._lock = threading.RLock()
+        if transport is not None:
+            transport.subscribe_topic(topic, self._on_payload)
+
+    # -- sending
+
+    def record_success(
+        self, information: str, goal: str, metadata: Mapping[str, Any] | None = None
+    ) -> str:
+        """Store a success of this robot and publish it to the team; returns its id.
+
+        Recording the same success again stores nothing new but publishes it again (a late
+        joiner gets it; the others see a duplicate).
+        """
+        rid = record_id(self.name, information, goal)
+        meta = dict(metadata or {})
+        meta["origin"] = self.name
+        record = FleetRecord(rid, self.name, information.strip(), goal.strip(), meta)
+        text = record.to_json(max_chars=self.max_chars)  # refuse a record nobody could read
+        with self._lock:
+            self.memory.record(record.information, record.goal, "success", meta, record_id=rid)
+            self._own[rid] = record
+        self._publish(text)
+        return rid
+
+    def republish(self) -> int:
+        """Publish again every success this robot recorded in this session (for late joiners)."""
+        with self._lock:
+            texts = [r.to_json(max_chars=self.max_chars) for r in self._own.values()]
+        for text in texts:
+            self._publish(text)
+        return len(texts)
+
+    def _publish(self, text: str) -> None:
+        if self.transport is None:
+            return
+        self.transport.publish_topic(self.topic, text)
+        with self._lock:
+            self.counts["published"] += 1
+
+    # -- receiving
+
+    def _on_payload(self, sender: str, text: str) -> None:
+        result = self.ingest(text, sender=sender)
+        if result.status in ("quarantined", "rejected"):
+            log.warning(
+                "%s: %s record %s from %s: %s",
+                self.name,
+                result.status,
+                result.record_id,
+                sender,
+                result.reason,
+            )
+
+    def _done(self, result: Ingested) -> Ingested:
+        with self._lock:
+            self.counts[result.status] += 1
+            if result.status == "quarantined" and result.record_id:
+                self.quarantine[result.record_id] = result
+            elif result.status == "rejected":
+                self.rejected.append(result)
+                del self.rejected[:-100]
+        return result
+
+    def ingest(self, payload: str | FleetRecord, *, sender: str | None = None) -> Ingested:
+        """Take one delivered record into this robot's memory, through the CDR rules.
+
+        Args:
+            payload: the record, or its JSON text.
+            sender: the robot that published it (from the transport); it must be the record's
+                origin.
+
+        Returns:
+            What happened: ``accepted``, ``duplicate``, ``quarantined`` (kept aside, with the
+            reason) or ``rejected`` (unreadable, spoofed, or a known id with other content).
+        """
+        try:
+            record = (
+                payload
+                if isinstance(payload, FleetRecord)
+                else FleetRecord.from_json(payload, max_chars=self.max_chars)
+            )
+        except CommunicationError as exc:
+            return self._done(Ingested("rejected", None, sender, str(exc)))
+        if sender is not None and record.origin != sender:
+            return self._done(
+                Ingested(
+                    "rejected",
+                    record.id,
+                    sender,
+                    f"record {record.id} claims origin {record.origin!r} but was sent by {sender!r}",
+                )
+            )
+        with self._lock:
+            existing = self._existing(record.id)
+            if existing is not None:
+                same = existing.information == record.information and existing.goal == record.goal
+                if not same:
+                    return self._done(
+                        Ingested(
+                            "rejected",
+                            record.id,
+                            record.origin,
+                            f"id {record.id} already holds a different record "
+                            f"({existing.information!r} -> {existing.goal!r})",
+                        )
+                    )
+                return self._done(Ingested("duplicate", record.id, record.origin, "already held"))
+            conflicts = self._conflicts(record)
+            meta = dict(record.metadata)
+            meta.update({"origin": record.origin, "via": "fleet"})
+            if conflicts:
+                reason = "; ".join(
+                    f"conflicts with trusted record {c.id} ({c.information!r} -> {c.goal!r}) "
+                    f"by rule {c.judgement.rule}"
+                    for c in conflicts
+                )
+                meta.update({"quarantine": reason, "conflicts_with": [c.id for c in conflicts]})
+                self.memory.record(
+                    record.information, record.goal, QUARANTINED, meta, record_id=record.id
+                )
+                return self._done(
+                    Ingested(
+                        "quarantined",
+                        record.id,
+                        record.origin,
+                        reason,
+                        tuple(c.id for c in conflicts),
+                    )
+                )
+            self.memory.record(
+                record.information, record.goal, "success", meta, record_id=record.id
+            )
+            return self._done(Ingested("accepted", record.id, record.origin))
+
+    def _existing(self, rid: str) -> Any:
+        try:
+            return self.memory.get(rid)
+        except MemoryStoreError:
+            return None
+
+    def _conflicts(self, record: FleetRecord) -> list[Any]:
+        """Trusted contexts the CDR rules judge in conflict with the record (no trimming)."""
+        if len(self.memory) == 0:
+            return []
+        resolution = self.memory.resolve(record.information, k=self.k, trim=False)
+        return [c for c in resolution.conflicts if self.trusted(c.metadata)]
+
+    def summary(self) -> dict[str, int]:
+        """Counts: published, accepted, duplicate, quarantined, rejected."""
+        with self._lock:
+            return {k: self.counts.get(k, 0) for k in ("published", *STATUSES)}
