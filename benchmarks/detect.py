@@ -110,9 +110,12 @@ def make(backend: str, args: argparse.Namespace) -> Any:
     return make_checker(backend, **opts)
 
 
-def load(cases_path: Path) -> tuple[list[dict[str, Any]], dict[str, list[Any]]]:
+def load(
+    cases_path: Path, variants_path: Path | None = None
+) -> tuple[list[dict[str, Any]], dict[str, list[Any]]]:
     cases = [json.loads(line) for line in cases_path.read_text().splitlines() if line.strip()]
-    variants = json.loads((cases_path.parent / "variants.json").read_text())
+    variants_path = variants_path or cases_path.parent / "variants.json"
+    variants = json.loads(variants_path.read_text())
     return cases, variants
 
 
@@ -278,6 +281,11 @@ def main(argv: list[str] | None = None) -> int:
         "--cases", type=Path, default=CASES, help="cases.jsonl (variants.json beside it)"
     )
     parser.add_argument(
+        "--variants",
+        type=Path,
+        help="variants.json for the cases (default: variants.json beside --cases)",
+    )
+    parser.add_argument(
         "--backend",
         action="append",
         choices=("symbolic", "precond", "openai", "transformers"),
@@ -310,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from bt_raider.perception.scene import Scene
 
-    cases, variants = load(args.cases)
+    cases, variants = load(args.cases, args.variants)
     kitchen = build_cases.load_kitchen()
     scenes = {
         v: Scene(build_cases.build_scene(variants, v, kitchen), source=f"variant {v}")

@@ -203,6 +203,7 @@ _SPLIT_PARTICLES: dict[str, dict[str, str]] = {
 #: Politeness and framing removed before the verb ("Can you please ...?").
 _PREFIXES = re.compile(
     r"^(?:(?:hey|hi|ok|okay|now|so|then|and|please|kindly|robot|tiago)\b[,:]?\s+"
+    r"|(?:would|do|could)\s+you\s+mind\s+"
     r"|(?:can|could|would|will)\s+(?:you|u)\s+"
     r"|(?:i\s+(?:want|need|would\s+like)|i'd\s+like)\s+(?:you\s+)?to\s+"
     r"|(?:go\s+and|try\s+to|be\s+so\s+kind\s+as\s+to)\s+"
@@ -658,6 +659,13 @@ def _parse_natural(text: str, vocab: _Vocab) -> ParsedQuery:
         )
     words = norm.split()
     action, rest = _match_verb(words)
+    if action is None and words[0].endswith("ing"):
+        # "would you mind opening the microwave?": the gerund names the verb.
+        for stem in _stems(words[0]):
+            action, rest = _match_verb([stem, *words[1:]])
+            if action is not None:
+                words = [stem, *words[1:]]
+                break
     if action is None:
         raise _unknown_action(words[0])
     if words[0] in _CARRY_VERBS and action == "pick" and _recipient_to(rest):
@@ -678,6 +686,15 @@ def _parse_natural(text: str, vocab: _Vocab) -> ParsedQuery:
             split = _Splitter(rest[1:], split.original[1:], vocab)
         args = split.whole()
     return ParsedQuery(action, _check_arity(action, args, text), "natural", text)
+
+
+def _stems(gerund: str) -> list[str]:
+    """Base forms a gerund may come from: opening -> open, slicing -> slice, putting -> put."""
+    base = gerund[:-3]
+    out = [base, base + "e"]
+    if len(base) > 2 and base[-1] == base[-2]:
+        out.append(base[:-1])
+    return out
 
 
 #: Verbs that move an object somewhere: to a person it is a handover, to a thing an approach.

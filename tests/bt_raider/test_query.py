@@ -276,3 +276,24 @@ def test_malformed_pddl():
 def test_everyday_phrasings(text, action, expected_heads):
     parsed = parse_query(text)
     assert (parsed.action, heads(parsed)) == (action, expected_heads)
+
+
+@pytest.mark.parametrize(
+    ("text", "action", "args"),
+    [
+        ("Hey robot, would you mind opening the microwave?", "open", ["the microwave"]),
+        ("Do you mind putting the apple in the fridge", "place", ["the apple", "the fridge"]),
+        ("would you mind slicing the tomato", "slice", ["the tomato"]),
+        ("would you mind grabbing the mug", "pick", ["the mug"]),
+    ],
+)
+def test_would_you_mind_with_a_gerund(text, action, args):
+    # Found by the held-out case set (ho2-none-07): the gerund is the verb.
+    parsed = parse_query(text)
+    assert parsed.action == action
+    assert [a.text for a in parsed.args] == args
+
+
+def test_a_gerund_that_is_no_verb_is_still_an_unknown_action():
+    with pytest.raises(QueryError, match="unknown action"):
+        parse_query("would you mind singing a song")
