@@ -96,6 +96,7 @@ class DemoResult:
     guarded: bool
     backend: str
     files: dict[str, str] = field(default_factory=dict)
+    memory_recorded: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         from bt_raider.examples.medicine_delivery import scenario
@@ -272,6 +273,20 @@ def _make_backend(backend: str, model: str | None, base_url: str | None) -> tupl
     raise QueryError(f"unknown backend {backend!r}: expected one of symbolic, openai")
 
 
+def _memory_link(path: str | Path, planner: Any) -> Any:
+    """Open the CDR memory in the background and plug it into recovery."""
+    from bt_raider.fewshot import MemoryLink
+    from bt_raider.memory.vector import VectorMemory
+    from bt_raider.recovery import LLMRecovery
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    link = MemoryLink(VectorMemory(path))
+    link.setup()  # the model loads on the memory's thread while the tree starts
+    if isinstance(planner, LLMRecovery):
+        planner.examples = link.examples
+    return link
+
+
 def run_scenario(
     *,
     guarded: bool = True,
@@ -283,6 +298,7 @@ def run_scenario(
     stdout: Any = None,
     max_attempts: int = 3,
     time_limit: float | None = None,
+    memory: str | Path | None = None,
     echo: Callable[[str], Any] = print,
 ) -> DemoResult:
     """Plan, build the (guarded) tree and tick it in the simulated kitchen until it ends.
@@ -297,6 +313,8 @@ def run_scenario(
         stdout: console output (``sys.stdout`` by default).
         max_attempts: recoveries each guard may try per step.
         time_limit: seconds before the run is stopped (per backend default when None).
+        memory: a CDR vector-memory database: each successful recovery is recorded there,
+            and an LLM recovery planner takes its few-shot examples from it (None: no memory).
         echo: where the step-by-step lines go.
     """
     import py_trees
@@ -321,9 +339,12 @@ def run_scenario(
     for i, step in enumerate(steps, 1):
         echo(f"  {i}. {step.text}")
     guard = None
+    link = None
     if guarded:
         checker, planner = _make_backend(backend, model, base_url)
-        recovery = Recovery(planner, robot, human)
+        if memory is not None:
+            link = _memory_link(memory, planner)
+        recovery = Recovery(planner, robot, human, on_success=link.record if link else None)
         guard = raider_guards(
             checker, scene=world.observe, recovery=recovery, max_attempts=max_attempts
         )
@@ -360,6 +381,14 @@ def run_scenario(
     if failed is not None:
         echo(f"  failed    {failed.feedback_message}")
 
+    recorded: list[str] = []
+    if link is not None:
+        link.close()  # writes what is queued
+        recorded = list(link.recorded)
+        echo(f"memory: {len(recorded)} successful recoveries recorded in {memory}")
+        for err in link.errors:
+            echo(f"memory: {err}")
+
     adrianas, _other = scenario.medicine_ids()
     person = world.scene.human(scenario.PERSON)
     delivered = adrianas in (person.raw.get("holding") or []) and not world.scene.holding
@@ -376,6 +405,7 @@ def run_scenario(
         elapsed_s=elapsed,
         guarded=guarded,
         backend=backend if guarded else "none",
+        memory_recorded=recorded,
     )
 
 
@@ -440,6 +470,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out", default=DEFAULT_OUT, help=f"where the trace and tree go (default {DEFAULT_OUT})"
     )
     parser.add_argument(
+        "--memory",
+        default=None,
+        metavar="DB",
+        help="CDR memory database that records each successful recovery and gives the LLM "
+        "recovery planner its few-shot examples (default: OUT/memory.db)",
+    )
+    parser.add_argument("--no-memory", action="store_true", help="run without the vector memory")
+    parser.add_argument(
         "--no-guards",
         action="store_true",
         help="run the same plan without RAIDER guards (it fails at the first issue)",
@@ -452,7 +490,12 @@ def run(args: argparse.Namespace) -> int:
     guarded = not getattr(args, "no_guards", False)
     title = "RAIDER medicine delivery (Izquierdo-Badiola et al., section 5.2)"
     print(f"{title}\nbackend: {backend if guarded else 'none (no guards)'}")
+    out = Path(getattr(args, "out", DEFAULT_OUT) or DEFAULT_OUT)
+    memory = None
+    if not getattr(args, "no_memory", False):
+        memory = Path(getattr(args, "memory", None) or out / "memory.db")
     result = run_scenario(
+        memory=memory,
         guarded=guarded,
         backend=backend,
         model=getattr(args, "model", None),
@@ -461,7 +504,6 @@ def run(args: argparse.Namespace) -> int:
     )
     for line in summary_lines(result):
         print(line)
-    out = Path(getattr(args, "out", DEFAULT_OUT) or DEFAULT_OUT)
     files = write_tree_picture(result.root, out)
     note = files.pop("note", None)
     result.files = files
