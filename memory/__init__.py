@@ -14,6 +14,7 @@ from bt_raider.memory.embedder import (
     make_embedder,
 )
 from bt_raider.memory.extract import Action, Extractor, SymbolicExtractor
+from bt_raider.memory.llm import LLMExtractor
 from bt_raider.memory.rules import Judgement, Rule, RuleSet
 from bt_raider.memory.vector import (
     DEFAULT_THETA,
@@ -33,6 +34,7 @@ __all__ = [
     "Example",
     "Extractor",
     "Judgement",
+    "LLMExtractor",
     "OpenAIEmbedder",
     "Record",
     "Resolution",

@@ -31,21 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from bt_raider.errors import BtRaiderError
+from bt_raider.perception.scene import STATES
 
 DEFAULT_PATH = Path(__file__).resolve().parent / "data" / "categories.json"
 #: State flags an adjective may constrain (the AI2-THOR state flags of the scene format).
-STATE_FLAGS = frozenset(
-    {
-        "isOpen",
-        "isToggled",
-        "isSliced",
-        "isDirty",
-        "isFilledWithLiquid",
-        "isCooked",
-        "isBroken",
-        "isPickedUp",
-    }
-)
+STATE_FLAGS = frozenset(STATES)
 SECTIONS = ("object_types", "categories", "category_aliases", "synonyms", "states")
 _DETERMINERS = frozenset(
     "the a an some any all my your his her their our this that these those one".split()
