@@ -1,0 +1,370 @@
+"""Conflicting contexts in retrieval: naive RAG vs CDR-cleaned memory (Ma et al.).
+
+Builds a knowledge base of real commands (HuRIC + ALFRED, see ``memory_data.py``) plus
+conflicting variants derived from them, holds out original commands as queries, and prints for
+naive top-10 retrieval and for the CDR memory:
+
+* mean conflicting contexts in the top-10 (the paper found 1.8 for naive retrieval);
+* share of the consistent contexts of the naive top-10 that CDR keeps;
+* precision / recall of the rules' conflict detection over the naive top-10 pairs;
+* the same after Algorithm 1 trimmed the index over the query stream, and how many of the cut
+  links join two commands that really conflict.
+
+Labels come from the annotations and the derivations only (never from the extractor). theta is
+calibrated first on labelled pairs drawn from the knowledge base (never from the queries).
+Also printed: predicate-extraction accuracy against HuRIC's frame annotations.
+
+Run:  python3 benchmarks/memory_conflicts.py [--queries 320] [--db out/bench.db]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.memory_data import (  # noqa: E402
+    HURIC,
+    HURIC_FRAMES,
+    Command,
+    build,
+    gold_conflict,
+    huric_op,
+)
+from bt_raider.memory import SymbolicExtractor, TransformersEmbedder, VectorMemory  # noqa: E402
+from bt_raider.memory.extract import singular  # noqa: E402
+
+K = 10
+
+
+class CachedEmbedder:
+    """The real embedder with an on-disk cache of its vectors (for repeated benchmark runs)."""
+
+    def __init__(self, inner, path: Path) -> None:
+        self.inner, self.path, self.name = inner, path, inner.name
+        self.cache: dict[str, np.ndarray] = {}
+        if path.exists():
+            data = np.load(path, allow_pickle=False)
+            self.cache = dict(zip(data["texts"].tolist(), data["vectors"], strict=True))
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def setup(self) -> None:
+        self.inner.setup()
+
+    def embed(self, texts):
+        missing = sorted({t for t in texts if t not in self.cache})
+        if missing:
+            for t, v in zip(missing, self.inner.embed(missing), strict=True):
+                self.cache[t] = v
+            keys = sorted(self.cache)
+            np.savez(
+                self.path, texts=np.array(keys), vectors=np.stack([self.cache[k] for k in keys])
+            )
+        return np.stack([self.cache[t] for t in texts]) if texts else np.zeros((0, self.dim))
+
+
+# --------------------------------------------------------------------------- extraction
+
+
+def huric_accuracy(extractor: SymbolicExtractor) -> dict[str, float]:
+    """Extracted actions against HuRIC frames: lexical unit, operation, Theme head."""
+    frames = lu_ok = op_ok = head_n = head_ok = 0
+    for line in HURIC.read_text().splitlines():
+        row = json.loads(line)
+        acts = extractor.extract(row["sentence"])
+        used: set[int] = set()
+        for frame in row["frames"]:
+            op = huric_op(frame)
+            if op is None:
+                continue
+            frames += 1
+            base = frame["lu"].split()[0].lower()
+            roles = HURIC_FRAMES[frame["frame"]][1]
+            head = next(
+                (
+                    e["head"]
+                    for r in roles
+                    for e in frame["elements"]
+                    if e["type"] == r and e.get("head")
+                ),
+                None,
+            )
+            if head:
+                head_n += 1
+            m = next(
+                (
+                    i
+                    for i, a in enumerate(acts)
+                    if i not in used and a.lu and a.lu.split()[0] == base
+                ),
+                None,
+            )
+            if m is None:
+                continue
+            used.add(m)
+            lu_ok += 1
+            op_ok += acts[m].operation == op
+            if head and acts[m].head and singular(acts[m].head) == singular(head.lower()):
+                head_ok += 1
+    return {
+        "frames": frames,
+        "lexical_unit": lu_ok / frames,
+        "operation": op_ok / frames,
+        "theme_heads": head_n,
+        "theme_head": head_ok / head_n,
+    }
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+def calibration_pairs(
+    memory: VectorMemory,
+    pool: list[Command],
+    by_id: dict[str, Command],
+    seed: int,
+    per_class: int = 400,
+) -> list[dict]:
+    """Labelled pairs from KB anchors and their nearest neighbours (paper: 400 + 400).
+
+    Neighbours go as deep as the judge looks (k * overfetch = 40 for k = 10): the pairs
+    should look like the ones theta will decide on.
+    """
+    rng = random.Random(seed + 1)
+    anchors = rng.sample(pool, min(len(pool), 400))
+    vectors = memory.embedder.embed([a.text for a in anchors])
+    pos, neg = [], []
+    for anchor, vector in zip(anchors, vectors, strict=True):
+        for ex in memory.search_vector(vector, K * memory.overfetch):
+            other = by_id.get(ex.id)
+            if other is None or other.id == anchor.id:
+                continue
+            pair = {"a": anchor.text, "b": other.text}
+            if gold_conflict(anchor.gold, other.gold):
+                pos.append({**pair, "conflict": True})
+            else:
+                neg.append({**pair, "conflict": False})
+    rng.shuffle(pos)
+    rng.shuffle(neg)
+    return pos[:per_class] + neg[:per_class]
+
+
+def evaluate(
+    memory: VectorMemory,
+    queries: list[Command],
+    vectors,
+    by_id: dict[str, Command],
+    trim: bool,
+) -> dict[str, float]:
+    """One pass over the queries; returns the metrics."""
+    naive_conf = cdr_conf = cons_total = cons_kept = 0
+    tp = fp = fn = tn = 0
+    short = 0
+    recall_by_kind: Counter = Counter()
+    total_by_kind: Counter = Counter()
+    latencies = []
+    for q, vector in zip(queries, vectors, strict=True):
+        actions = memory.extractor.extract(q.text)
+        naive = memory.search_vector(vector, K)
+        t0 = time.perf_counter()
+        res = memory.resolve_vector(q.text, vector, actions, K, trim=trim)
+        latencies.append(time.perf_counter() - t0)
+        judged = {c.id: c.judgement.conflict for c in res.contexts}
+        kept = [c.id for c in res.kept][:K]
+        short += len(kept) < K
+        kept_set = set(kept)
+        for ex in naive:
+            ctx = by_id[ex.id]
+            gold = gold_conflict(q.gold, ctx.gold) is not None
+            if ex.id in judged:
+                pred = judged[ex.id]
+            else:  # not in the resolution's pool (approximate search): judge it directly
+                rec = memory.get(ex.id)
+                pred = memory.rules.judge(actions, rec.actions, ex.score, memory.theta).conflict
+            if gold:
+                naive_conf += 1
+                total_by_kind[ctx.kind] += 1
+                recall_by_kind[ctx.kind] += pred
+                tp += pred
+                fn += not pred
+            else:
+                cons_total += 1
+                cons_kept += ex.id in kept_set
+                fp += pred
+                tn += not pred
+        cdr_conf += sum(gold_conflict(q.gold, by_id[i].gold) is not None for i in kept)
+    n = len(queries)
+    latencies.sort()
+    return {
+        "naive_conflicts_top10": naive_conf / n,
+        "cdr_conflicts_top10": cdr_conf / n,
+        "consistent_kept": cons_kept / max(cons_total, 1),
+        "precision": tp / max(tp + fp, 1),
+        "recall": tp / max(tp + fn, 1),
+        "pairs": tp + fp + fn + tn,
+        "gold_conflicts": tp + fn,
+        "short_lists": short,
+        "recall_by_kind": {k: recall_by_kind[k] / v for k, v in sorted(total_by_kind.items())},
+        "resolve_ms_p50": 1000 * latencies[len(latencies) // 2],
+    }
+
+
+def cut_precision(memory: VectorMemory, by_id: dict[str, Command]) -> tuple[int, float]:
+    """How many cut links join two commands whose gold actions conflict."""
+    store = memory.store
+    assert store is not None
+    cuts = store.cuts(limit=10**9)
+    good = sum(
+        gold_conflict(by_id[c["a"]].gold, by_id[c["b"]].gold) is not None
+        for c in cuts
+        if c["a"] in by_id and c["b"] in by_id
+    )
+    return len(cuts), good / max(len(cuts), 1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--queries", type=int, default=320, help="held-out queries (>= 300)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--variant-rate", type=float, default=0.5)
+    parser.add_argument("--db", type=Path, help="memory database (default: a temporary one)")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument(
+        "--embedding-cache", type=Path, help="reuse MiniLM vectors across runs (.npz file)"
+    )
+    args = parser.parse_args(argv)
+
+    t0 = time.perf_counter()
+    bench = build(seed=args.seed, n_queries=args.queries, variant_rate=args.variant_rate)
+    by_id = {c.id: c for c in bench.kb}
+    kinds = Counter(c.kind for c in bench.kb)
+    sources = Counter(c.source for c in bench.kb if c.kind == "original")
+    print(
+        f"knowledge base: {len(bench.kb)} commands ({kinds['original']} real: "
+        + ", ".join(f"{s} {n}" for s, n in sorted(sources.items()))
+        + "; derived: "
+        + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()) if k != "original")
+        + f"); queries: {len(bench.queries)} held-out real commands"
+    )
+
+    acc = huric_accuracy(SymbolicExtractor())
+    print(
+        f"extraction vs HuRIC frames ({acc['frames']} frames): lexical unit "
+        f"{acc['lexical_unit']:.1%}, operation {acc['operation']:.1%}, theme head "
+        f"{acc['theme_head']:.1%} ({acc['theme_heads']} annotated heads)"
+    )
+
+    tmp = None
+    db = args.db
+    if db is None:
+        tmp = tempfile.TemporaryDirectory(prefix="bt-raider-bench-")
+        db = Path(tmp.name) / "bench.db"
+    embedder = TransformersEmbedder()
+    if args.embedding_cache:
+        embedder = CachedEmbedder(embedder, args.embedding_cache)
+    memory = VectorMemory(db, embedder=embedder)
+    memory.setup()
+    t1 = time.perf_counter()
+    memory.record_many(
+        {
+            "information": c.text,
+            "goal": c.goal,
+            "outcome": "success",
+            "record_id": c.id,
+            "metadata": {"source": c.source, "kind": c.kind},
+        }
+        for c in bench.kb
+    )
+    t_insert = time.perf_counter() - t1
+    print(f"stored {len(memory)} records in {t_insert:.1f} s (embedding included)")
+
+    pairs = calibration_pairs(memory, bench.pairs_pool, by_id, args.seed)
+    cal = memory.calibrate(pairs)
+    print(
+        f"theta calibrated by ROC (Youden's J) on {cal.positives} conflict + {cal.negatives} "
+        f"consistent pairs from the KB: theta = {cal.theta:.3f} (TPR {cal.tpr:.2f}, FPR "
+        f"{cal.fpr:.2f}, AUC {cal.auc:.2f})"
+    )
+
+    vectors = memory.embedder.embed([q.text for q in bench.queries])
+    before = evaluate(memory, bench.queries, vectors, by_id, trim=False)
+    trimming = evaluate(memory, bench.queries, vectors, by_id, trim=True)
+    cuts, cut_good = cut_precision(memory, by_id)
+    after = evaluate(memory, bench.queries, vectors, by_id, trim=False)
+    t2 = time.perf_counter()
+    self_trim = memory.trim(k=K)  # every stored record as a witness (Algorithm 1 over the KB)
+    t_self = time.perf_counter() - t2
+    cuts_all, cut_good_all = cut_precision(memory, by_id)
+    after_self = evaluate(memory, bench.queries, vectors, by_id, trim=False)
+
+    def line(name: str, m: dict) -> str:
+        return (
+            f"{name:<24} {m['cdr_conflicts_top10']:>8.3f} {m['consistent_kept']:>9.1%} "
+            f"{m['precision']:>9.1%} {m['recall']:>7.1%} {m['short_lists']:>6d}"
+        )
+
+    print()
+    print(
+        f"{'top-10 over ' + str(len(bench.queries)) + ' queries':<24} {'conflicts':>8} {'kept':>9} "
+        f"{'precision':>9} {'recall':>7} {'<10':>6}"
+    )
+    print(
+        f"{'naive RAG':<24} {before['naive_conflicts_top10']:>8.3f} {1:>9.1%} {'-':>9} {'-':>7} {0:>6d}"
+    )
+    print(line("CDR (rules only)", before))
+    print(line("CDR + trimming (online)", trimming))
+    print(line("CDR after trimming", after))
+    print(line("CDR after KB self-trim", after_self))
+    print(
+        f"\n{before['gold_conflicts']} conflicting of {before['pairs']} naive top-10 pairs; "
+        "recall by kind of conflicting context: "
+        + ", ".join(f"{k} {v:.0%}" for k, v in before["recall_by_kind"].items())
+    )
+    print(
+        f"trimming cut {cuts} links; {cut_good:.1%} of them join commands whose annotations "
+        f"conflict; resolve p50 {before['resolve_ms_p50']:.2f} ms (embedding excluded)"
+    )
+    print(
+        f"self-trim over the {self_trim['queries']} stored records took {t_self:.1f} s and cut "
+        f"{self_trim['cuts_added']} more links ({cuts_all} in all, {cut_good_all:.1%} between "
+        "conflicting commands)"
+    )
+    print(f"total {time.perf_counter() - t0:.0f} s")
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                {
+                    "kb": len(bench.kb),
+                    "queries": len(bench.queries),
+                    "extraction": acc,
+                    "calibration": cal.to_json(),
+                    "rules_only": before,
+                    "online_trimming": trimming,
+                    "after_trimming": after,
+                    "after_self_trim": after_self,
+                    "cut_links": cuts,
+                    "cut_precision": cut_good,
+                },
+                indent=1,
+            )
+        )
+    memory.close()
+    if tmp is not None:
+        tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,302 @@
+"""``bt-raider memory``: the CDR-cleaned vector memory from the command line.
+
+Sub-commands (all take ``--db PATH``; the index lives next to it as ``PATH.hnsw``):
+
+* ``add INFORMATION --goal GOAL`` (or ``--file records.jsonl``) -- store successes;
+* ``query TEXT [-k 5]`` -- few-shot examples cleaned of conflicts, and what was dropped;
+* ``stats`` -- counts, theta, sizes, rules;
+* ``calibrate PAIRS`` -- theta from labelled pairs (JSONL ``{"a", "b", "conflict"}``) by ROC;
+* ``trim [--queries FILE]`` -- Algorithm 1 over queries (default: every stored record);
+* ``delete ID`` -- hide a record judged wrong (its history stays).
+
+The model is loaded only by the sub-commands that embed text (add, query, calibrate, trim
+with --queries); stats, delete and self-trimming work from the database alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from bt_raider.errors import MemoryStoreError
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "memory",
+        help="CDR-cleaned vector memory of past successes",
+        description="CDR-cleaned vector memory: store [information -> goal] pairs, retrieve "
+        "few-shot examples without conflicting ones, calibrate theta, trim links.",
+    )
+    actions = parser.add_subparsers(dest="memory_command", metavar="ACTION")
+    actions.required = True
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--db", required=True, type=Path, help="memory database (SQLite file)")
+        p.add_argument(
+            "--rules", help="rules JSON file (default: the shipped phi1, phi2, negation)"
+        )
+        p.add_argument(
+            "--embedder",
+            help="'minilm' (default, bundled), a transformers model folder, or 'openai:MODEL'",
+        )
+        p.add_argument("--base-url", help="OpenAI-compatible endpoint for --embedder openai:MODEL")
+        p.add_argument("--json", action="store_true", help="print JSON instead of text")
+        p.set_defaults(run=run)
+
+    p = actions.add_parser("add", help="store a success (or many from a JSONL file)")
+    p.add_argument("information", nargs="?", help="the command / situation")
+    p.add_argument("--goal", help="what achieved it")
+    p.add_argument("--outcome", default="success", help="success (default) or failure")
+    p.add_argument("--metadata", help="JSON object stored with the record")
+    p.add_argument("--id", dest="record_id", help="record id (re-adding the same id is a no-op)")
+    p.add_argument(
+        "--file",
+        type=Path,
+        help="JSONL of {information, goal[, outcome, metadata, record_id]} records",
+    )
+    common(p)
+
+    p = actions.add_parser("query", help="few-shot examples for a command, conflicts removed")
+    p.add_argument("text", help="the new command")
+    p.add_argument("-k", type=int, default=5, help="examples wanted (default 5)")
+    p.add_argument("--naive", action="store_true", help="plain nearest neighbours, no rules")
+    p.add_argument("--no-trim", action="store_true", help="do not cut links for this query")
+    common(p)
+
+    p = actions.add_parser("stats", help="counts, theta, sizes, rules")
+    common(p)
+
+    p = actions.add_parser("calibrate", help="calibrate theta by ROC on labelled pairs")
+    p.add_argument("pairs", type=Path, help='JSONL of {"a": ..., "b": ..., "conflict": true|false}')
+    p.add_argument("--method", choices=("youden", "closest"), default="youden")
+    common(p)
+
+    p = actions.add_parser("trim", help="run Algorithm 1 to cut links between conflicting records")
+    p.add_argument("--queries", type=Path, help="text file, one query per line (default: records)")
+    p.add_argument("-k", type=int, default=10, help="contexts retrieved per query (default 10)")
+    common(p)
+
+    p = actions.add_parser("delete", help="hide a record judged wrong (kept in the history)")
+    p.add_argument("record_id", metavar="ID")
+    p.add_argument("--reason", default="judged wrong")
+    common(p)
+
+
+def _memory(args: argparse.Namespace):
+    from bt_raider.memory import VectorMemory, make_embedder
+
+    kwargs: dict[str, Any] = {}
+    if args.base_url:
+        kwargs["base_url"] = args.base_url
+    embedder = make_embedder(args.embedder, **kwargs)
+    return VectorMemory(args.db, embedder=embedder, rules=args.rules)
+
+
+def _read_jsonl(path: Path, what: str) -> list[dict[str, Any]]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise MemoryStoreError(f"cannot read {what} file {str(path)!r}: {exc}") from exc
+    out = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError as exc:
+            raise MemoryStoreError(
+                f"{what} file {str(path)!r} line {n}: invalid JSON: {exc}"
+            ) from exc
+        if not isinstance(item, dict):
+            raise MemoryStoreError(f"{what} file {str(path)!r} line {n}: expected a JSON object")
+        out.append(item)
+    return out
+
+
+def _print(args: argparse.Namespace, data: Any, text: str) -> None:
+    print(json.dumps(data, indent=1, default=str) if args.json else text)
+
+
+def run(args: argparse.Namespace) -> int:
+    command = args.memory_command
+    if args.db.exists() and args.db.is_dir():
+        raise MemoryStoreError(f"--db {str(args.db)!r} is a directory: expected a database file")
+    if command != "add" and not args.db.exists():
+        raise MemoryStoreError(
+            f"no memory database at {str(args.db)!r}: create one with bt-raider memory add"
+        )
+    with _memory(args) as memory:
+        return int(_COMMANDS[command](memory, args) or 0)
+
+
+def _add(memory, args: argparse.Namespace) -> int:
+    if args.file is not None:
+        if args.information:
+            raise MemoryStoreError("give either INFORMATION --goal GOAL or --file, not both")
+        items = _read_jsonl(args.file, "records")
+    else:
+        if not args.information or not args.goal:
+            raise MemoryStoreError("add needs INFORMATION and --goal GOAL (or --file FILE)")
+        metadata = None
+        if args.metadata:
+            try:
+                metadata = json.loads(args.metadata)
+            except ValueError as exc:
+                raise MemoryStoreError(f"--metadata is not valid JSON: {exc}") from exc
+        items = [
+            {
+                "information": args.information,
+                "goal": args.goal,
+                "outcome": args.outcome,
+                "metadata": metadata,
+                "record_id": args.record_id,
+            }
+        ]
+    before = len(memory)
+    ids = memory.record_many(items)
+    added = len(memory) - before
+    _print(args, {"ids": ids, "added": added}, "\n".join(ids) + f"\n# {added} new record(s)")
+    return 0
+
+
+def _query(memory, args: argparse.Namespace) -> int:
+    if args.naive:
+        hits = memory.search(args.text, args.k)
+        data = [
+            {"id": h.id, "score": h.score, "information": h.information, "goal": h.goal}
+            for h in hits
+        ]
+        text = "\n".join(f"{h.score:.3f}  {h.information}  ->  {h.goal}   [{h.id}]" for h in hits)
+        _print(args, data, text or "(memory is empty)")
+        return 0
+    res = memory.resolve(args.text, args.k, trim=not args.no_trim)
+    data = {
+        "query": res.query,
+        "actions": [a.to_json() for a in res.actions],
+        "theta": res.theta,
+        "examples": [
+            {"id": c.id, "score": c.score, "information": c.information, "goal": c.goal}
+            for c in res.kept
+        ],
+        "conflicts": [
+            {
+                "id": c.id,
+                "score": c.score,
+                "information": c.information,
+                "rule": c.judgement.rule,
+                "why": c.judgement.explain(),
+            }
+            for c in res.conflicts
+        ],
+        "cut": [{"id": c.id, "information": c.information} for c in res.cut],
+        "cuts_added": res.cuts_added,
+    }
+    lines = [
+        f"query: {res.query}",
+        "actions: "
+        + (", ".join(f"({a.operation}, {a.object})" for a in res.actions) or "none found"),
+        f"theta: {res.theta:.3f}",
+        "examples:",
+    ]
+    lines += [f"  {c.score:.3f}  {c.information}  ->  {c.goal}   [{c.id}]" for c in res.kept] or [
+        "  (none)"
+    ]
+    if res.conflicts:
+        lines.append("dropped as conflicting:")
+        lines += [
+            f"  {c.score:.3f}  {c.information}   [{c.judgement.explain()}]" for c in res.conflicts
+        ]
+    if res.cut:
+        lines.append("dropped by cut links:")
+        lines += [f"  {c.score:.3f}  {c.information}" for c in res.cut]
+    lines.append(f"links cut: {res.cuts_added}")
+    _print(args, data, "\n".join(lines))
+    return 0
+
+
+def _stats(memory, args: argparse.Namespace) -> int:
+    s = memory.stats()
+    cal = s["calibration"]
+    text = "\n".join(
+        [
+            f"database: {s['path']} ({s['db_bytes'] / 1e6:.2f} MB, journal {s['journal_mode']})",
+            f"index: {s['index']['path']} ({s['index_bytes'] / 1e6:.2f} MB, "
+            f"{s['index']['live']} live of {s['index']['elements']}, {s['index']['opened']})",
+            f"records: {s['records']} ({s['live']} live, {s['deleted']} deleted), outcomes "
+            + ", ".join(f"{k} {v}" for k, v in sorted(s["outcomes"].items())),
+            f"cut links: {s['cut_links']}",
+            f"theta: {s['theta']:.3f} ({s['theta_source']})"
+            + (
+                f", AUC {cal['auc']:.2f} on {cal['positives']}+{cal['negatives']} pairs"
+                if cal
+                else ""
+            ),
+            f"embedder: {s['embedder']} (dim {s['dim']}), extractor: {s['extractor']}",
+            f"rules: {', '.join(s['rules'])}",
+        ]
+    )
+    _print(args, s, text)
+    return 0
+
+
+def _calibrate(memory, args: argparse.Namespace) -> int:
+    pairs = _read_jsonl(args.pairs, "pairs")
+    result = memory.calibrate(pairs, method=args.method)
+    _print(
+        args,
+        result.to_json(),
+        f"theta = {result.theta:.4f} (ROC {result.method}: TPR {result.tpr:.3f}, FPR "
+        f"{result.fpr:.3f}, J {result.youden_j:.3f}, AUC {result.auc:.3f}; "
+        f"{result.positives} conflict + {result.negatives} consistent pairs); stored in {args.db}",
+    )
+    return 0
+
+
+def _trim(memory, args: argparse.Namespace) -> int:
+    queries = None
+    if args.queries is not None:
+        try:
+            queries = [
+                q for q in args.queries.read_text(encoding="utf-8").splitlines() if q.strip()
+            ]
+        except OSError as exc:
+            raise MemoryStoreError(
+                f"cannot read queries file {str(args.queries)!r}: {exc}"
+            ) from exc
+    report = memory.trim(queries, k=args.k)
+    _print(
+        args,
+        report,
+        f"{report['queries']} queries, {report['conflicts']} conflicting contexts, "
+        f"{report['cuts_added']} links cut",
+    )
+    return 0
+
+
+def _delete(memory, args: argparse.Namespace) -> int:
+    changed = memory.delete(args.record_id, reason=args.reason)
+    _print(
+        args,
+        {"id": args.record_id, "deleted": changed},
+        f"{args.record_id}: " + ("deleted (kept in the history)" if changed else "already deleted"),
+    )
+    return 0
+
+
+_COMMANDS = {
+    "add": _add,
+    "query": _query,
+    "stats": _stats,
+    "calibrate": _calibrate,
+    "trim": _trim,
+    "delete": _delete,
+}
+
+if __name__ == "__main__":  # pragma: no cover
+    from bt_raider.cli import main
+
+    sys.exit(main(["memory", *sys.argv[1:]]))

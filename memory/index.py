@@ -1,0 +1,251 @@
+"""The hnswlib index (cosine), saved next to the database and rebuilt from it when stale.
+
+The database is the source of truth. The index file ``<db>.hnsw`` has a sidecar
+``<db>.hnsw.json`` naming the database (its ``store_id``), the database's mutation counter at
+save time, the dimension and the parameters. On open, an index whose sidecar does not match
+the database -- missing, from another database, saved before the last write, another
+dimension -- is rebuilt from the embeddings stored in SQLite, so no model is needed.
+
+Labels are the records' integer labels. Deleted records are ``mark_deleted`` in hnswlib (and
+left out of a rebuild); the set of marked labels is tracked here because hnswlib cannot list it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable, Collection
+from pathlib import Path
+
+import numpy as np
+
+from bt_raider.errors import MemoryStoreError, require
+from bt_raider.memory.store import Store
+
+SPACE = "cosine"
+
+
+class VectorIndex:
+    """An hnswlib HNSW graph over a store's live embeddings.
+
+    Args:
+        path: the index file (the sidecar is ``path`` + ``.json``).
+        dim: vector length.
+        M: graph degree (hnswlib's M).
+        ef_construction: build-time beam width.
+        ef: query-time beam width (raised to ``k`` when a query asks for more).
+    """
+
+    def __init__(
+        self, path: Path, dim: int, *, M: int = 16, ef_construction: int = 200, ef: int = 64
+    ) -> None:
+        self.path = Path(path)
+        self.meta_path = Path(str(path) + ".json")
+        self.dim = int(dim)
+        self.M = int(M)
+        self.ef_construction = int(ef_construction)
+        self.ef = int(ef)
+        self._hnswlib = require("hnswlib", "all")
+        self._index = None
+        self._lock = threading.RLock()
+        self.deleted: set[int] = set()
+        self.max_label = 0
+        self.mutation = -1  # the database mutation this index reflects
+        self.how = ""  # "loaded", "rebuilt" or "new"
+
+    # -- life cycle ---------------------------------------------------------
+
+    def open(self, store: Store) -> str:
+        """Load the saved index if it matches ``store``, else rebuild; returns which."""
+        with self._lock:
+            reason = self._stale_reason(store)
+            if reason is None:
+                try:
+                    self._load(store)
+                    self.how = "loaded"
+                    return self.how
+                except (RuntimeError, OSError, ValueError):
+                    reason = "unreadable"
+            self.rebuild(store)
+            self.how = "rebuilt" if reason != "missing" or store.count(False) else "new"
+            return self.how
+
+    def _stale_reason(self, store: Store) -> str | None:
+        if not self.path.is_file() or not self.meta_path.is_file():
+            return "missing"
+        try:
+            meta = json.loads(self.meta_path.read_text())
+        except (OSError, ValueError):
+            return "unreadable"
+        if meta.get("store_id") != store.store_id:
+            return "another database"
+        if int(meta.get("mutation", -1)) != store.mutation:
+            return "stale"
+        if int(meta.get("dim", -1)) != self.dim or meta.get("space") != SPACE:
+            return "dimension"
+        return None
+
+    def _new(self, capacity: int):
+        index = self._hnswlib.Index(space=SPACE, dim=self.dim)
+        index.init_index(
+            max_elements=max(int(capacity), 1024), ef_construction=self.ef_construction, M=self.M
+        )
+        index.set_ef(self.ef)
+        return index
+
+    def _load(self, store: Store) -> None:
+        meta = json.loads(self.meta_path.read_text())
+        index = self._hnswlib.Index(space=SPACE, dim=self.dim)
+        count = int(meta.get("elements", 0))
+        index.load_index(str(self.path), max_elements=max(2 * count, 1024))
+        if index.element_count != count:
+            raise ValueError("element count differs from the sidecar")
+        index.set_ef(self.ef)
+        ids = set(index.get_ids_list())
+        self.deleted = {x for x in store.labels_where("deleted_at IS NOT NULL") if x in ids}
+        self.max_label = max(ids) if ids else 0
+        self._index = index
+        self.mutation = int(meta["mutation"])
+
+    def rebuild(self, store: Store) -> None:
+        """A fresh graph from the live embeddings in ``store``."""
+        with self._lock:
+            live = store.count(live_only=True)
+            index = self._new(max(2 * live, 1024))
+            mutation = store.mutation
+            max_label = 0
+            for labels, vectors in store.embeddings():
+                if vectors.shape[1] != self.dim:
+                    raise MemoryStoreError(
+                        f"stored embeddings have length {vectors.shape[1]}, the embedder gives "
+                        f"{self.dim}: the database was built with another embedder"
+                    )
+                index.add_items(vectors, labels)
+                max_label = int(labels[-1])
+            self._index = index
+            self.deleted = set()
+            self.max_label = max_label
+            self.mutation = mutation
+
+    def save(self, store: Store) -> None:
+        """Write the index and its sidecar atomically (temp file, then rename)."""
+        with self._lock:
+            if self._index is None:
+                return
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(str(self.path) + ".tmp")
+            self._index.save_index(str(tmp))
+            os.replace(tmp, self.path)
+            meta = {
+                "store_id": store.store_id,
+                "mutation": self.mutation,
+                "dim": self.dim,
+                "space": SPACE,
+                "elements": int(self._index.element_count),
+                "M": self.M,
+                "ef_construction": self.ef_construction,
+            }
+            tmp_meta = Path(str(self.meta_path) + ".tmp")
+            tmp_meta.write_text(json.dumps(meta, indent=1))
+            os.replace(tmp_meta, self.meta_path)
+
+    def sync(self, store: Store) -> None:
+        """Catch up with writes another process made to the database."""
+        with self._lock:
+            mutation = store.mutation
+            if mutation == self.mutation:
+                return
+            ids = set(self._index.get_ids_list())
+            live = set(store.labels_where("deleted_at IS NULL"))
+            for label in (ids - live) - self.deleted:
+                self.mark_deleted(label)
+            for label in live & self.deleted:
+                self.unmark_deleted(label)
+            missing = sorted(live - ids)
+            if missing:
+                rows = store.by_labels(missing, embedding=True)
+                vectors = np.stack([rows[x].embedding for x in missing])
+                self.add(np.asarray(missing, dtype=np.int64), vectors)
+            self.mutation = mutation
+
+    # -- contents -----------------------------------------------------------
+
+    @property
+    def live_count(self) -> int:
+        return 0 if self._index is None else int(self._index.element_count) - len(self.deleted)
+
+    @property
+    def element_count(self) -> int:
+        return 0 if self._index is None else int(self._index.element_count)
+
+    def add(self, labels: np.ndarray, vectors: np.ndarray) -> None:
+        with self._lock:
+            vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+            if vectors.ndim != 2 or vectors.shape[1] != self.dim:
+                raise MemoryStoreError(
+                    f"vectors of shape {vectors.shape} do not fit an index of dimension {self.dim}"
+                )
+            needed = self._index.element_count + len(labels)
+            if needed > self._index.get_max_elements():
+                self._index.resize_index(max(needed, 2 * self._index.get_max_elements()))
+            self._index.add_items(vectors, np.asarray(labels, dtype=np.int64))
+            self.max_label = max(self.max_label, int(np.max(labels)))
+
+    def mark_deleted(self, label: int) -> None:
+        with self._lock:
+            if label in self.deleted:
+                return
+            try:
+                self._index.mark_deleted(int(label))
+            except RuntimeError:
+                return  # not in the index (never added): nothing to hide
+            self.deleted.add(int(label))
+
+    def unmark_deleted(self, label: int, vector: np.ndarray | None = None) -> None:
+        with self._lock:
+            if label in self.deleted:
+                self._index.unmark_deleted(int(label))
+                self.deleted.discard(int(label))
+            elif vector is not None and int(label) not in set(self._index.get_ids_list()):
+                self.add(np.array([label]), vector.reshape(1, -1))
+
+    def vectors(self, labels: Collection[int]) -> np.ndarray:
+        return np.asarray(self._index.get_items(list(labels)), dtype=np.float32)
+
+    # -- search -------------------------------------------------------------
+
+    def knn(
+        self,
+        vector: np.ndarray,
+        k: int,
+        exclude: Collection[int] | None = None,
+        num_threads: int = 1,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` nearest live labels and their cosine similarities, best first.
+
+        ``exclude`` is passed to hnswlib as its ``filter`` (labels never returned).
+        """
+        with self._lock:
+            live = self.live_count - (len(exclude) if exclude else 0)
+            k = min(int(k), max(live, 0))
+            if k <= 0:
+                return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+            self._index.set_ef(max(self.ef, k))
+            query = np.ascontiguousarray(vector, dtype=np.float32).reshape(1, -1)
+            filt: Callable[[int], bool] | None = None
+            if exclude:
+                blocked = exclude if isinstance(exclude, (set, frozenset)) else set(exclude)
+                filt = lambda label: label not in blocked  # noqa: E731 - hnswlib wants a callable
+            while True:
+                try:
+                    labels, dist = self._index.knn_query(
+                        query, k=k, num_threads=num_threads, filter=filt
+                    )
+                    break
+                except RuntimeError:
+                    # Too few reachable elements for k (many marked deleted): ask for fewer.
+                    if k <= 1:
+                        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+                    k = max(1, k // 2)
+            return labels[0].astype(np.int64), (1.0 - dist[0]).astype(np.float32)

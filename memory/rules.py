@@ -1,0 +1,340 @@
+"""Conflict Detection Rules as data: a small declarative language over extracted actions.
+
+A CDR (Ma et al., section 3.1) has the form ``X -> C(s1, s2)`` where ``X`` is a conjunction of
+predicates comparing the two sentences' actions slot by slot, plus ``VecSim(v1, v2) >= theta``.
+Here a rule is JSON::
+
+    {"name": "phi1",
+     "description": "same object, different operation, similar vectors -> conflict",
+     "when": {"object": "same", "operation": "different", "negated": "same"},
+     "vecsim": true}
+
+``when`` maps a slot of :class:`~bt_raider.memory.extract.Action` (``operation``, ``object``,
+``location``, ``source``, ``negated``, ``lu``, ``head``) to a comparator:
+
+* ``same`` -- both sentences name the slot and the values are equal;
+* ``different`` -- both name it and the values differ;
+* ``opposite`` -- both name it and the values are listed together in ``opposites``;
+* ``present`` / ``absent`` -- both name it / neither does;
+* ``any`` -- no constraint (documentation only).
+
+``vecsim`` is ``true`` (the memory's calibrated theta), a number (this rule's own threshold) or
+``false`` (no similarity predicate). A slot that one sentence does not name never satisfies
+``same``/``different``: an unknown object is not evidence of a conflict.
+
+Sentences hold several actions. Before the rules are checked, the actions of the two sentences
+are paired one to one, best agreement first (same object counts twice, same operation once), so
+"take the plate and bring it to the kitchen" against "take the plate" compares the two *take*
+actions and leaves *bring* unpaired, instead of reading a conflict into it. A rule fires when
+it holds for one aligned pair.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from bt_raider.errors import MemoryStoreError
+from bt_raider.memory.extract import SLOTS, Action
+
+#: Comparators a rule may apply to a slot.
+COMPARATORS = ("same", "different", "opposite", "present", "absent", "any")
+#: Keys a rule may have.
+RULE_KEYS = ("name", "description", "when", "vecsim")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One conflict detection rule.
+
+    Attributes:
+        name: unique name, reported with every conflict it finds.
+        when: slot -> comparator; all must hold for one aligned pair of actions.
+        vecsim: True for the memory's theta, a float for this rule's own threshold, False for
+            no similarity predicate.
+        description: what the rule says, in words.
+    """
+
+    name: str
+    when: tuple[tuple[str, str], ...]
+    vecsim: bool | float = True
+    description: str = ""
+
+    def holds(self, a: Action, b: Action, opposites: dict[str, frozenset[str]]) -> bool:
+        """Whether the symbolic part of the rule holds for the pair ``(a, b)``."""
+        for slot, comparator in self.when:
+            x, y = getattr(a, slot), getattr(b, slot)
+            if comparator == "any":
+                continue
+            if comparator == "absent":
+                if x is not None or y is not None:
+                    return False
+                continue
+            if x is None or y is None:
+                return False
+            if comparator == "same" and x != y:
+                return False
+            if comparator == "different" and x == y:
+                return False
+            if comparator == "opposite" and y not in opposites.get(x, ()):
+                return False
+        return True
+
+    def similar_enough(self, sim: float, theta: float) -> bool:
+        """The VecSim predicate of this rule."""
+        if self.vecsim is False:
+            return True
+        threshold = theta if self.vecsim is True else float(self.vecsim)
+        return sim >= threshold
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name}
+        if self.description:
+            out["description"] = self.description
+        out["when"] = dict(self.when)
+        out["vecsim"] = self.vecsim
+        return out
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The rules' verdict on one pair of sentences.
+
+    Attributes:
+        conflict: whether some rule fired.
+        rule: the first rule that fired.
+        pair: the aligned actions it fired on.
+        similarity: the VecSim value used.
+    """
+
+    conflict: bool
+    rule: str | None = None
+    pair: tuple[Action, Action] | None = None
+    similarity: float = math.nan
+
+    def explain(self) -> str:
+        if not self.conflict or self.pair is None:
+            return "consistent"
+        a, b = self.pair
+        return (
+            f"{self.rule}: ({a.operation}, {a.object}) vs ({b.operation}, {b.object}), "
+            f"similarity {self.similarity:.2f}"
+        )
+
+
+def align(a: Sequence[Action], b: Sequence[Action]) -> list[tuple[Action, Action]]:
+    """Pair actions one to one, best agreement first (same object 2, same operation 1).
+
+    "take the plate and bring it to the kitchen" against "take the plate" pairs the two
+    *take* actions and leaves *bring* unpaired. (An order-aware variant -- shared actions as
+    anchors, the others paired only within the same stretch -- was measured on the conflict
+    benchmark and found slightly worse; see benchmarks/memory_conflicts.py.)
+    """
+    scored = []
+    for i, x in enumerate(a):
+        for j, y in enumerate(b):
+            score = 2 * (x.object is not None and x.object == y.object) + (
+                x.operation == y.operation
+            )
+            scored.append((-score, i, j))
+    scored.sort()
+    used_a: set[int] = set()
+    used_b: set[int] = set()
+    pairs = []
+    for _, i, j in scored:
+        if i not in used_a and j not in used_b:
+            used_a.add(i)
+            used_b.add(j)
+            pairs.append((a[i], b[j]))
+    return pairs
+
+
+@dataclass
+class RuleSet:
+    """An ordered set of rules plus the table of opposite values.
+
+    Build one with :meth:`default`, :meth:`load` (a path, a JSON string, a dict or a list of
+    rule dicts) or :meth:`from_json`; add rules with :meth:`extend`.
+    """
+
+    rules: list[Rule] = field(default_factory=list)
+    opposites: dict[str, frozenset[str]] = field(default_factory=dict)
+    source: str = "<rules>"
+
+    # -- building -----------------------------------------------------------
+
+    @classmethod
+    def from_json(cls, data: Any, source: str = "<rules>") -> RuleSet:
+        """Rules from parsed JSON: ``{"rules": [...], "opposites": [[a, b], ...]}`` or a list."""
+        if isinstance(data, list):
+            data = {"rules": data}
+        if not isinstance(data, dict) or not isinstance(data.get("rules"), list):
+            raise MemoryStoreError(
+                f"rules {source}: expected an object with a 'rules' list (or a list of rules), "
+                f"got {type(data).__name__}"
+            )
+        unknown = set(data) - {"rules", "opposites", "version", "_doc", "description"}
+        if unknown:
+            raise MemoryStoreError(
+                f"rules {source}: unknown key {sorted(unknown)[0]!r}: expected rules, "
+                "opposites, version, description"
+            )
+        opposites: dict[str, set[str]] = {}
+        for group in data.get("opposites", []):
+            if not isinstance(group, list) or len(group) < 2:
+                raise MemoryStoreError(
+                    f"rules {source}: opposites entry {group!r}: expected a list of 2+ values"
+                )
+            for v in group:
+                opposites.setdefault(v, set()).update(w for w in group if w != v)
+        out = cls([], {k: frozenset(v) for k, v in opposites.items()}, source)
+        out.extend(data["rules"])
+        return out
+
+    @classmethod
+    def load(cls, spec: RuleSet | str | Path | dict | list | None = None) -> RuleSet:
+        """A rule set from any of: None (the shipped phi1, phi2, negation), a RuleSet, a path
+        to a JSON file, a JSON string, or parsed JSON."""
+        if spec is None:
+            return cls.default()
+        if isinstance(spec, RuleSet):
+            return spec
+        if isinstance(spec, (dict, list)):
+            return cls.from_json(spec)
+        text = str(spec)
+        if text.lstrip().startswith(("{", "[")):
+            try:
+                return cls.from_json(json.loads(text), source="<string>")
+            except ValueError as exc:
+                raise MemoryStoreError(f"rules string is not valid JSON: {exc}") from exc
+        path = Path(spec)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise MemoryStoreError(f"cannot read rules file {str(path)!r}: {exc}") from exc
+        except ValueError as exc:
+            raise MemoryStoreError(f"rules file {str(path)!r} is not valid JSON: {exc}") from exc
+        return cls.from_json(data, source=str(path))
+
+    @classmethod
+    def default(cls) -> RuleSet:
+        """The shipped rules (``data/cdr_rules.json``): the paper's phi1, phi2 and negation."""
+        entry = resources.files("bt_raider.memory") / "data" / "cdr_rules.json"
+        return cls.from_json(
+            json.loads(entry.read_text("utf-8")), source="bt_raider/memory/data/cdr_rules.json"
+        )
+
+    def extend(self, rules: Iterable[dict[str, Any] | Rule]) -> RuleSet:
+        """Add rules (validated); returns self."""
+        for n, spec in enumerate(rules):
+            rule = spec if isinstance(spec, Rule) else _parse_rule(spec, n, self.source)
+            if any(r.name == rule.name for r in self.rules):
+                raise MemoryStoreError(f"rules {self.source}: duplicate rule name {rule.name!r}")
+            self.rules.append(rule)
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        groups: list[list[str]] = []
+        seen: set[str] = set()
+        for v, others in self.opposites.items():
+            if v not in seen:
+                group = sorted({v, *others})
+                seen.update(group)
+                groups.append(group)
+        return {"version": 1, "opposites": groups, "rules": [r.to_json() for r in self.rules]}
+
+    @property
+    def names(self) -> list[str]:
+        return [r.name for r in self.rules]
+
+    # -- judging ------------------------------------------------------------
+
+    def judge(
+        self, a: Sequence[Action], b: Sequence[Action], similarity: float, theta: float
+    ) -> Judgement:
+        """Apply the rules to two sentences' actions at vector similarity ``similarity``."""
+        if not a or not b:
+            return Judgement(False, similarity=similarity)
+        pairs = align(a, b)
+        for rule in self.rules:
+            if not rule.similar_enough(similarity, theta):
+                continue
+            for x, y in pairs:
+                if rule.holds(x, y, self.opposites):
+                    return Judgement(True, rule.name, (x, y), similarity)
+        return Judgement(False, similarity=similarity)
+
+    def agree(self, a: Sequence[Action], b: Sequence[Action]) -> bool:
+        """Positive evidence that two sentences are consistent: they share an action (same
+        operation, object and negation) and no rule fires between them at any similarity."""
+        if not a or not b:
+            return False
+        shared = any(
+            x.object is not None and x.key == y.key and x.negated == y.negated
+            for x, y in align(a, b)
+        )
+        return shared and not self.judge(a, b, 1.0, theta=-math.inf).conflict
+
+    def calibration_score(
+        self, a: Sequence[Action], b: Sequence[Action], similarity: float
+    ) -> float:
+        """The pair's score on the theta axis of the ROC curve.
+
+        ``+inf`` when a rule without the memory's theta fires anyway, ``similarity`` when a
+        theta rule's symbolic part holds (it fires iff ``similarity >= theta``), ``-inf`` when
+        no rule can fire at any theta.
+        """
+        if self.judge(a, b, similarity, theta=math.inf).conflict:
+            return math.inf
+        if self.judge(a, b, similarity, theta=-math.inf).conflict:
+            return similarity
+        return -math.inf
+
+
+def _parse_rule(spec: Any, n: int, source: str) -> Rule:
+    where = f"rules {source}: rule {n + 1}"
+    if not isinstance(spec, dict):
+        raise MemoryStoreError(f"{where}: expected an object, got {spec!r}")
+    name = spec.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise MemoryStoreError(f"{where}: missing 'name' (a non-empty string)")
+    where = f"rules {source}: rule {name!r}"
+    unknown = set(spec) - set(RULE_KEYS)
+    if unknown:
+        raise MemoryStoreError(
+            f"{where}: unknown field {sorted(unknown)[0]!r}: expected {', '.join(RULE_KEYS)}"
+        )
+    when = spec.get("when")
+    if not isinstance(when, dict) or not when:
+        raise MemoryStoreError(f"{where}: 'when' must map slots to comparators, got {when!r}")
+    for slot, comparator in when.items():
+        if slot not in SLOTS:
+            raise MemoryStoreError(
+                f"{where}: unknown slot {slot!r}: expected one of {', '.join(SLOTS)}"
+            )
+        if comparator not in COMPARATORS:
+            raise MemoryStoreError(
+                f"{where}: slot {slot!r} has unknown comparator {comparator!r}: expected one "
+                f"of {', '.join(COMPARATORS)}"
+            )
+    vecsim = spec.get("vecsim", True)
+    if isinstance(vecsim, bool):
+        pass
+    elif isinstance(vecsim, (int, float)) and -1.0 <= float(vecsim) <= 1.0:
+        vecsim = float(vecsim)
+    else:
+        raise MemoryStoreError(
+            f"{where}: 'vecsim' is {vecsim!r}: expected true (the memory's theta), false, or a "
+            "cosine threshold between -1 and 1"
+        )
+    return Rule(
+        name=name,
+        when=tuple(when.items()),
+        vecsim=vecsim,
+        description=str(spec.get("description", "")),
+    )

@@ -1,0 +1,477 @@
+"""The memory's source of truth: one SQLite database in WAL mode.
+
+Tables:
+
+* ``records`` -- every memory ever stored: text (``information``), ``goal``, ``outcome``,
+  metadata, the extracted actions, the embedding as a float32 blob (so the vector index can be
+  rebuilt without the model), and the deletion mark. Rows are never removed: a deleted record
+  keeps its row with ``deleted_at`` and the reason, and can be restored.
+* ``cut_links`` -- pairs of records whose similarity link was cut by the trimming theorem,
+  with the witness query and rule.
+* ``events`` -- history: added, deleted, restored, calibrated, trimmed.
+* ``meta`` -- schema version, store id, embedder identity, theta, the mutation counter the
+  index file is checked against.
+
+The integer ``label`` of a record is its hnswlib label; ``id`` is its public string id.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bt_raider.errors import MemoryStoreError
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS records (
+    label INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    information TEXT NOT NULL,
+    goal TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    actions TEXT NOT NULL DEFAULT '[]',
+    extractor TEXT NOT NULL,
+    embedding BLOB NOT NULL,
+    created_at REAL NOT NULL,
+    deleted_at REAL,
+    deleted_reason TEXT
+);
+CREATE TABLE IF NOT EXISTS cut_links (
+    a INTEGER NOT NULL REFERENCES records(label),
+    b INTEGER NOT NULL REFERENCES records(label),
+    rule TEXT,
+    witness TEXT,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (a, b),
+    CHECK (a < b)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS cut_links_b ON cut_links(b);
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    at REAL NOT NULL,
+    kind TEXT NOT NULL,
+    record TEXT,
+    detail TEXT NOT NULL DEFAULT '{}'
+);
+"""
+
+
+@dataclass
+class Row:
+    """One stored record, as read back from the database."""
+
+    label: int
+    id: str
+    information: str
+    goal: str
+    outcome: str
+    metadata: dict[str, Any]
+    actions_json: str
+    extractor: str
+    created_at: float
+    deleted_at: float | None = None
+    deleted_reason: str | None = None
+    embedding: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def deleted(self) -> bool:
+        return self.deleted_at is not None
+
+
+class Store:
+    """Thread-safe access to the memory database.
+
+    Args:
+        path: the database file; created (with parent folders) when missing.
+
+    Raises:
+        MemoryStoreError: the file is not an SQLite database, is another application's
+            database, or has a newer schema.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.RLock()
+        if self.path.is_dir():
+            raise MemoryStoreError(
+                f"memory database path {str(self.path)!r} is a directory: expected a file "
+                "(e.g. memory.db)"
+            )
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(
+                str(self.path), check_same_thread=False, isolation_level=None, timeout=30.0
+            )
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            tables = {
+                r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            }
+        except (sqlite3.DatabaseError, OSError) as exc:
+            raise MemoryStoreError(
+                f"cannot open memory database {str(self.path)!r}: {exc}; expected an SQLite "
+                "file written by bt_raider.memory, or a path to create one"
+            ) from exc
+        user_tables = {t for t in tables if not t.startswith("sqlite_")}
+        if user_tables and "meta" not in user_tables:
+            self._db.close()
+            raise MemoryStoreError(
+                f"{str(self.path)!r} is an SQLite database of another application (tables "
+                f"{', '.join(sorted(user_tables))}): expected a bt_raider memory database"
+            )
+        try:
+            if not user_tables:
+                self._db.executescript(_SCHEMA)  # idempotent (IF NOT EXISTS)
+                self._init_meta()
+            self._check_schema()
+        except sqlite3.DatabaseError as exc:
+            raise MemoryStoreError(
+                f"memory database {str(self.path)!r} is unusable: {exc}"
+            ) from exc
+
+    # -- plumbing -----------------------------------------------------------
+
+    def transaction(self) -> _Transaction:
+        """``with store.transaction():`` -- one atomic write (BEGIN IMMEDIATE ... COMMIT)."""
+        return _Transaction(self)
+
+    def _init_meta(self) -> None:
+        with self.transaction():
+            self._db.executemany(
+                "INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
+                [
+                    ("schema", str(SCHEMA_VERSION)),
+                    ("store_id", uuid.uuid4().hex),
+                    ("mutation", "0"),
+                    ("created_at", repr(time.time())),
+                ],
+            )
+
+    def _check_schema(self) -> None:
+        version = self.get_meta("schema")
+        if version is None:
+            raise MemoryStoreError(
+                f"{str(self.path)!r} has no schema version: not a bt_raider memory database"
+            )
+        if int(version) > SCHEMA_VERSION:
+            raise MemoryStoreError(
+                f"memory database {str(self.path)!r} has schema {version}, newer than this "
+                f"bt_raider understands ({SCHEMA_VERSION}): upgrade bt_raider"
+            )
+
+    def close(self) -> None:
+        with self._lock:
+            try:
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.DatabaseError:
+                pass
+            self._db.close()
+
+    def journal_mode(self) -> str:
+        return str(self._db.execute("PRAGMA journal_mode").fetchone()[0])
+
+    # -- meta ---------------------------------------------------------------
+
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, key: str, value: Any) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, str(value)),
+            )
+
+    @property
+    def store_id(self) -> str:
+        return str(self.get_meta("store_id"))
+
+    @property
+    def mutation(self) -> int:
+        return int(self.get_meta("mutation", "0") or 0)
+
+    def _bump(self) -> None:
+        self._db.execute(
+            "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'mutation'"
+        )
+
+    def log(self, kind: str, record: str | None = None, **detail: Any) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO events(at, kind, record, detail) VALUES (?, ?, ?, ?)",
+                (time.time(), kind, record, json.dumps(detail, default=str)),
+            )
+
+    # -- records ------------------------------------------------------------
+
+    def insert(self, rows: Sequence[dict[str, Any]]) -> list[int]:
+        """Insert records (one transaction); returns their labels."""
+        now = time.time()
+        labels = []
+        with self.transaction():
+            for r in rows:
+                cur = self._db.execute(
+                    "INSERT INTO records(id, information, goal, outcome, metadata, actions, "
+                    "extractor, embedding, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        r["id"],
+                        r["information"],
+                        r["goal"],
+                        r["outcome"],
+                        r["metadata"],
+                        r["actions"],
+                        r["extractor"],
+                        np.ascontiguousarray(r["embedding"], dtype=np.float32).tobytes(),
+                        now,
+                    ),
+                )
+                labels.append(int(cur.lastrowid))
+                self._db.execute(
+                    "INSERT INTO events(at, kind, record, detail) VALUES (?, 'add', ?, '{}')",
+                    (now, r["id"]),
+                )
+            self._bump()
+        return labels
+
+    _COLUMNS = (
+        "label, id, information, goal, outcome, metadata, actions, extractor, created_at, "
+        "deleted_at, deleted_reason"
+    )
+
+    def _row(self, r: tuple, embedding: bytes | None = None) -> Row:
+        return Row(
+            label=r[0],
+            id=r[1],
+            information=r[2],
+            goal=r[3],
+            outcome=r[4],
+            metadata=json.loads(r[5]),
+            actions_json=r[6],
+            extractor=r[7],
+            created_at=r[8],
+            deleted_at=r[9],
+            deleted_reason=r[10],
+            embedding=None if embedding is None else np.frombuffer(embedding, dtype=np.float32),
+        )
+
+    def by_id(self, record_id: str, embedding: bool = False) -> Row | None:
+        cols = self._COLUMNS + (", embedding" if embedding else "")
+        with self._lock:
+            r = self._db.execute(
+                f"SELECT {cols} FROM records WHERE id = ?", (record_id,)
+            ).fetchone()
+        if r is None:
+            return None
+        return self._row(r[:11], r[11] if embedding else None)
+
+    def by_labels(self, labels: Iterable[int], embedding: bool = False) -> dict[int, Row]:
+        labels = [int(x) for x in labels]
+        if not labels:
+            return {}
+        cols = self._COLUMNS + (", embedding" if embedding else "")
+        out: dict[int, Row] = {}
+        with self._lock:
+            for start in range(0, len(labels), 900):  # SQLite's bound-variable limit
+                chunk = labels[start : start + 900]
+                marks = ",".join("?" * len(chunk))
+                for r in self._db.execute(
+                    f"SELECT {cols} FROM records WHERE label IN ({marks})", chunk
+                ):
+                    out[r[0]] = self._row(r[:11], r[11] if embedding else None)
+        return out
+
+    def embeddings(
+        self, after: int = 0, batch: int = 4096
+    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """``(labels, vectors)`` of live records with label > ``after``, in chunks."""
+        last = after
+        while True:
+            with self._lock:
+                rows = self._db.execute(
+                    "SELECT label, embedding FROM records WHERE label > ? AND deleted_at IS NULL "
+                    "ORDER BY label LIMIT ?",
+                    (last, batch),
+                ).fetchall()
+            if not rows:
+                return
+            labels = np.array([r[0] for r in rows], dtype=np.int64)
+            vectors = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
+            yield labels, vectors
+            last = int(labels[-1])
+
+    def labels_where(self, sql: str, args: Sequence[Any] = ()) -> list[int]:
+        with self._lock:
+            return [r[0] for r in self._db.execute(f"SELECT label FROM records WHERE {sql}", args)]
+
+    def rows(self, live_only: bool = True, batch: int = 2048) -> Iterator[Row]:
+        """Every record (with its embedding), in label order."""
+        last = 0
+        where = "AND deleted_at IS NULL" if live_only else ""
+        while True:
+            with self._lock:
+                chunk = self._db.execute(
+                    f"SELECT {self._COLUMNS}, embedding FROM records WHERE label > ? {where} "
+                    "ORDER BY label LIMIT ?",
+                    (last, batch),
+                ).fetchall()
+            if not chunk:
+                return
+            for r in chunk:
+                yield self._row(r[:11], r[11])
+            last = chunk[-1][0]
+
+    def mark_deleted(self, record_id: str, reason: str) -> int:
+        with self.transaction():
+            cur = self._db.execute(
+                "UPDATE records SET deleted_at = ?, deleted_reason = ? "
+                "WHERE id = ? AND deleted_at IS NULL",
+                (time.time(), reason, record_id),
+            )
+            if cur.rowcount:
+                self._db.execute(
+                    "INSERT INTO events(at, kind, record, detail) VALUES (?, 'delete', ?, ?)",
+                    (time.time(), record_id, json.dumps({"reason": reason})),
+                )
+                self._bump()
+        return int(cur.rowcount)
+
+    def restore(self, record_id: str) -> int:
+        with self.transaction():
+            cur = self._db.execute(
+                "UPDATE records SET deleted_at = NULL, deleted_reason = NULL "
+                "WHERE id = ? AND deleted_at IS NOT NULL",
+                (record_id,),
+            )
+            if cur.rowcount:
+                self._db.execute(
+                    "INSERT INTO events(at, kind, record, detail) VALUES (?, 'restore', ?, '{}')",
+                    (time.time(), record_id),
+                )
+                self._bump()
+        return int(cur.rowcount)
+
+    def count(self, live_only: bool = True) -> int:
+        where = "WHERE deleted_at IS NULL" if live_only else ""
+        with self._lock:
+            return int(self._db.execute(f"SELECT COUNT(*) FROM records {where}").fetchone()[0])
+
+    def outcome_counts(self) -> dict[str, int]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT outcome, COUNT(*) FROM records WHERE deleted_at IS NULL GROUP BY outcome"
+            ).fetchall()
+        return {k: int(v) for k, v in rows}
+
+    # -- cut links ----------------------------------------------------------
+
+    def add_cuts(self, cuts: Iterable[tuple[int, int, str, str]]) -> int:
+        """Store cut links ``(a, b, rule, witness)``; returns how many were new."""
+        now = time.time()
+        rows = [
+            (min(a, b), max(a, b), rule, witness, now) for a, b, rule, witness in cuts if a != b
+        ]
+        if not rows:
+            return 0
+        with self.transaction():
+            before = self._db.total_changes
+            self._db.executemany(
+                "INSERT OR IGNORE INTO cut_links(a, b, rule, witness, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                rows,
+            )
+            return self._db.total_changes - before
+
+    def cuts_among(self, labels: Sequence[int]) -> set[tuple[int, int]]:
+        """Cut links with both ends in ``labels``, as ``(low, high)`` pairs."""
+        labels = sorted({int(x) for x in labels})
+        if len(labels) < 2:
+            return set()
+        marks = ",".join("?" * len(labels))
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT a, b FROM cut_links WHERE a IN ({marks}) AND b IN ({marks})",
+                labels + labels,
+            ).fetchall()
+        return {(int(a), int(b)) for a, b in rows}
+
+    def cut_partners(self, label: int) -> set[int]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT b FROM cut_links WHERE a = ? UNION SELECT a FROM cut_links WHERE b = ?",
+                (label, label),
+            ).fetchall()
+        return {int(r[0]) for r in rows}
+
+    def cut_count(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM cut_links").fetchone()[0])
+
+    def cuts(self, limit: int = 100) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT ra.id, rb.id, c.rule, c.witness, c.created_at FROM cut_links c "
+                "JOIN records ra ON ra.label = c.a JOIN records rb ON rb.label = c.b "
+                "ORDER BY c.created_at DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
+        return [
+            {"a": a, "b": b, "rule": rule, "witness": witness, "at": at}
+            for a, b, rule, witness, at in rows
+        ]
+
+    # -- history ------------------------------------------------------------
+
+    def events(self, record_id: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        sql = "SELECT seq, at, kind, record, detail FROM events"
+        args: list[Any] = []
+        if record_id is not None:
+            sql += " WHERE record = ?"
+            args.append(record_id)
+        sql += " ORDER BY seq DESC LIMIT ?"
+        args.append(limit)
+        with self._lock:
+            rows = self._db.execute(sql, args).fetchall()
+        return [
+            {"seq": s, "at": at, "kind": k, "record": r, "detail": json.loads(d)}
+            for s, at, k, r, d in rows
+        ]
+
+
+class _Transaction:
+    """Re-entrant ``BEGIN IMMEDIATE`` / ``COMMIT`` holding the store's lock."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def __enter__(self) -> _Transaction:
+        self.store._lock.acquire()
+        depth = getattr(self.store, "_depth", 0)
+        if depth == 0:
+            self.store._db.execute("BEGIN IMMEDIATE")
+        self.store._depth = depth + 1
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        try:
+            self.store._depth -= 1
+            if self.store._depth == 0:
+                self.store._db.execute("ROLLBACK" if exc_type else "COMMIT")
+        finally:
+            self.store._lock.release()

@@ -1,0 +1,86 @@
+"""Calibrating theta from labelled pairs through the ROC curve (numpy only)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from bt_raider.errors import MemoryStoreError
+from bt_raider.memory import DEFAULT_THETA, VectorMemory
+from bt_raider.memory.calibrate import auc, calibrate_theta, roc_curve
+
+
+def test_roc_curve_and_auc_on_separable_scores():
+    fpr, tpr, thr = roc_curve([0.9, 0.8, 0.3, 0.2], [True, True, False, False])
+    assert thr[0] == math.inf and list(thr[1:]) == [0.9, 0.8, 0.3, 0.2]
+    assert list(tpr) == [0, 0.5, 1, 1, 1] and list(fpr) == [0, 0, 0, 0.5, 1]
+    assert auc(fpr, tpr) == pytest.approx(1.0)
+
+
+def test_auc_of_a_random_scorer_is_about_half():
+    rng = np.random.default_rng(0)
+    scores = rng.random(2000)
+    labels = rng.random(2000) < 0.5
+    fpr, tpr, _ = roc_curve(scores, labels)
+    assert auc(fpr, tpr) == pytest.approx(0.5, abs=0.05)
+
+
+def test_youden_picks_the_separating_threshold():
+    scores = [0.95, 0.9, 0.85, 0.7, 0.6, 0.5, -math.inf, -math.inf]
+    labels = [True, True, True, False, False, False, False, True]
+    cal = calibrate_theta(scores, labels)
+    assert cal.theta == pytest.approx(0.85)
+    assert cal.tpr == pytest.approx(0.75) and cal.fpr == 0.0
+    assert cal.positives == 4 and cal.negatives == 4
+    closest = calibrate_theta(scores, labels, method="closest")
+    assert closest.theta == pytest.approx(0.85)
+
+
+def test_calibration_errors_name_the_problem():
+    with pytest.raises(MemoryStoreError, match="both conflict and consistent"):
+        calibrate_theta([0.1, 0.2], [True, True])
+    with pytest.raises(MemoryStoreError, match="symbolic part holds for none"):
+        calibrate_theta([-math.inf, -math.inf], [True, False])
+    with pytest.raises(MemoryStoreError, match="unknown calibration method 'median'"):
+        calibrate_theta([0.1, 0.2], [True, False], method="median")
+
+
+def test_memory_calibrates_from_pairs_and_stores_theta(tmp_path, hash_embedder):
+    path = tmp_path / "m.db"
+    pairs = [
+        ("turn on the hall light", "turn off the hall light", True),
+        ("open the fridge door", "close the fridge door", True),
+        ("pick up the red apple", "put down the red apple", True),
+        ("open the fridge", "open the fridge please", False),
+        ("turn on the lamp", "turn on the lamp now", False),
+        ("pick up the mug", "slice the bread", False),
+    ]
+    with VectorMemory(path, embedder=hash_embedder) as memory:
+        assert memory.theta == DEFAULT_THETA and memory.theta_source == "default"
+        cal = memory.calibrate([{"a": a, "b": b, "conflict": c} for a, b, c in pairs])
+        assert cal.positives == 3 and cal.negatives == 3
+        assert cal.tpr == 1.0 and cal.fpr == 0.0
+        sims = hash_embedder.embed([p[0] for p in pairs[:3]]) * hash_embedder.embed(
+            [p[1] for p in pairs[:3]]
+        )
+        assert cal.theta == pytest.approx(float(sims.sum(axis=1).min()), abs=1e-6)
+        assert memory.theta == pytest.approx(cal.theta)
+    with VectorMemory(path, embedder=hash_embedder) as again:  # stored in the database
+        assert again.theta == pytest.approx(cal.theta)
+        assert again.theta_source == "roc-youden"
+        assert again.stats()["calibration"]["positives"] == 3
+        assert any(e["kind"] == "calibrate" for e in again.history())
+
+
+def test_bad_pairs(tmp_path, hash_embedder):
+    with VectorMemory(tmp_path / "m.db", embedder=hash_embedder) as memory:
+        with pytest.raises(MemoryStoreError, match="lacks 'conflict'"):
+            memory.calibrate([{"a": "x", "b": "y"}])
+        with pytest.raises(MemoryStoreError, match="conflict is 'yes'"):
+            memory.calibrate([("x", "y", "yes")])
+        with pytest.raises(MemoryStoreError, match="no calibration pairs"):
+            memory.calibrate([])
+        with pytest.raises(MemoryStoreError, match="not a cosine"):
+            memory.set_theta(1.5)

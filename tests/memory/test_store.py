@@ -1,0 +1,98 @@
+"""The SQLite store: WAL mode, refusing files that are not ours, history."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pytest
+
+from bt_raider.errors import MemoryStoreError
+from bt_raider.memory.store import SCHEMA_VERSION, Store
+
+
+def test_new_database_is_in_wal_mode_with_meta(tmp_path):
+    store = Store(tmp_path / "sub" / "m.db")  # parent folders are created
+    assert store.journal_mode() == "wal"
+    assert store.get_meta("schema") == str(SCHEMA_VERSION)
+    assert len(store.store_id) == 32 and store.mutation == 0
+    store.close()
+    raw = sqlite3.connect(tmp_path / "sub" / "m.db")
+    assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # persistent
+    raw.close()
+
+
+def test_insert_delete_restore_bump_the_mutation_and_keep_rows(tmp_path):
+    store = Store(tmp_path / "m.db")
+    row = dict(
+        id="r1",
+        information="open the fridge",
+        goal="Open(fridge)",
+        outcome="success",
+        metadata="{}",
+        actions="[]",
+        extractor="symbolic",
+        embedding=np.ones(4, np.float32),
+    )
+    (label,) = store.insert([row])
+    assert store.mutation == 1 and store.count() == 1
+    assert store.mark_deleted("r1", "wrong") == 1 and store.mutation == 2
+    assert store.mark_deleted("r1", "again") == 0  # already deleted: no change
+    assert store.count() == 0 and store.count(live_only=False) == 1
+    got = store.by_id("r1", embedding=True)
+    assert got.deleted and got.deleted_reason == "wrong" and got.label == label
+    assert np.array_equal(got.embedding, np.ones(4, np.float32))
+    assert store.restore("r1") == 1 and store.count() == 1
+    assert [e["kind"] for e in store.events("r1")] == ["restore", "delete", "add"]
+    store.close()
+
+
+def test_a_file_that_is_not_a_database_is_refused(tmp_path):
+    path = tmp_path / "corrupt.db"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(MemoryStoreError, match="cannot open memory database .*corrupt.db"):
+        Store(path)
+    assert path.read_bytes() == b"this is not sqlite" * 100  # nothing lost
+
+
+def test_another_applications_database_is_refused(tmp_path):
+    path = tmp_path / "other.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE customers (name TEXT)")
+    db.commit()
+    db.close()
+    with pytest.raises(MemoryStoreError, match="another application.*customers"):
+        Store(path)
+
+
+def test_directory_and_newer_schema_are_refused(tmp_path):
+    with pytest.raises(MemoryStoreError, match="is a directory"):
+        Store(tmp_path)
+    store = Store(tmp_path / "m.db")
+    store.set_meta("schema", SCHEMA_VERSION + 1)
+    store.close()
+    with pytest.raises(MemoryStoreError, match="newer than this"):
+        Store(tmp_path / "m.db")
+
+
+def test_cut_links_are_symmetric_and_deduplicated(tmp_path):
+    store = Store(tmp_path / "m.db")
+    rows = [
+        dict(
+            id=f"r{i}",
+            information=f"s{i}",
+            goal="g",
+            outcome="success",
+            metadata="{}",
+            actions="[]",
+            extractor="symbolic",
+            embedding=np.ones(2, np.float32),
+        )
+        for i in range(3)
+    ]
+    a, b, c = store.insert(rows)
+    assert store.add_cuts([(b, a, "phi1", "q"), (a, b, "phi1", "q"), (c, c, "x", "q")]) == 1
+    assert store.cuts_among([a, b, c]) == {(min(a, b), max(a, b))}
+    assert store.cut_partners(a) == {b} and store.cut_count() == 1
+    assert store.cuts()[0]["witness"] == "q"
+    store.close()
