@@ -427,13 +427,20 @@ def write_tree_picture(
                 py_trees.display.render_dot_tree(root, name=name, target_directory=str(out))
             )
         except Exception as exc:  # graphviz present but failing: fall back to the .dot file
-            note = f"graphviz failed ({type(exc).__name__}: {exc}); wrote the .dot file only"
+            note = f"graphviz failed ({type(exc).__name__}: {exc}); wrote the .dot and HTML only"
     else:
-        note = "graphviz 'dot' is not installed: wrote the .dot file only (apt install graphviz)"
+        note = (
+            "graphviz 'dot' is not installed: wrote the .dot and an HTML view instead of a PNG "
+            "(apt install graphviz for the picture)"
+        )
     graph = py_trees.display.dot_tree(root)
     path = out / f"{name}.dot"
     path.write_text(graph.to_string(), encoding="utf-8")
-    return {"dot": str(path), "note": note}
+    # Still something to look at without graphviz: py_trees' own HTML rendering, with statuses.
+    html = out / f"{name}.html"
+    body = py_trees.display.xhtml_tree(root, show_status=True)
+    html.write_text(f"<html><body><h3>{name}</h3>\n{body}\n</body></html>\n", encoding="utf-8")
+    return {"dot": str(path), "html": str(html), "note": note}
 
 
 def summary_lines(result: DemoResult) -> list[str]:

@@ -309,3 +309,21 @@ def test_openai_backend_runs_the_demo_through_a_real_http_endpoint():
     tool_reply = [m for m in requests[1]["messages"] if m["role"] == "tool"][0]["content"]
     assert "Chair" in tool_reply  # check_free_path reported the blocker
     assert "Which medicine is yours?" in [e.text for e in result.human.transcript]
+
+
+def test_tree_is_written_as_dot_and_html_without_graphviz(tmp_path, monkeypatch):
+    import py_trees
+
+    from bt_raider.examples.medicine_delivery import demo as demo_module
+
+    root = py_trees.composites.Sequence(
+        "Deliver the medicine",
+        memory=True,
+        children=[py_trees.behaviours.Success(name="(approach tiago home medicine_counter)")],
+    )
+    monkeypatch.setattr(demo_module.shutil, "which", lambda name: None)
+    files = demo_module.write_tree_picture(root, tmp_path)
+    assert "graphviz" in files.pop("note")
+    assert set(files) == {"dot", "html"}
+    for path in files.values():
+        assert "approach tiago home medicine_counter" in open(path, encoding="utf-8").read()
