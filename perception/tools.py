@@ -34,11 +34,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from bt_raider.errors import ToolError
 from bt_raider.perception import relations
 from bt_raider.perception.lexicon import Lexicon, split_type
 from bt_raider.perception.scene import CAPABILITIES, Human, Scene, SceneObject
-
-from bt_raider.errors import ToolError
 
 _JSON_TYPES = {"str": "string", "float": "number", "int": "integer", "bool": "boolean"}
 

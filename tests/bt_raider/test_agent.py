@@ -13,12 +13,12 @@ import threading
 import time
 
 import pytest
-from bt_raider.perception.tools import default_tools
 
 from bt_raider.agent import RaiderAgent, find_final, loads_lenient, parse_tool_calls
 from bt_raider.chat import ChatReply, OpenAIChat, ScriptedChat, ToolCallRequest
 from bt_raider.checker import Checker, Query, check, make_checker
 from bt_raider.errors import BackendError
+from bt_raider.perception.tools import default_tools
 from bt_raider.verdict import Category, Response, ToolCall
 from tests.bt_raider.fake_openai_server import FakeOpenAIServer
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from bt_raider.perception.lexicon import (
     DEFAULT_PATH,
     Lexicon,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+
+from bt_raider.errors import ToolError
 from bt_raider.perception import relations
 from bt_raider.perception.relations import (
     RELATIONS,
@@ -15,8 +17,6 @@ from bt_raider.perception.relations import (
     related,
 )
 from bt_raider.perception.scene import Scene
-
-from bt_raider.errors import ToolError
 
 
 def obj(oid: str, otype: str, x: float, z: float, y: float = 0.9, size=None, **flags) -> dict:

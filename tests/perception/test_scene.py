@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from bt_raider.perception.scene import ROBOT_DEFAULTS, Scene, validate_scene
 
 from bt_raider.errors import SceneError, ToolError
+from bt_raider.perception.scene import ROBOT_DEFAULTS, Scene, validate_scene
 
 KITCHEN = Path(__file__).resolve().parents[3] / "shared" / "scenes" / "floorplan1_kitchen.json"
 

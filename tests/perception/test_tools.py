@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from bt_raider.errors import ToolError
 from bt_raider.perception import tools as T
 from bt_raider.perception.scene import CAPABILITIES, Scene
 from bt_raider.perception.tools import (
@@ -21,8 +23,6 @@ from bt_raider.perception.tools import (
     household_tools,
     make_retrieve_user_information,
 )
-
-from bt_raider.errors import ToolError
 
 KITCHEN = Path(__file__).resolve().parents[3] / "shared" / "scenes" / "floorplan1_kitchen.json"
 
