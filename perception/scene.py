@@ -444,6 +444,14 @@ def validate_scene(data: Any, source: str = "<dict>") -> None:
         )
     ):
         raise SceneError(f"{source}: blocked: must map ids to lists of objectIds")
+    for key, blockers in (blocked or {}).items():
+        # A blocker nobody can name would silently let a check pass: refuse it here.
+        unknown = [b for b in blockers if b not in seen]
+        if unknown:
+            raise SceneError(
+                f"{source}: blocked.{key}: {', '.join(map(repr, unknown))} is not an objectId "
+                "in 'objects' (list the obstacle as an object, e.g. objectType 'Obstacle')"
+            )
     info = data.get("user_info")
     if info is not None and not (isinstance(info, list) and all(isinstance(s, str) for s in info)):
         raise SceneError(f"{source}: user_info: must be a list of strings")

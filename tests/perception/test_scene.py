@@ -278,3 +278,11 @@ def test_human_name_must_be_text_or_null():
     data = tiny(humans=[{"id": "h1", "name": 5, "position": {"x": 0, "z": 0}}])
     with pytest.raises(SceneError, match=r"humans\[0\]\.name"):
         Scene(data)
+
+
+def test_blocked_must_name_objects_of_the_scene(kitchen_dict):
+    # An unresolvable blocker would make checks report "nothing blocks" (fail open).
+    apple = next(o["objectId"] for o in kitchen_dict["objects"] if o["objectType"] == "Apple")
+    kitchen_dict["blocked"] = {apple: ["Ghost|+1|+1|+1"]}
+    with pytest.raises(SceneError, match=r"blocked\..*'Ghost\|\+1\|\+1\|\+1' is not an objectId"):
+        Scene(kitchen_dict)
