@@ -352,6 +352,21 @@ class SymbolicExtractor:
                 j += 1
                 continue
             nxt = toks[j + 1] if j + 1 < end else None
+            if (
+                not words
+                and skipped is not None
+                and skipped not in lex.pronouns
+                and (t in lex.prepositions or t in lex.adverbs)
+                and nxt is not None
+                and nxt not in lex.boundaries
+                and nxt not in lex.prepositions
+                and nxt not in lex.determiners
+            ):
+                # After an article a preposition or an adverb can only modify the noun:
+                # "the near pillow", "the sharp knife", "the inside drawer".
+                words.append(t)
+                j += 1
+                continue
             ends_phrase = (
                 nxt is None
                 or nxt in lex.prepositions
@@ -359,6 +374,7 @@ class SymbolicExtractor:
                 or nxt in lex.boundaries
                 or nxt in lex.adverbs
                 or nxt in lex.stop_words
+                or (nxt is not None and len(nxt) > 5 and nxt.endswith("ly"))  # "lying flat"
                 or (nxt is not None and self._preposition(toks, j + 1, end)[0] is not None)
             )
             if words and (
@@ -397,11 +413,28 @@ class SymbolicExtractor:
             inner = self._noun_phrase(toks, j, end)  # "cut half the tomato"
             if inner.tokens:
                 return inner
+        if (
+            not words
+            and skipped in lex.pronouns | {"some", "each", "any", "all", "both"}
+            and j + 1 < end
+            and toks[j] == "of"
+        ):
+            inner = self._noun_phrase(toks, j + 1, end)  # "one of the apple slices"
+            if inner.tokens and inner.tokens[0] not in lex.pronouns:
+                return inner
         if not words and skipped in lex.pronouns | {"some"}:
             return _Phrase([skipped], j)  # "can you get me some", "bring me one"
         # "the left side of the counter", "a slice of bread", "a slice from the tomato":
         # the head is after "of" (or "from", for a part).
-        part_from = j < end and toks[j] == "from" and len(words) == 1 and words[0] in lex.part_nouns
+        part_from = (
+            j < end
+            and toks[j] == "from"
+            and bool(words)
+            and words[-1] in lex.part_nouns
+            # "a center slice from the tomato", but "the apple slices from the counter",
+            # "the empty roll from the holder"
+            and all(w in lex.relational for w in words[:-1])
+        )
         # "a box of tissues", "a bar of soap": a compound spelled with "of".
         if words and j + 1 < end and toks[j] == "of":
             nxt_word = toks[j + 1]
@@ -526,14 +559,23 @@ class SymbolicExtractor:
             if kind is None:
                 j += 1
                 continue
-            phrase = self._noun_phrase(toks, j + m, end)
+            # "from inside the fridge", "from on top of the shelf": the place after "from"
+            # is where the object comes from, whatever preposition names it.
+            inner, k = self._preposition(toks, j + m, end) if kind == "source" else (None, 0)
+            phrase = self._noun_phrase(toks, j + m + k, end)
             if phrase.tokens:
                 first_pp = first_pp or phrase.tokens
                 if kind == "source" and source_tokens is None:
                     source_tokens = phrase.tokens
                 elif kind == "goal" and goal_tokens is None:
-                    goal_tokens, goal_prep = phrase.tokens, toks[j]
-            j = max(phrase.end, j + m)
+                    # A multi-word preposition means what it maps to: "to the left of the cup"
+                    # is a place (near), not a direction (to).
+                    key = tuple(toks[j : j + m])
+                    goal_prep = lex.multi_preps.get(key, toks[j]) if m > 1 else toks[j]
+                    if any(t in {"left", "right"} for t in toks[j + m : phrase.end]):
+                        goal_prep = "near"  # "to your left", "to the bottom right of the tv"
+                    goal_tokens = phrase.tokens
+            j = max(phrase.end, j + m + k)
         if entry.get("pp_object") and not obj_tokens:
             # "disconnect from the router", "connect to the web": the first phrase names it.
             obj_tokens = first_pp or []
@@ -550,11 +592,16 @@ class SymbolicExtractor:
                 obj_tokens, goal_tokens = goal_tokens or [], None
         if beneficiary and entry.get("with_beneficiary"):
             op = entry["with_beneficiary"]
-        if goal_prep in lex.bringing_preps and entry.get("with_goal") and obj_tokens:
+        location = self._resolve(goal_tokens or [], op, done, nouns, prefer_object=True)
+        if (
+            goal_prep in lex.bringing_preps
+            and entry.get("with_goal")
+            and obj_tokens
+            and location is not None  # "to the left": a side, not a destination
+        ):
             op = entry["with_goal"]
         head = singular(obj_tokens[-1]) if obj_tokens else None
         obj = self._resolve(obj_tokens, op, done, nouns)
-        location = self._resolve(goal_tokens or [], op, done, nouns, prefer_object=True)
         source = self._resolve(source_tokens or [], op, done, nouns, prefer_object=True)
         if not obj_tokens and entry.get("transitive") and location is None and source is None:
             return None  # "leave the drawer open": an adjective, not an action
@@ -583,7 +630,13 @@ class SymbolicExtractor:
         if not after_object:
             return nxt != "of" and tuple(toks[j : j + 2]) not in self.lex.multi_preps
         lex = self.lex
-        return nxt is None or nxt in lex.boundaries or nxt in lex.adverbs or nxt in lex.prepositions
+        return (
+            nxt is None
+            or nxt in lex.boundaries
+            or nxt in lex.adverbs
+            or nxt in lex.prepositions
+            or nxt in {"that", "which"}  # "turn the light on that is on the table"
+        )
 
     def _read_on_destination(self, toks: list[str], end: int, stop: int) -> list[str] | None:
         """For a motion verb: the first destination after the clause boundary, if no verb."""

@@ -151,3 +151,50 @@ def test_custom_lexicon_and_malformed_lexicon(tmp_path):
     bad.write_text(json.dumps({"verbs": {}}))
     with pytest.raises(MemoryStoreError, match="malformed lexicon"):
         Lexicon.load(bad)
+
+
+def test_multiword_preposition_means_what_it_maps_to(ex):
+    # "to the left of" names a place, not a direction: taking stays taking.
+    (a,) = ex.extract("Take the knife from the sink to the left of the spoon.")
+    assert (a.operation, a.object, a.source, a.location) == ("take", "knife", "sink", "spoon")
+    # A real destination still makes taking a bringing.
+    assert keys(ex, "take the box from the table to the kitchen") == [("bring", "box")]
+    assert keys(ex, "take it back to the kitchen")[0][0] == "bring"
+
+
+def test_from_followed_by_a_preposition_is_a_source(ex):
+    (a,) = ex.extract("take the cup from inside the fridge")
+    assert (a.operation, a.object, a.source, a.location) == ("take", "cup", "fridge", None)
+    (b,) = ex.extract("take apple from to the table")
+    assert (b.operation, b.object, b.source) == ("take", "apple", "table")
+
+
+def test_partitive_names_the_whole(ex):
+    assert keys(ex, "Grab one of the apple slices") == [("take", "apple")]
+    (a,) = ex.extract("Pick up one of the apple slices from the kitchen counter.")
+    assert (a.object, a.source) == ("apple", "counter")
+    # Without a noun after "of" the pronoun stays unresolved.
+    assert keys(ex, "bring me one") == [("bring", None)]
+    assert keys(ex, "take one of them") == [("take", None)]
+
+
+def test_preposition_or_adverb_after_an_article_is_an_adjective(ex):
+    assert keys(ex, "Pick up the near pillow.") == [("take", "pillow")]
+    (a,) = ex.extract("Pick up the sharp knife with the yellow handle.")
+    assert (a.object, a.head, a.location) == ("knife", "knife", "handle")
+    # A real preposition after the noun still opens a place.
+    (b,) = ex.extract("put the cup near the sink")
+    assert (b.object, b.location) == ("cup", "sink")
+
+
+def test_part_from_its_whole_and_demonstrative_that(ex):
+    assert keys(ex, "Pick up a center slice from the tomato.") == [("take", "tomato")]
+    assert keys(ex, "Place that book behind the other book on the desk.") == [("put", "book")]
+    assert keys(ex, "take that") == [("take", None)]
+    (a,) = ex.extract("pick up the bottle that is on the table")
+    assert (a.object, a.location) == ("bottle", "table")
+
+
+def test_modal_verbs_end_a_noun_phrase(ex):
+    acts = ex.extract("i d really like to take a shower could you turn the shower on")
+    assert [a.key for a in acts] == [("take", "shower"), ("turn_on", "shower")]

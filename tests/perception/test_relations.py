@@ -258,15 +258,15 @@ def test_blocking_lists_the_blocked_report_then_what_sits_on_or_in_y():
         obj("Apple|1", "Apple", 0, 0, parentReceptacles=["Bowl|1"]),
         obj("Chair|1", "Chair", 0.5, 0.5),
         obj("Box|1", "Box", 2, 2),
-        blocked={"Bowl|1": ["Chair|1", "Ghost|9"], "Box": ["Chair|1"]},
+        blocked={"Bowl|1": ["Chair|1"], "Box": ["Chair|1"]},
     )
     bowl = s.by_id("Bowl|1")
     assert [o.id for o in related(s, "blocking", bowl)] == ["Chair|1", "Apple|1"]
     assert holds(s, "blocking", s.by_id("Apple|1"), bowl)
     assert not holds(s, "blocking", s.by_id("Box|1"), bowl)
-    # keyed by display name works too; an unknown blocker id is not an object and is skipped
+    # keyed by display name works too (an unknown blocker id is refused by scene validation)
     assert [o.id for o in related(s, "blocking", s.by_id("Box|1"))] == ["Chair|1"]
-    assert relations.blocker_ids(s, ["bowl|1"]) == ["Chair|1", "Ghost|9"]
+    assert relations.blocker_ids(s, ["bowl|1"]) == ["Chair|1"]
 
 
 # ---------------------------------------------------------------------- the real kitchen
