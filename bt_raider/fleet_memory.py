@@ -17,6 +17,13 @@ but not blindly (Ma et al.: a memory is only as good as its consistency):
 
 Each record carries a stable id (:func:`record_id`: origin + content hash), so a robot that
 succeeds twice at the same thing does not duplicate it either.
+
+Embedding a sentence and writing it takes milliseconds to seconds, and a success is reported from
+a behaviour's tick, so all memory work -- recording a local success, publishing it, ingesting a
+delivered record -- runs in order on one thread owned by the :class:`FleetMemory` (as
+:class:`~bt_raider.fewshot.MemoryLink` does): :meth:`FleetMemory.record_success` only queues.
+:meth:`FleetMemory.finish` ends a session without losing a record in flight: it tells the team
+how many records this robot published and waits until it has taken in what each peer published.
 """
 
 from __future__ import annotations
@@ -25,8 +32,10 @@ import hashlib
 import json
 import logging
 import threading
+import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -39,6 +48,8 @@ log = logging.getLogger("bt_raider.fleet_memory")
 
 #: Topic the records travel on.
 TOPIC = "memory"
+#: Suffix of the topic a robot's end note travels on (``memory-done``: how many it published).
+DONE_SUFFIX = "-done"
 #: Longest record payload, in characters.
 MAX_RECORD_CHARS = 4000
 #: Outcome stored for a quarantined record (never retrieved as an example).
@@ -186,9 +197,11 @@ class FleetMemory:
         max_chars: the record bound.
 
     Attributes:
-        counts: ingestion status -> count (plus ``published``).
+        counts: ingestion status -> count (plus ``published``, ``errors`` and ``dropped``:
+            deliveries that arrived after :meth:`close`).
         quarantine: record id -> :class:`Ingested` for the records kept aside.
         rejected: the latest rejected deliveries.
+        errors: the latest failures of queued work (recording, publishing, ingesting).
     """
 
     def __init__(
@@ -218,10 +231,66 @@ class FleetMemory:
         self.counts: Counter[str] = Counter()
         self.quarantine: dict[str, Ingested] = {}
         self.rejected: list[Ingested] = []
+        self.errors: list[str] = []
         self._own: dict[str, FleetRecord] = {}
         self._lock = threading.RLock()
+        self._changed = threading.Condition(self._lock)
+        self._delivered: Counter[str] = Counter()  # sender -> deliveries taken in
+        self._peer_published: dict[str, int] = {}  # sender -> records it says it published
+        self._closed = False
+        # One thread: records land in the order they happened, never on a tick, never after close.
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"bt_raider-fleet-{name}")
         if transport is not None:
             transport.subscribe_topic(topic, self._on_payload)
+            transport.subscribe_topic(topic + DONE_SUFFIX, self._on_done)
+
+    # -- the memory thread
+
+    def _submit(self, what: str, job: Callable[[], Any]) -> None:
+        """Queue ``job``; a failure is logged, kept in :attr:`errors` and counted."""
+
+        def run() -> None:
+            try:
+                job()
+            except Exception as exc:
+                with self._lock:
+                    self.errors.append(f"{what}: {exc}")
+                    del self.errors[:-100]
+                    self.counts["errors"] += 1
+                log.warning("%s: %s failed: %s", self.name, what, exc)
+
+        with self._lock:
+            if self._closed:
+                raise MemoryStoreError(f"fleet memory {self.name!r} is closed: cannot {what}")
+            self._pool.submit(run)
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every queued record, publication and ingestion is done.
+
+        Returns:
+            True when the queue drained, False when ``timeout`` seconds passed first.
+        """
+        with self._lock:
+            if self._closed:
+                return True  # close() drained the queue already
+            marker = self._pool.submit(lambda: None)
+        try:
+            marker.result(timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    def close(self, timeout: float | None = None) -> bool:
+        """Finish the queued work, then stop: later deliveries are dropped (and counted).
+
+        The vector memory itself is not closed (its owner closes it, after this). Returns
+        False when the queue did not drain within ``timeout`` seconds.
+        """
+        drained = self.flush(timeout)
+        with self._lock:
+            self._closed = True
+        self._pool.shutdown(wait=drained, cancel_futures=not drained)
+        return drained
 
     # -- sending
 
@@ -238,19 +307,34 @@ class FleetMemory:
         meta["origin"] = self.name
         record = FleetRecord(rid, self.name, information.strip(), goal.strip(), meta)
         text = record.to_json(max_chars=self.max_chars)  # refuse a record nobody could read
-        with self._lock:
+
+        def store_and_publish() -> None:
             self.memory.record(record.information, record.goal, "success", meta, record_id=rid)
-            self._own[rid] = record
-        self._publish(text)
+            with self._lock:
+                self._own[rid] = record
+            self._publish(text)
+
+        self._submit(f"record {rid}", store_and_publish)
         return rid
 
     def republish(self) -> int:
-        """Publish again every success this robot recorded in this session (for late joiners)."""
+        """Queue a new publication of every success recorded so far (for late joiners).
+
+        Returns the number of records recorded when this is called; successes still queued
+        are published again too, after their first publication.
+        """
+
+        def publish_all() -> None:
+            with self._lock:
+                texts = [r.to_json(max_chars=self.max_chars) for r in self._own.values()]
+            for text in texts:
+                self._publish(text)
+
+        self.flush()  # count what is queued before this call, as a caller expects
         with self._lock:
-            texts = [r.to_json(max_chars=self.max_chars) for r in self._own.values()]
-        for text in texts:
-            self._publish(text)
-        return len(texts)
+            n = len(self._own)
+        self._submit("republish", publish_all)
+        return n
 
     def _publish(self, text: str) -> None:
         if self.transport is None:
@@ -262,7 +346,21 @@ class FleetMemory:
     # -- receiving
 
     def _on_payload(self, sender: str, text: str) -> None:
-        result = self.ingest(text, sender=sender)
+        """Transport callback: queue the delivery (never embed on the transport's thread)."""
+        with self._lock:
+            if self._closed:
+                self.counts["dropped"] += 1
+                log.warning("%s: closed, dropped a record from %s", self.name, sender)
+                return
+            self._submit(f"ingest from {sender}", lambda: self._take(sender, text))
+
+    def _take(self, sender: str, text: str) -> None:
+        try:
+            result = self.ingest(text, sender=sender)
+        finally:
+            with self._changed:
+                self._delivered[sender] += 1
+                self._changed.notify_all()
         if result.status in ("quarantined", "rejected"):
             log.warning(
                 "%s: %s record %s from %s: %s",
@@ -272,6 +370,66 @@ class FleetMemory:
                 sender,
                 result.reason,
             )
+
+    def _on_done(self, sender: str, text: str) -> None:
+        """A peer's end note: how many records it published in this session."""
+        try:
+            published = json.loads(text)["published"]
+            if not isinstance(published, int) or published < 0:
+                raise ValueError(f"published is {published!r}")
+        except (ValueError, KeyError, TypeError) as exc:
+            with self._lock:
+                self.errors.append(f"end note from {sender} unreadable ({exc}): {text[:60]!r}")
+                self.counts["errors"] += 1
+            return
+        with self._changed:
+            self._peer_published[sender] = max(published, self._peer_published.get(sender, 0))
+            self._changed.notify_all()
+
+    # -- ending a session
+
+    def wait_ingested(self, peers: Iterable[str], timeout: float) -> bool:
+        """Wait until each peer's end note arrived and its records are all taken in.
+
+        A peer the transport reports gone (``transport.alive(name)`` False) before its end
+        note arrived is not waited for. Returns False when ``timeout`` passed first.
+        """
+        deadline = time.monotonic() + timeout
+        alive = getattr(self.transport, "alive", None)
+        waiting = set(peers) - {self.name}
+        with self._changed:
+            while True:
+                waiting = {
+                    p
+                    for p in waiting
+                    if self._delivered[p] < self._peer_published.get(p, 1 << 62)
+                    and (p in self._peer_published or alive is None or alive(p))
+                }
+                left = deadline - time.monotonic()
+                if not waiting or left <= 0:
+                    return not waiting
+                self._changed.wait(min(left, 0.1))  # re-check liveness now and then
+
+    def finish(self, peers: Iterable[str], timeout: float) -> bool:
+        """End a session without losing a record in flight.
+
+        Publishes what is queued, tells the team how many records this robot published
+        (topic ``<topic>-done``), waits until what each of ``peers`` published has been taken
+        in (:meth:`wait_ingested`), then drains the queue. Call :meth:`close` after.
+
+        Returns:
+            True when everything arrived within ``timeout`` seconds.
+        """
+        deadline = time.monotonic() + timeout
+        flushed = self.flush(timeout)
+        with self._lock:
+            published = self.counts["published"]
+        if self.transport is not None:
+            self.transport.publish_topic(
+                self.topic + DONE_SUFFIX, json.dumps({"published": published})
+            )
+        synced = self.wait_ingested(peers, max(0.0, deadline - time.monotonic()))
+        return self.flush(max(0.0, deadline - time.monotonic())) and flushed and synced
 
     def _done(self, result: Ingested) -> Ingested:
         with self._lock:
@@ -368,6 +526,6 @@ class FleetMemory:
         return [c for c in resolution.conflicts if self.trusted(c.metadata)]
 
     def summary(self) -> dict[str, int]:
-        """Counts: published, accepted, duplicate, quarantined, rejected."""
+        """Counts: published, accepted, duplicate, quarantined, rejected, errors."""
         with self._lock:
-            return {k: self.counts.get(k, 0) for k in ("published", *STATUSES)}
+            return {k: self.counts.get(k, 0) for k in ("published", *STATUSES, "errors")}

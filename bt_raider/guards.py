@@ -82,6 +82,10 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+class _QueryBuildError(Exception):
+    """The user's query callable raised (reported as the guard's failure, not a check's)."""
+
+
 class RaiderGuard(py_trees.decorators.Decorator):
     """Check the child's action before it runs; recover when there is an issue.
 
@@ -206,10 +210,16 @@ class RaiderGuard(py_trees.decorators.Decorator):
         self._outcome = None
         self._recovery_error = None
         self._retarget = None
+        source = self.query_source
+        if callable(source):
+            # Built on the worker: a PDDL precondition query grounds the action against the
+            # planner's state, which is too slow for a tick.
+            self.query = None
+            self._submit_check(source)
+            return
         try:
-            source = self.query_source
-            self.query = as_query(source() if callable(source) else source)
-        except Exception as exc:  # a user callable: fail closed, say why
+            self.query = as_query(source)
+        except Exception as exc:  # fail closed, say why
             self._fail(f"cannot build the query to check: {_describe(exc)}")
             return
         self._submit_check()
@@ -238,21 +248,30 @@ class RaiderGuard(py_trees.decorators.Decorator):
         return super().tip()
 
     # ------------------------------------------------------------------ checking
-    def _submit_check(self) -> None:
+    def _submit_check(self, build: Callable[[], Any] | None = None) -> None:
         self.phase = Phase.CHECKING
-        self.feedback_message = f"checking {self.query}"
-        self._pending = worker.submit(self._check_job, self.query, executor=self.executor)
+        self.feedback_message = f"checking {self.query or 'the current query'}"
+        self._pending = worker.submit(self._check_job, self.query, build, executor=self.executor)
 
-    def _check_job(self, query: Query, *, cancel: Any) -> tuple[Any, Any, Any]:
-        """On the worker: observe the scene, check, and serialise the verdict (off the tick)."""
+    def _check_job(
+        self, query: Query | None, build: Callable[[], Any] | None, *, cancel: Any
+    ) -> tuple[Any, Any, Any, Query]:
+        """On the worker: build the query, observe the scene, check, serialise the verdict."""
+        if build is not None:
+            try:
+                query = as_query(build())
+            except Exception as exc:
+                raise _QueryBuildError(_describe(exc)) from exc
+        assert query is not None
         scene = self.scene() if callable(self.scene) else self.scene
         if cancel.is_set():
-            return None, scene, None
+            return None, scene, None, query
         if self._cancel_kw:
             verdict = self.checker.check(scene, query, cancel=cancel)
         else:
             verdict = self.checker.check(scene, query)
-        return verdict, scene, verdict.as_dict() if isinstance(verdict, Verdict) else None
+        data = verdict.as_dict() if isinstance(verdict, Verdict) else None
+        return verdict, scene, data, query
 
     def _poll(self) -> None:
         pending = self._pending
@@ -266,12 +285,15 @@ class RaiderGuard(py_trees.decorators.Decorator):
 
     def _on_verdict(self, pending: worker.Pending[Any]) -> None:
         exc = pending.exception()
+        if isinstance(exc, _QueryBuildError):  # a user callable: fail closed, say why
+            self._fail(f"cannot build the query to check: {exc}")
+            return
         if exc is not None:
             reason = f"the check of {self.query} failed: {_describe(exc)}"
             self._record(Verdict.unknown(reason))
             self._fail(reason)
             return
-        verdict, self._scene_seen, data = pending.result()
+        verdict, self._scene_seen, data, self.query = pending.result()
         if not isinstance(verdict, Verdict):
             reason = f"the checker returned {verdict!r} for {self.query}, not a Verdict"
             self._record(Verdict.unknown(reason))

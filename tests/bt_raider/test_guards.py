@@ -419,7 +419,10 @@ def test_query_callable_is_read_at_every_run_and_may_fail() -> None:
         settle(guard)
         guard.tick_once()
     assert checker.calls == ["pick(Apple)", "pick(Mug)"]
-    guard.tick_once()  # the iterator is exhausted: the query cannot be built
+    guard.tick_once()  # the iterator is exhausted: the query cannot be built ...
+    assert guard.status == R  # ... which is found out on the worker, never on the tick
+    settle(guard)
+    guard.tick_once()
     assert guard.status == F
     assert guard.feedback_message == "cannot build the query to check: StopIteration"
 
@@ -697,3 +700,20 @@ def test_simworld_failure_inside_recovery_is_reported(kitchen_dict: dict) -> Non
     )
     with pytest.raises(ActionFailed):
         world.execute("pick", ["Egg"])  # nothing was done behind the guard's back
+
+
+def test_query_callable_runs_on_the_worker_not_the_tick() -> None:
+    import threading
+
+    threads = []
+
+    def build() -> str:
+        threads.append(threading.current_thread())
+        return "pick(Apple)"
+
+    guard = RaiderGuard(CountingChild(), build, ScriptedChecker([none()]))
+    guard.tick_once()
+    settle(guard)
+    guard.tick_once()
+    assert threads and threads[0] is not threading.main_thread()
+    assert str(guard.query) == "pick(Apple)"

@@ -198,3 +198,31 @@ def test_part_from_its_whole_and_demonstrative_that(ex):
 def test_modal_verbs_end_a_noun_phrase(ex):
     acts = ex.extract("i d really like to take a shower could you turn the shower on")
     assert [a.key for a in acts] == [("take", "shower"), ("turn_on", "shower")]
+
+
+def test_a_side_is_not_a_destination(ex):
+    # "to your left", "to the bottom right of the laptop": where the thing is, not where to.
+    (a,) = ex.extract("Take the clean fork from the counter to your left.")
+    assert (a.operation, a.object, a.source) == ("take", "fork", "counter")
+    assert keys(ex, "Take the key from the sofa to the bottom right of the laptop.") == [
+        ("take", "key")
+    ]
+    assert keys(ex, "take the mug to the left") == [("take", "mug")]
+    assert keys(ex, "take the screwdriver to daniele") == [("bring", "screwdriver")]
+
+
+def test_particle_before_a_relative_clause(ex):
+    (a,) = ex.extract("Turn the light on that is on the left edge of the larger table.")
+    assert (a.operation, a.object, a.location) == ("turn_on", "lamp", "table")
+
+
+def test_participle_and_adverb_end_the_object(ex):
+    (a,) = ex.extract("Pick up the pencil lying horizontally between the lamp and the clock.")
+    assert (a.operation, a.object) == ("take", "pencil")
+    assert keys(ex, "pick up the family photo") == [("take", "photo")]
+
+
+def test_part_from_needs_the_whole_unnamed(ex):
+    # The roll is the toilet paper, not the holder it comes from.
+    (a,) = ex.extract("Take the empty roll from the toilet paper holder.")
+    assert (a.object, a.source) == ("paper", "holder")
