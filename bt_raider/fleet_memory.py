@@ -238,6 +238,7 @@ class FleetMemory:
         self._delivered: Counter[str] = Counter()  # sender -> deliveries taken in
         self._peer_published: dict[str, int] = {}  # sender -> records it says it published
         self._closed = False
+        self._queued = 0  # jobs submitted and not finished
         # One thread: records land in the order they happened, never on a tick, never after close.
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"bt_raider-fleet-{name}")
         if transport is not None:
@@ -253,16 +254,23 @@ class FleetMemory:
             try:
                 job()
             except Exception as exc:
+                self._error(f"{what}: {exc}")
+            finally:
                 with self._lock:
-                    self.errors.append(f"{what}: {exc}")
-                    del self.errors[:-100]
-                    self.counts["errors"] += 1
-                log.warning("%s: %s failed: %s", self.name, what, exc)
+                    self._queued -= 1
 
         with self._lock:
             if self._closed:
                 raise MemoryStoreError(f"fleet memory {self.name!r} is closed: cannot {what}")
             self._pool.submit(run)
+            self._queued += 1
+
+    def _error(self, text: str) -> None:
+        with self._lock:
+            self.errors.append(text)
+            del self.errors[:-100]
+            self.counts["errors"] += 1
+        log.warning("%s: %s", self.name, text)
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every queued record, publication and ingestion is done.
@@ -289,7 +297,11 @@ class FleetMemory:
         drained = self.flush(timeout)
         with self._lock:
             self._closed = True
-        self._pool.shutdown(wait=drained, cancel_futures=not drained)
+        # Waits for the job under way (never races the memory's close); cancels the rest.
+        self._pool.shutdown(wait=True, cancel_futures=not drained)
+        with self._lock:
+            if self._queued:
+                self._error(f"close: {self._queued} queued job(s) cancelled after {timeout} s")
         return drained
 
     # -- sending
@@ -378,9 +390,7 @@ class FleetMemory:
             if not isinstance(published, int) or published < 0:
                 raise ValueError(f"published is {published!r}")
         except (ValueError, KeyError, TypeError) as exc:
-            with self._lock:
-                self.errors.append(f"end note from {sender} unreadable ({exc}): {text[:60]!r}")
-                self.counts["errors"] += 1
+            self._error(f"end note from {sender} unreadable ({exc}): {text[:60]!r}")
             return
         with self._changed:
             self._peer_published[sender] = max(published, self._peer_published.get(sender, 0))

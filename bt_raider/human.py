@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO, runtime_checkable
 
@@ -125,6 +126,23 @@ class ConsoleHuman(_Transcribed):
         self._readline(event)
         self._record("wait", event)
         return True
+
+
+_IO_POOL: ThreadPoolExecutor | None = None
+_IO_LOCK = threading.Lock()
+
+
+def _io_pool() -> ThreadPoolExecutor:
+    """Threads for talking to people, apart from the checks' pool.
+
+    A console read cannot be interrupted, so an abandoned ``ask`` keeps its thread until
+    someone presses Enter; on the checks' pool enough of those would starve every guard.
+    """
+    global _IO_POOL
+    with _IO_LOCK:
+        if _IO_POOL is None:
+            _IO_POOL = ThreadPoolExecutor(max_workers=16, thread_name_prefix="bt_raider-human")
+        return _IO_POOL
 
 
 class ScriptedHuman(_Transcribed):
@@ -293,7 +311,7 @@ class _Interaction(py_trees.behaviour.Behaviour):
         except ActionFailed as exc:
             self._error = str(exc)
             return
-        self._pending = worker.submit(self._job, text)
+        self._pending = worker.submit(self._job, text, executor=_io_pool())
         self._fresh = True
 
     def _poll(self) -> tuple[Status, Any]:

@@ -10,7 +10,8 @@ behaviour that achieves one sub-goal and, before its first tick, runs the
 * *commit* -> the child is ticked from then on and the guard reflects its status;
 * *achieved by a collaborator* -> SUCCESS without running the child, and
   ``<namespace>/<subgoal.key>`` on the blackboard records who did it, so the plan moves on;
-* the validation raised -> FAILURE with the reason (fail closed).
+* the validation raised, or the sub-goal function raised or returned no sub-goal -> FAILURE
+  with the reason (fail closed).
 
 A sub-goal already recorded as achieved on the blackboard ends as SUCCESS at once.
 ``terminate()`` cancels a validation still running.
@@ -105,7 +106,17 @@ class SharedGoalGuard(py_trees.decorators.Decorator):
         self._pending = None
         subgoal = self._subgoal_source
         if not isinstance(subgoal, SubGoal):
-            subgoal = subgoal()
+            try:
+                subgoal = subgoal()
+            except Exception as exc:  # fail closed, say why (as RaiderGuard does)
+                text = str(exc).strip()
+                self._phase = "failed"
+                self._error = (
+                    f"the sub-goal function raised {type(exc).__name__}"
+                    + (f": {text}" if text else "")
+                )
+                self.feedback_message = self._error
+                return
             if not isinstance(subgoal, SubGoal):
                 self._phase = "failed"
                 self._error = f"the sub-goal function returned {subgoal!r}, not a SubGoal"

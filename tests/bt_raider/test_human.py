@@ -260,3 +260,14 @@ def test_wait_for_an_event_times_out_without_blocking() -> None:
     assert "gave up waiting for you are ready after 10 s" in wait.feedback_message
     assert pending is not None and pending.cancel_event.is_set()
     human.release.set()
+
+
+def test_an_unanswered_ask_does_not_hold_a_check_thread() -> None:
+    # A console read cannot be interrupted: it must not sit on the pool the guards check on.
+    human = BlockingHuman("yes")
+    ask = AskBehaviour("Are you there?", human, var="there")
+    ask.tick_once()
+    assert human.started.wait(BLOCK_S)
+    assert human.threads[0].startswith("bt_raider-human")
+    ask.stop(Status.INVALID)  # abandoned
+    human.release.set()
