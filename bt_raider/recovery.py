@@ -714,7 +714,8 @@ class Recovery:
         max_retries: how many times rejected code goes back to the planner with the reason.
         limits: size limits for the code.
         on_success: called with ``(information, code)`` when a plan led to the action running
-            (the guard's re-check found no issue) -- e.g. the CDR memory's ``add``.
+            (the guard's re-check found no issue). It is called on the tick, so it must return
+            at once: use :meth:`bt_raider.fewshot.MemoryLink.record`, which queues the write.
     """
 
     def __init__(

@@ -111,9 +111,8 @@ class SharedGoalGuard(py_trees.decorators.Decorator):
             except Exception as exc:  # fail closed, say why (as RaiderGuard does)
                 text = str(exc).strip()
                 self._phase = "failed"
-                self._error = (
-                    f"the sub-goal function raised {type(exc).__name__}"
-                    + (f": {text}" if text else "")
+                self._error = f"the sub-goal function raised {type(exc).__name__}" + (
+                    f": {text}" if text else ""
                 )
                 self.feedback_message = self._error
                 return

@@ -7,7 +7,13 @@ its cosine similarity when the rules' symbolic part holds (see
 ``+inf`` when a rule without theta fires anyway. Sweeping theta over the scores traces the ROC
 curve of the whole rule decision; the chosen point maximises Youden's J = TPR - FPR
 (``method="youden"``) or lies closest to the corner (FPR 0, TPR 1) (``method="closest"``).
-numpy only.
+
+The ROC point fixes the decisions on the calibration pairs, not theta itself: every theta
+between the chosen score and the next finite score below it makes the same decisions. The
+top of that interval is a calibration pair's own similarity, so a new pair a hair less similar
+is decided the other way; theta is therefore placed in the middle of the interval (as a
+decision-tree split sits midway between two sample values). With no finite score below, the
+interval reaches the lowest cosine, -1. numpy only.
 """
 
 from __future__ import annotations
@@ -113,7 +119,7 @@ def calibrate_theta(
         best = idx[int(np.argmax(crit))]
     y = np.asarray(labels, dtype=bool)
     return Calibration(
-        theta=float(thresholds[best]),
+        theta=_midpoint(float(thresholds[best]), np.asarray(scores, dtype=float)),
         tpr=float(tpr[best]),
         fpr=float(fpr[best]),
         youden_j=float(tpr[best] - fpr[best]),
@@ -122,3 +128,11 @@ def calibrate_theta(
         negatives=int((~y).sum()),
         method=method,
     )
+
+
+def _midpoint(theta: float, scores: np.ndarray) -> float:
+    """The middle of the interval of thresholds that decide the pairs as ``theta`` does: from
+    the next finite score below ``theta`` (or -1, the lowest cosine) up to ``theta``."""
+    below = scores[np.isfinite(scores) & (scores < theta)]
+    low = float(below.max()) if below.size else -1.0
+    return (theta + low) / 2.0

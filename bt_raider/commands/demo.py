@@ -27,8 +27,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         p = demos.add_parser(name, help=help_text, description=help_text)
         try:
             _module(name).add_arguments(p)
-        except ModuleNotFoundError:
-            pass
+        except ModuleNotFoundError as exc:
+            # Only a demo that is not shipped is skipped; a missing dependency must surface.
+            if exc.name != f"bt_raider.examples.{name.replace('-', '_')}.demo":
+                raise
         p.set_defaults(run=run)
 
 

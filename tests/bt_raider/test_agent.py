@@ -381,11 +381,12 @@ def test_cancel_stops_the_check(kitchen, tools):
 
 def test_cancel_interrupts_a_slow_model_call(kitchen, tools):
     cancel = threading.Event()
-    chat = ScriptedChat([lambda m: (time.sleep(1.0), final("none", "late"))[1]])
+    chat = ScriptedChat([lambda m: (time.sleep(2.0), final("none", "late"))[1]])
     threading.Timer(0.1, cancel.set).start()
     t0 = time.monotonic()
     verdict = RaiderAgent(chat, tools).check(kitchen, "pick(Apple)", cancel=cancel)
-    assert time.monotonic() - t0 < 0.6 and "cancelled" in verdict.explanation
+    # well under the model's 2 s: the wait was cut short (generous for a loaded CI machine)
+    assert time.monotonic() - t0 < 1.5 and "cancelled" in verdict.explanation
 
 
 def test_backend_error_fails_closed(kitchen, tools):

