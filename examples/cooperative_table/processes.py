@@ -69,6 +69,8 @@ log = logging.getLogger("bt_raider.examples.processes")
 WORLD_TIMEOUT = 10.0
 #: Seconds a robot waits for its collaborators' broadcasts before its turn.
 BROADCAST_WAIT = 5.0
+#: Seconds a robot waits, at the end, for the fleet records its collaborators published.
+MEMORY_SYNC_WAIT = 15.0
 #: Fault modes a robot process can be started with (fault injection for tests).
 FAULT_MODES = ("garbage", "oversized", "delay", "silent")
 
@@ -280,13 +282,18 @@ class ProcessAgent(CooperativeAgent):
 class _TurnDriver:
     """What :meth:`Episode.turn` needs of its episode: the world, and charging for messages."""
 
-    def __init__(self, world: RemoteWorld, bus: ZenohBus) -> None:
+    def __init__(self, world: RemoteWorld, bus: ZenohBus, fleet: Any = None) -> None:
         self.sim = world
         self.bus = bus
+        self.fleet = fleet
         self.charged = 0
 
     def _charge(self, name: str) -> None:
         """Messages cost their sender a step each (answers included), as in-process."""
+        if self.fleet is not None:
+            # Between ticks: a success a tick queued is published (and so charged) in the turn
+            # it happened, as when it was published on the tick.
+            self.fleet.flush(WORLD_TIMEOUT)
         due = self.bus.stats.messages - self.charged
         if due > 0:
             self.sim.spend(name, due)
@@ -402,7 +409,7 @@ def robot_main(args: argparse.Namespace) -> int:
             raise CommunicationError(f"{args.name}: collaborators {team} did not all join")
         world._call("ready")
 
-        driver = _TurnDriver(world, bus)
+        driver = _TurnDriver(world, bus, fleet)
 
         seen_seq = 0
         while True:
@@ -456,7 +463,11 @@ def robot_main(args: argparse.Namespace) -> int:
             }
         )
         if fleet is not None:
-            report["memory"] = {**fleet.summary(), "records": len(vector)}
+            # A peer's last record may still be in flight: each robot tells the others how many
+            # it published and waits until it has taken in theirs, before counting and closing.
+            synced = fleet.finish([n for n in team if n != args.name], MEMORY_SYNC_WAIT)
+            fleet.close(WORLD_TIMEOUT)
+            report["memory"] = {**fleet.summary(), "records": len(vector), "synced": synced}
         print(json.dumps(report), flush=True)
         return 0
     except (CommunicationError, WorldGone) as exc:
@@ -467,6 +478,8 @@ def robot_main(args: argparse.Namespace) -> int:
             turn_sub.undeclare()
         except Exception:
             pass
+        if fleet is not None:
+            fleet.close(WORLD_TIMEOUT)  # no ingestion runs once the memory closes
         bus.close()
         if vector is not None:
             vector.close()

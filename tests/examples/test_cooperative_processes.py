@@ -169,9 +169,11 @@ def test_fleet_memory_crosses_processes(tmp_path):
     assert sum(published.values()) >= 1
     for name, m in memory.items():
         other = next(n for n in memory if n != name)
+        # Each robot waited for the other's end note and records before counting and closing.
+        assert m["synced"] is True, m
         # What the other robot learnt arrived and passed the CDR rules, once each.
         assert m["accepted"] == published[other]
-        assert m["quarantined"] == 0 and m["rejected"] == 0
+        assert m["quarantined"] == 0 and m["rejected"] == 0 and m["errors"] == 0
         assert m["records"] == published[name] + published[other]
     assert (tmp_path / "alice.db").exists() and (tmp_path / "bob.db").exists()
 
