@@ -322,6 +322,8 @@ class SymbolicExtractor:
             return None  # "the apple slice", "the tv stand"
         if not at_start and not (
             nxt is None
+            # "take the rag go to the hall": a bare motion verb before "to" is a verb.
+            or (lex.verbs[base].get("motion") and toks[i] == base and nxt == "to")
             or nxt in lex.determiners
             or nxt in lex.pronouns
             or nxt in lex.beneficiaries
@@ -398,6 +400,8 @@ class SymbolicExtractor:
                 or (t in lex.adverbs and t not in {"back", "left", "right", "top"})
                 or self._preposition(toks, j, end)[0] is not None
                 or (words and self._is_verb(toks, j))
+                # "bring me my aspirin it is in the drawer": a personal pronoun is no modifier.
+                or (words and t in {"it", "them", "itself"})
             ):
                 break
             if t in lex.pronouns and not words:
@@ -540,6 +544,13 @@ class SymbolicExtractor:
         if j < end and toks[j] in particles and op == entry.get("op"):
             if self._particle_ok(toks, j, end, True):
                 op = particles[toks[j]]
+                lu = f"{lu} {toks[j]}"
+                j += 1
+        # A particle that only ends the clause: "put the tv on" (but "put the cup on the table").
+        end_particles: dict[str, str] = entry.get("end_particles", {})
+        if j < end and toks[j] in end_particles and op == entry.get("op"):
+            if j + 1 == end or all(t in lex.adverbs for t in toks[j + 1 : end]):
+                op = end_particles[toks[j]]
                 lu = f"{lu} {toks[j]}"
                 j += 1
         if op == entry.get("op") and particles:

@@ -31,11 +31,27 @@ def test_youden_picks_the_separating_threshold():
     scores = [0.95, 0.9, 0.85, 0.7, 0.6, 0.5, -math.inf, -math.inf]
     labels = [True, True, True, False, False, False, False, True]
     cal = calibrate_theta(scores, labels)
-    assert cal.theta == pytest.approx(0.85)
+    # The ROC point is the score 0.85; theta sits midway to the next score below (0.7).
+    assert cal.theta == pytest.approx(0.775)
     assert cal.tpr == pytest.approx(0.75) and cal.fpr == 0.0
     assert cal.positives == 4 and cal.negatives == 4
     closest = calibrate_theta(scores, labels, method="closest")
-    assert closest.theta == pytest.approx(0.85)
+    assert closest.theta == pytest.approx(0.775)
+
+
+def test_theta_sits_mid_interval_so_the_calibration_decisions_hold_with_margin():
+    scores = [0.9, 0.8, 0.62, 0.6, 0.4, -math.inf]
+    labels = [True, True, True, False, False, False]
+    cal = calibrate_theta(scores, labels)
+    assert cal.theta == pytest.approx(0.61)
+    # Every calibration pair is decided as at the ROC point...
+    assert all((s >= cal.theta) == y for s, y in zip(scores, labels, strict=True))
+    # ...and a conflict a little less similar than the least similar one is still found.
+    assert 0.615 >= cal.theta
+    # No finite score below the ROC point: the interval reaches the lowest cosine, -1.
+    only = calibrate_theta([0.5, 0.7, -math.inf, -math.inf], [True, True, False, True])
+    assert only.theta == pytest.approx((0.5 - 1.0) / 2)
+    assert only.tpr == pytest.approx(2 / 3) and only.fpr == 0.0
 
 
 def test_calibration_errors_name_the_problem():
@@ -65,7 +81,9 @@ def test_memory_calibrates_from_pairs_and_stores_theta(tmp_path, hash_embedder):
         sims = hash_embedder.embed([p[0] for p in pairs[:3]]) * hash_embedder.embed(
             [p[1] for p in pairs[:3]]
         )
-        assert cal.theta == pytest.approx(float(sims.sum(axis=1).min()), abs=1e-6)
+        # Midway between the least similar conflict and the next score below (or -1).
+        lowest = float(sims.sum(axis=1).min())
+        assert -1.0 <= cal.theta < lowest
         assert memory.theta == pytest.approx(cal.theta)
     with VectorMemory(path, embedder=hash_embedder) as again:  # stored in the database
         assert again.theta == pytest.approx(cal.theta)

@@ -226,3 +226,30 @@ def test_part_from_needs_the_whole_unnamed(ex):
     # The roll is the toilet paper, not the holder it comes from.
     (a,) = ex.extract("Take the empty roll from the toilet paper holder.")
     assert (a.object, a.source) == ("paper", "holder")
+
+
+def test_end_particle_only_at_the_end_of_the_clause(ex):
+    assert keys(ex, "robot can you put the tv on") == [("turn_on", "television")]
+    assert keys(ex, "put the tv on please") == [("turn_on", "television")]
+    (a,) = ex.extract("put the kettle on the stove")
+    assert (a.operation, a.object, a.location) == ("put", "kettle", "stove")
+
+
+def test_bare_motion_verb_before_to_after_a_noun(ex):
+    acts = ex.extract("go to the bathroom take the rag go to the hall and clean the mirror")
+    assert [a.key for a in acts] == [
+        ("go", "bathroom"),
+        ("take", "cloth"),
+        ("go", "hall"),
+        ("clean", "mirror"),
+    ]
+
+
+def test_personal_pronoun_ends_the_object_and_new_lexicon_words(ex):
+    text = "bring me my aspirin it is in one of the drawers of the bathroom"
+    assert keys(ex, text) == [("bring", "aspirin")]
+    acts = ex.extract(
+        "Toss the knife into the sink, putting it on the left hand side of the apple."
+    )
+    assert [a.key for a in acts] == [("put", "knife"), ("put", "knife")]
+    assert keys(ex, "Take the knife upright from the tray") == [("take", "knife")]
