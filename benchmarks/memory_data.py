@@ -200,7 +200,6 @@ GOLD_CLASS = {
     "couch": "sofa",
     "computer": "laptop",
     "telephone": "phone",
-    "washer": "machine",
     "cupboard": "cabinet",
     "rag": "cloth",
     "newspaper": "paper",
