@@ -84,12 +84,16 @@ def main(argv: list[str] | None = None) -> int:
         queries.append(rng.choice(sentences) + " please")
     print(f"corpus built in {time.perf_counter() - t0:.1f} s", flush=True)
 
+    cache = args.embedding_cache
+    if cache is not None:
+        # Fail now, not after minutes of embedding, if the cache cannot be written.
+        cache.parent.mkdir(parents=True, exist_ok=True)
     model = TransformersEmbedder(batch_size=64)
     model.setup()
-    cache = args.embedding_cache
     if cache is not None and cache.exists():
         vectors = np.load(cache)
-        assert vectors.shape[0] == len(sentences), "embedding cache is for another --n"
+        if vectors.shape[0] != len(sentences):
+            sys.exit(f"{cache}: holds {vectors.shape[0]} vectors, not {len(sentences)} (another --n)")
         t_embed = float("nan")
         print(f"embedding: reused {cache} (throughput not measured)", flush=True)
     else:
