@@ -461,6 +461,8 @@ class SymbolicExtractor:
 
     def _preposition(self, toks: list[str], i: int, end: int) -> tuple[str | None, int]:
         """``(kind, length)`` of a preposition at ``i``: kind is ``goal``/``source``/None."""
+        if i >= min(end, len(toks)):  # the sentence ends on the preposition ("take it from")
+            return None, 0
         lex = self.lex
         for n in (4, 3, 2):
             key = tuple(toks[i : i + n])

@@ -253,3 +253,12 @@ def test_personal_pronoun_ends_the_object_and_new_lexicon_words(ex):
     )
     assert [a.key for a in acts] == [("put", "knife"), ("put", "knife")]
     assert keys(ex, "Take the knife upright from the tray") == [("take", "knife")]
+
+
+@pytest.mark.parametrize(
+    "sentence", ["take the apple from", "pick up the cup out of", "put the mug in", "from", "take"]
+)
+def test_a_sentence_that_stops_early_does_not_crash(sentence):
+    # Found by the 100k scale benchmark: a trailing preposition read past the last token.
+    actions = SymbolicExtractor().extract(sentence)
+    assert all(a.operation for a in actions)
