@@ -327,12 +327,13 @@ def test_people_ground_to_their_id(kitchen_dict, tools):
 def test_time_limit_ends_a_looping_model(kitchen, tools):
     chat = ScriptedChat(itertools.repeat(call("robot_holding")), delay=0.005)
     t0 = time.monotonic()
-    verdict = RaiderAgent(chat, tools, time_limit=0.3).check(kitchen, "pick(Apple)")
-    assert time.monotonic() - t0 < 1.5
+    verdict = RaiderAgent(chat, tools, time_limit=0.5).check(kitchen, "pick(Apple)")
+    # The model would loop forever: the limit ends it (generous bound for a loaded machine).
+    assert time.monotonic() - t0 < 3.0
     assert verdict.category is Category.UNKNOWN
     assert verdict.final_response is Response.UNFEASIBILITY
     assert verdict.explanation.startswith("The check did not finish")
-    assert "time limit of 0.3 s" in verdict.explanation
+    assert "time limit of 0.5 s" in verdict.explanation
     assert len(chat.calls) >= 2 and len(verdict.tool_calls) >= len(chat.calls) - 1
     assert all(tc == ToolCall("robot_holding", [], result=[]) for tc in verdict.tool_calls)
     assert verdict.trace[-1]["kind"] == "stop"
