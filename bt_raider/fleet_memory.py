@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from bt_raider.errors import CommunicationError, MemoryStoreError
+from bt_raider.messaging import decode_object
 
 if TYPE_CHECKING:
     from bt_raider.memory import VectorMemory
@@ -121,16 +122,7 @@ class FleetRecord:
         Raises:
             CommunicationError: too long, not JSON, not an object, unknown version or fields.
         """
-        if len(text) > max_chars:
-            raise CommunicationError(
-                f"fleet record is {len(text)} characters: a record holds at most {max_chars}"
-            )
-        try:
-            raw = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise CommunicationError(f"fleet record is not JSON ({exc}): {text[:60]!r}") from exc
-        if not isinstance(raw, dict):
-            raise CommunicationError(f"fleet record must be a JSON object, got {text[:60]!r}")
+        raw = decode_object(text, "fleet record", max_chars, preview=60)
         if raw.get("v") != 1:
             raise CommunicationError(
                 f"fleet record version {raw.get('v')!r} is unknown: expected 1"

@@ -55,6 +55,26 @@ def _new_id() -> str:
     return uuid.uuid4().hex[:10]
 
 
+def decode_object(text: str, what: str, max_chars: int, preview: int = 80) -> dict[str, Any]:
+    """One JSON object from a bounded text frame (``what`` names it in the errors).
+
+    Raises:
+        CommunicationError: the text is longer than ``max_chars``, not JSON, or not an object.
+    """
+    unit = what.split()[-1]
+    if len(text) > max_chars:
+        raise CommunicationError(
+            f"{what} is {len(text)} characters: a {unit} holds at most {max_chars}"
+        )
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CommunicationError(f"{what} is not JSON ({exc}): {text[:preview]!r}") from exc
+    if not isinstance(raw, dict):
+        raise CommunicationError(f"{what} must be a JSON object, got {text[:preview]!r}")
+    return raw
+
+
 @dataclass(frozen=True, eq=True)
 class Message:
     """One frame from ``sender`` to ``to`` (``None``: every collaborator).
@@ -213,16 +233,7 @@ class Message:
                 raise CommunicationError(f"message frame is not UTF-8: {exc}") from exc
         if not isinstance(frame, str):
             raise CommunicationError(f"message frame must be text, got {type(frame).__name__}")
-        if len(frame) > max_chars:
-            raise CommunicationError(
-                f"message frame is {len(frame)} characters: a frame holds at most {max_chars}"
-            )
-        try:
-            raw = json.loads(frame)
-        except json.JSONDecodeError as exc:
-            raise CommunicationError(f"message frame is not JSON ({exc}): {frame[:80]!r}") from exc
-        if not isinstance(raw, dict):
-            raise CommunicationError(f"message frame must be a JSON object, got {frame[:80]!r}")
+        raw = decode_object(frame, "message frame", max_chars)
         unknown = sorted(set(raw) - set(_FIELDS))
         if unknown:
             raise CommunicationError(
