@@ -93,7 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     if cache is not None and cache.exists():
         vectors = np.load(cache)
         if vectors.shape[0] != len(sentences):
-            sys.exit(f"{cache}: holds {vectors.shape[0]} vectors, not {len(sentences)} (another --n)")
+            sys.exit(
+                f"{cache}: holds {vectors.shape[0]} vectors, not {len(sentences)} (another --n)"
+            )
         t_embed = float("nan")
         print(f"embedding: reused {cache} (throughput not measured)", flush=True)
     else:

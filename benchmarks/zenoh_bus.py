@@ -23,20 +23,9 @@ import time
 from collections.abc import Callable, Sequence
 
 from bt_raider.examples.cooperative_table.episode import run_episode
-from bt_raider.examples.cooperative_table.processes import run_processes
+from bt_raider.examples.cooperative_table.processes import FIGURES, run_processes
 from bt_raider.messaging import InProcessHub, Message, MessageBus, MessageKind
 from bt_raider.zenoh_bus import ZenohBus, loopback_endpoint
-
-FIGURES = (
-    "success",
-    "steps",
-    "travel",
-    "false_plans",
-    "messages",
-    "characters",
-    "commits",
-    "requests",
-)
 
 
 def _request(n: int) -> Message:

@@ -485,39 +485,18 @@ class CooperativeAgent:
             children=[Commit(self), SimAction(f"{n}: walk to room", "walk", self._walk_to_room, r)],
         )
 
-        def kind(name: str) -> Callable[[PlanOption], bool]:
-            return lambda t: t.kind == name
+        def branch(name: str, label: str, task: str, body: Any) -> py_trees.composites.Sequence:
+            """Run ``body`` when the planned task is of kind ``task``."""
+            is_task = TaskIs(self, lambda t: t.kind == task, f"{n}: plan is {label}?")
+            return py_trees.composites.Sequence(
+                f"{n}: {name}", memory=True, children=[is_task, body]
+            )
 
         branches += [
-            py_trees.composites.Sequence(
-                f"{n}: deliver",
-                memory=True,
-                children=[TaskIs(self, kind("deliver"), f"{n}: plan is goput?"), deliver],
-            ),
-            py_trees.composites.Sequence(
-                f"{n}: check",
-                memory=True,
-                children=[
-                    TaskIs(self, kind("check"), f"{n}: plan is check?"),
-                    self._shared(check, f"{n}: shared check"),
-                ],
-            ),
-            py_trees.composites.Sequence(
-                f"{n}: explore",
-                memory=True,
-                children=[
-                    TaskIs(self, kind("explore"), f"{n}: plan is explore?"),
-                    self._shared(explore, f"{n}: shared explore"),
-                ],
-            ),
-            py_trees.composites.Sequence(
-                f"{n}: wait",
-                memory=True,
-                children=[
-                    TaskIs(self, kind("wait"), f"{n}: plan is wait?"),
-                    SimAction(f"{n}: wait", "wait", list, r),
-                ],
-            ),
+            branch("deliver", "goput", "deliver", deliver),
+            branch("check", "check", "check", self._shared(check, f"{n}: shared check")),
+            branch("explore", "explore", "explore", self._shared(explore, f"{n}: shared explore")),
+            branch("wait", "wait", "wait", SimAction(f"{n}: wait", "wait", list, r)),
         ]
         return py_trees.composites.Sequence(
             n,

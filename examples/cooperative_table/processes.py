@@ -73,6 +73,17 @@ BROADCAST_WAIT = 5.0
 MEMORY_SYNC_WAIT = 15.0
 #: Fault modes a robot process can be started with (fault injection for tests).
 FAULT_MODES = ("garbage", "oversized", "delay", "silent")
+#: The episode figures a multi-process run must reproduce from the in-process run of the same seed.
+FIGURES = (
+    "success",
+    "steps",
+    "travel",
+    "false_plans",
+    "messages",
+    "characters",
+    "commits",
+    "requests",
+)
 
 
 # --------------------------------------------------------------------------- robot side

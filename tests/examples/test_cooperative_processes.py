@@ -19,23 +19,13 @@ from bt_raider.errors import CommunicationError  # noqa: E402
 from bt_raider.examples.cooperative_table import demo  # noqa: E402
 from bt_raider.examples.cooperative_table.episode import Episode  # noqa: E402
 from bt_raider.examples.cooperative_table.processes import (  # noqa: E402
+    FIGURES,
     print_figures,
     run_demo,
     run_processes,
 )
 
 pytestmark = pytest.mark.zenoh
-
-FIGURES = (
-    "success",
-    "steps",
-    "travel",
-    "false_plans",
-    "messages",
-    "characters",
-    "commits",
-    "requests",
-)
 
 
 def in_process(seed: int, robots: int, **kwargs):
