@@ -6,7 +6,7 @@ its cosine similarity when the rules' symbolic part holds (see
 :meth:`~bt_raider.memory.rules.RuleSet.calibration_score`), ``-inf`` when no rule can fire,
 ``+inf`` when a rule without theta fires anyway. Sweeping theta over the scores traces the ROC
 curve of the whole rule decision; the chosen point maximises Youden's J = TPR - FPR
-(``method="youden"``) or lies closest to the corner (FPR 0, TPR 1) (``method="closest"``).
+(``method="youden"``) or lies closest to the corner (FPR 0, TPR 1) (``method="closest"``); between equally good points, the lower theta (more conflicts found).
 
 The ROC point fixes the decisions on the calibration pairs, not theta itself: every theta
 between the chosen score and the next finite score below it makes the same decisions. The
@@ -113,10 +113,12 @@ def calibrate_theta(
     idx = np.flatnonzero(finite)
     if method == "youden":
         crit = tpr[idx] - fpr[idx]
-        best = idx[int(np.argmax(crit))]  # argmax: first (highest) theta among ties
     else:
         crit = -np.hypot(fpr[idx], 1.0 - tpr[idx])
-        best = idx[int(np.argmax(crit))]
+    # Among equally good points take the lowest theta, the one that finds more conflicts: a
+    # conflicting context misleads the model, a consistent one dropped is replaced by the
+    # next one retrieved.
+    best = idx[int(np.flatnonzero(crit >= crit.max() - 1e-12)[-1])]  # rates are float
     y = np.asarray(labels, dtype=bool)
     return Calibration(
         theta=_midpoint(float(thresholds[best]), np.asarray(scores, dtype=float)),
