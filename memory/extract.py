@@ -19,7 +19,7 @@ import functools
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -44,6 +44,10 @@ class Action:
         lu: the lexical unit as written, lemmatised (``"pick up"``, ``"switch"``).
         head: the object's head noun as written (singular, before aliases and pronoun
             resolution); what HuRIC annotates as the Theme head.
+        alternatives: other operations the words can equally be read as (*take the box on
+            the table on the couch* may mean carrying it to the couch: ``("bring",)``). The
+            rules judge every reading, so an ambiguous sentence is kept only when no reading
+            conflicts.
     """
 
     operation: str
@@ -53,6 +57,7 @@ class Action:
     negated: bool = False
     lu: str | None = None
     head: str | None = None
+    alternatives: tuple[str, ...] = ()
 
     @property
     def key(self) -> tuple[str, str | None]:
@@ -62,18 +67,31 @@ class Action:
     def slot(self, name: str) -> Any:
         return getattr(self, name)
 
+    def readings(self) -> list[Action]:
+        """This action as written, then once per alternative operation."""
+        return [self] + [replace(self, operation=op, alternatives=()) for op in self.alternatives]
+
     def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v not in (None, False)}
+        out = {k: v for k, v in asdict(self).items() if v not in (None, False, ())}
+        if self.alternatives:
+            out["alternatives"] = list(self.alternatives)
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Action:
-        unknown = set(data) - set(SLOTS)
-        if unknown or "operation" not in data:
+        unknown = set(data) - {*SLOTS, "alternatives"}
+        alternatives = data.get("alternatives", [])
+        if (
+            unknown
+            or "operation" not in data
+            or not isinstance(alternatives, list)
+            or not all(isinstance(a, str) for a in alternatives)
+        ):
             raise MemoryStoreError(
                 f"bad action record {data!r}: expected 'operation' and only the slots "
-                f"{', '.join(SLOTS)}"
+                f"{', '.join(SLOTS)}, plus 'alternatives' (a list of operations)"
             )
-        return cls(**data)
+        return cls(**{**data, "alternatives": tuple(alternatives)})
 
 
 @runtime_checkable
@@ -148,6 +166,7 @@ class Lexicon:
     part_nouns: frozenset[str]
     receptacle_parts: frozenset[str]
     modifiers: frozenset[str]
+    determiner_typos: frozenset[str]
     aliases: dict[str, str]
     compounds: dict[tuple[str, ...], str]
     source: str = field(default="")
@@ -184,6 +203,7 @@ class Lexicon:
                 part_nouns=frozenset(data.get("part_nouns", [])),
                 receptacle_parts=frozenset(data.get("receptacle_parts", [])),
                 modifiers=frozenset(data.get("modifiers", [])),
+                determiner_typos=frozenset(data.get("determiner_typos", [])),
                 aliases=dict(data.get("aliases", {})),
                 compounds={tuple(k.split()): v for k, v in data.get("compounds", {}).items()},
                 source=source,
@@ -526,7 +546,7 @@ class SymbolicExtractor:
         # The action's words run to the next verb, or to a clause boundary; a motion verb
         # with no destination yet reads on ("walk ahead and slightly left to the dresser").
         end = j
-        while end < stop and toks[end] not in lex.boundaries:
+        while end < stop and (toks[end] not in lex.boundaries or self._joins_object(toks, end)):
             end += 1
         beneficiary = None
         if (
@@ -539,6 +559,13 @@ class SymbolicExtractor:
         obj_tokens: list[str] = []
         while j < end and toks[j] in lex.adverbs and toks[j] not in lex.prepositions:
             j += 1
+        if (
+            j + 1 < end
+            and toks[j] in lex.determiner_typos
+            and toks[j + 1] not in lex.stop_words
+            and not self._is_verb(toks, j + 1)
+        ):
+            j += 1  # "put he pan on the stove": no subject pronoun is a verb's object
         if j < end and toks[j] not in lex.prepositions:
             phrase = self._noun_phrase(toks, j, end)
             obj_tokens, j = phrase.tokens, phrase.end
@@ -567,6 +594,7 @@ class SymbolicExtractor:
         goal_prep: str | None = None
         source_tokens: list[str] | None = None
         first_pp: list[str] | None = None
+        places = 0  # place phrases after the object: "on the table", "near the cup"
         while j < end:
             kind, m = self._preposition(toks, j, end)
             if kind is None:
@@ -578,6 +606,7 @@ class SymbolicExtractor:
             phrase = self._noun_phrase(toks, j + m + k, end)
             if phrase.tokens:
                 first_pp = first_pp or phrase.tokens
+                places += kind == "goal"
                 if kind == "source" and source_tokens is None:
                     source_tokens = phrase.tokens
                 elif kind == "goal" and goal_tokens is None:
@@ -616,11 +645,24 @@ class SymbolicExtractor:
         head = singular(obj_tokens[-1]) if obj_tokens else None
         obj = self._resolve(obj_tokens, op, done, nouns)
         source = self._resolve(source_tokens or [], op, done, nouns, prefer_object=True)
+        if (
+            entry.get("cuts_whole")
+            and source
+            and len(obj_tokens) >= 1
+            and (obj_tokens[-1] in lex.part_nouns or obj_tokens[-1] in lex.relational)
+        ):
+            obj, source = source, None  # "slice the top off the tomato" slices the tomato
         if not obj_tokens and entry.get("transitive") and location is None and source is None:
             return None  # "leave the drawer open": an adjective, not an action
         for noun in (obj, location, source):
             if noun:
                 nouns.append(noun)
+        alternatives: tuple[str, ...] = ()
+        stacked = entry.get("stacked_goal")
+        if stacked and op == entry.get("op") and obj and places >= 2 and source is None:
+            # "take the box on the table on the couch": the last place may say where the box
+            # goes. Neither reading is safe to assume, so the rules judge both.
+            alternatives = (stacked,)
         return Action(
             operation=op,
             object=obj,
@@ -629,6 +671,18 @@ class SymbolicExtractor:
             negated=negated,
             lu=lu,
             head=head,
+            alternatives=alternatives,
+        )
+
+    def _joins_object(self, toks: list[str], i: int) -> bool:
+        """Whether the boundary at ``i`` joins a second object to the action rather than
+        starting a new clause: "take the laptop and the book on the table"."""
+        nxt = toks[i + 1] if i + 1 < len(toks) else None
+        return (
+            toks[i] == "and"
+            and nxt is not None
+            and nxt in self.lex.determiners
+            and nxt not in self.lex.pronouns
         )
 
     def _particle_ok(self, toks: list[str], j: int, end: int, after_object: bool) -> bool:

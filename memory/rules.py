@@ -27,6 +27,10 @@ are paired one to one, best agreement first (same object counts twice, same oper
 "take the plate and bring it to the kitchen" against "take the plate" compares the two *take*
 actions and leaves *bring* unpaired, instead of reading a conflict into it. A rule fires when
 it holds for one aligned pair.
+
+A sentence the extractor reads two ways (``Action.alternatives``: *take the box on the table
+on the couch* is taking it, or carrying it to the couch) is judged under every reading, and
+conflicts when any reading does: an example that may mean the opposite is not a safe example.
 """
 
 from __future__ import annotations
@@ -154,6 +158,24 @@ def align(a: Sequence[Action], b: Sequence[Action]) -> list[tuple[Action, Action
     return pairs
 
 
+#: At most this many readings of one sentence are judged (its first actions' alternatives
+#: first); a sentence is rarely ambiguous in more than one or two places.
+MAX_READINGS = 8
+
+
+def readings(actions: Sequence[Action]) -> list[tuple[Action, ...]]:
+    """Every reading of a sentence: each action as written or as one of its alternatives.
+
+    >>> from bt_raider.memory.extract import Action
+    >>> [[x.operation for x in r] for r in readings([Action("take", "box", alternatives=("bring",))])]
+    [['take'], ['bring']]
+    """
+    out: list[tuple[Action, ...]] = [()]
+    for action in actions:
+        out = [(*r, x) for r in out for x in action.readings()][:MAX_READINGS]
+    return out
+
+
 @dataclass
 class RuleSet:
     """An ordered set of rules plus the table of opposite values.
@@ -257,16 +279,22 @@ class RuleSet:
     def judge(
         self, a: Sequence[Action], b: Sequence[Action], similarity: float, theta: float
     ) -> Judgement:
-        """Apply the rules to two sentences' actions at vector similarity ``similarity``."""
+        """Apply the rules to two sentences' actions at vector similarity ``similarity``.
+
+        A sentence with ambiguous actions (``Action.alternatives``) is judged under each of
+        its readings, and the pair conflicts when some reading of ``a`` conflicts with some
+        reading of ``b``: an example that may mean the opposite is not a safe example.
+        """
         if not a or not b:
             return Judgement(False, similarity=similarity)
-        pairs = align(a, b)
+        aligned = [align(x, y) for x in readings(a) for y in readings(b)]
         for rule in self.rules:
             if not rule.similar_enough(similarity, theta):
                 continue
-            for x, y in pairs:
-                if rule.holds(x, y, self.opposites):
-                    return Judgement(True, rule.name, (x, y), similarity)
+            for pairs in aligned:
+                for x, y in pairs:
+                    if rule.holds(x, y, self.opposites):
+                        return Judgement(True, rule.name, (x, y), similarity)
         return Judgement(False, similarity=similarity)
 
     def agree(self, a: Sequence[Action], b: Sequence[Action]) -> bool:

@@ -262,3 +262,58 @@ def test_a_sentence_that_stops_early_does_not_crash(sentence):
     # Found by the 100k scale benchmark: a trailing preposition read past the last token.
     actions = SymbolicExtractor().extract(sentence)
     assert all(a.operation for a in actions)
+
+
+def test_stacked_places_after_take_are_read_both_ways(ex):
+    # HuRIC annotates "take the box on the table on the couch" as Bringing (to the couch) and
+    # "take the glass near the book on the table" as Taking: the words allow both.
+    (box,) = ex.extract("take the box on the table on the couch")
+    assert box.key == ("take", "box") and box.alternatives == ("bring",)
+    assert [r.key for r in box.readings()] == [("take", "box"), ("bring", "box")]
+    go, glass = ex.extract("go to the kitchen and take the glass near the book on the table")
+    assert go.alternatives == () and glass.alternatives == ("bring",)
+    # One place, a source, a verb without a carrying sense, or an explicit destination: one
+    # reading.
+    for text in (
+        "take the bottle of water on the table",
+        "take the book near the glass from the table",
+        "grab the cover on the bed in the bedroom",
+        "take the box from the table to the kitchen",
+    ):
+        assert all(a.alternatives == () for a in ex.extract(text)), text
+    assert keys(ex, "take the box from the table to the kitchen") == [("bring", "box")]
+
+
+def test_a_second_object_joined_by_and_keeps_the_places_with_the_action(ex):
+    (act,) = ex.extract("take the laptop and the book on the table on the couch")
+    assert act.key == ("take", "laptop") and act.alternatives == ("bring",)
+    (put,) = ex.extract("put the apple and the pear on the table")
+    assert put.key == ("put", "apple") and put.location == "table"
+    # "and" before a verb still starts a new action.
+    assert keys(ex, "take the apple and put it in the fridge") == [
+        ("take", "apple"),
+        ("put", "apple"),
+    ]
+
+
+def test_a_misspelt_article_after_the_verb_is_read_as_the(ex):
+    assert keys(ex, "Put he pan on the back right of the stove.") == [("put", "pan")]
+    assert keys(ex, "Take teh mug from the shelf") == [("take", "mug")]
+    assert keys(ex, "tell him he is late") == []
+
+
+def test_a_part_cut_off_a_whole_slices_the_whole(ex):
+    (act,) = ex.extract("Slice the top off the tomato in the sink.")
+    assert act.key == ("slice", "tomato") and act.source is None
+    # Taking a part off something still takes the part.
+    (lid,) = ex.extract("take the lid off the pot")
+    assert lid.key == ("take", "lid") and lid.source == "pot"
+
+
+def test_alternatives_survive_json_and_bad_ones_are_refused():
+    a = Action("take", "box", location="table", lu="take", head="box", alternatives=("bring",))
+    assert a.to_json()["alternatives"] == ["bring"]
+    assert Action.from_json(a.to_json()) == a
+    assert "alternatives" not in Action("take", "box").to_json()
+    with pytest.raises(MemoryStoreError, match="'alternatives' \\(a list of operations\\)"):
+        Action.from_json({"operation": "take", "alternatives": "bring"})

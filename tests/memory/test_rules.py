@@ -8,7 +8,7 @@ import pytest
 
 from bt_raider.errors import MemoryStoreError
 from bt_raider.memory.extract import Action, SymbolicExtractor
-from bt_raider.memory.rules import RuleSet, align
+from bt_raider.memory.rules import MAX_READINGS, RuleSet, align, readings
 
 ex = SymbolicExtractor()
 
@@ -129,3 +129,29 @@ def test_bad_rule_files():
         RuleSet.load("{nope")
     with pytest.raises(MemoryStoreError, match="cannot read rules file"):
         RuleSet.load("/nonexistent/rules.json")
+
+
+def test_an_ambiguous_sentence_conflicts_when_any_reading_does():
+    rules = RuleSet.default()
+    ambiguous = ex.extract("take the cover on the bed in the living room")
+    assert ambiguous[0].alternatives == ("bring",)
+    # Read as bringing, it conflicts with taking the cover (phi1) ...
+    j = rules.judge(ex.extract("pick up the cover"), ambiguous, 0.9, 0.5)
+    assert j.conflict and j.rule == "phi1" and j.pair[1].operation == "bring"
+    # ... and read as taking, with taking another object (phi2).
+    assert rules.judge(ex.extract("take the book"), ambiguous, 0.9, 0.5).rule == "phi2"
+    # Without the alternative the first pair would be judged consistent.
+    plain = [Action("take", "cover", location="bed", lu="take", head="cover")]
+    assert not rules.judge(ex.extract("pick up the cover"), plain, 0.9, 0.5).conflict
+    # The similarity predicate still gates every reading.
+    assert not rules.judge(ex.extract("pick up the cover"), ambiguous, 0.4, 0.5).conflict
+    # An unrelated action is consistent under both readings.
+    assert not rules.judge(ex.extract("open the fridge"), ambiguous, 0.9, 0.5).conflict
+
+
+def test_readings_are_bounded():
+    many = [Action("take", f"o{i}", alternatives=("bring", "put")) for i in range(6)]
+    got = readings(many)
+    assert len(got) == MAX_READINGS
+    assert [a.operation for a in got[0]] == ["take"] * 6  # as written comes first
+    assert readings([]) == [()]
