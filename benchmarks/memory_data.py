@@ -17,6 +17,8 @@ Sources (read-only, ``../shared/data``):
   CleanObject`` (annotators spell them out as several actions: "put the apple in the fridge,
   wait, take it out"), and task descriptions (summaries of several steps).
 
+Four HuRIC heads that are not the head of their own annotated span ("the book with the blue
+cover" -> cover) are corrected (``HURIC_HEAD_ERRATA``; ``build(errata=False)`` keeps them).
 Object names of both sources are folded into one annotation vocabulary (``GOLD_CLASS``: tv ->
 television, butterknife -> knife ...), independent of bt_raider's lexicon.
 
@@ -358,15 +360,33 @@ def _span_words(span: str, head: str) -> str | None:
     return " ".join(words[start : h + 1])
 
 
-def huric_object(frame: dict) -> tuple[str | None, str | None, str | None]:
+#: HuRIC heads that are not the head of their own span, corrected to it (span, annotated head
+#: -> head). Found by comparing every annotated object head with the noun before its span's
+#: first preposition (12 differ; the other 8 are coordinations, pronouns and compounds that
+#: ``_span_words`` and ``GOLD_COMPOUNDS`` already read right). Pass ``errata=False`` to
+#: ``build`` to measure against the heads as annotated.
+HURIC_HEAD_ERRATA = {
+    # a modifier's noun annotated as the head
+    ("the beer pack near the kitchen door", "door"): "pack",
+    ("the book with the blue cover", "cover"): "book",
+    ("the corn can on the kitchen table", "corn"): "can",
+    # "a glass of water" is annotated glass: the container is the head here too
+    ("the bottle of water on the table", "water"): "bottle",
+}
+
+
+def huric_object(frame: dict, errata: bool = True) -> tuple[str | None, str | None, str | None]:
     """``(object class, goal class, object words)`` of a HuRIC frame (None: unannotated)."""
     roles = HURIC_FRAMES.get(frame["frame"], (None, ()))[1]
     obj = word = None
     for role in roles:
         for e in frame["elements"]:
             if e["type"] == role and e.get("head"):
-                word = _span_words(e.get("span") or "", e["head"])
-                obj = gold_class(word or e["head"])
+                head = e["head"]
+                if errata:
+                    head = HURIC_HEAD_ERRATA.get(((e.get("span") or "").lower(), head), head)
+                word = _span_words(e.get("span") or "", head)
+                obj = gold_class(word or head)
                 break
         if obj:
             break
@@ -379,7 +399,7 @@ def huric_object(frame: dict) -> tuple[str | None, str | None, str | None]:
     return obj, goal, word
 
 
-def load_huric(path: Path = HURIC) -> list[Command]:
+def load_huric(path: Path = HURIC, errata: bool = True) -> list[Command]:
     out = []
     for line in path.read_text().splitlines():
         row = json.loads(line)
@@ -388,7 +408,7 @@ def load_huric(path: Path = HURIC) -> list[Command]:
             op = huric_op(frame)
             if op is None:
                 continue
-            obj, goal, word = huric_object(frame)
+            obj, goal, word = huric_object(frame, errata)
             gold.append(Gold(op, obj, goal, word=word))
         out.append(
             Command(
@@ -547,6 +567,8 @@ def derive(cmd: Command, rng: random.Random, objects: dict[str, list[str]]) -> l
         if m:
             flip = {"on": "off", "off": "on"}[m.group(4).lower()]
             text = cmd.text[: m.start(4)] + _swap_case(flip, m.group(4)) + cmd.text[m.end(4) :]
+            if m.group(1).lower() == "shut" and flip == "on":  # "shut off" -> "turn on"
+                text = text[: m.start(1)] + _swap_case("turn", m.group(1)) + text[m.end(1) :]
             i = next(i for i, o in enumerate(ops) if o in {"turn_on", "turn_off"})
             new = gold.copy()
             new[i] = replace(gold[i], op="turn_off" if gold[i].op == "turn_on" else "turn_on")
@@ -671,6 +693,7 @@ def build(
     n_queries: int = 320,
     variant_rate: float = 0.5,
     negation_rate: float = 0.1,
+    errata: bool = True,
 ) -> Benchmark:
     """Originals (HuRIC + ALFRED) minus held-out queries, plus derived conflicting variants.
 
@@ -680,9 +703,10 @@ def build(
             the hall-light case of the paper, "turn off" stored, "turn on" asked).
         variant_rate: probability of each applicable derivation per original.
         negation_rate: probability of a "don't ..." variant per short original.
+        errata: correct the HuRIC heads listed in ``HURIC_HEAD_ERRATA``.
     """
     rng = random.Random(seed)
-    originals = [c for c in load_huric() + load_alfred() if c.gold]
+    originals = [c for c in load_huric(errata=errata) + load_alfred() if c.gold]
     pools = object_pools(originals)
     derived: list[Command] = []
     for c in originals:
