@@ -381,8 +381,8 @@ def huric_object(frame: dict, errata: bool = True) -> tuple[str | None, str | No
     obj = word = None
     for role in roles:
         for e in frame["elements"]:
-            if e["type"] == role and e.get("head"):
-                head = e["head"]
+            if e["type"] == role and (e.get("head") or e.get("span")):
+                head = e.get("head") or _span_head(e["span"])  # 5 spans have no head
                 if errata:
                     head = HURIC_HEAD_ERRATA.get(((e.get("span") or "").lower(), head), head)
                 word = _span_words(e.get("span") or "", head)
@@ -399,12 +399,39 @@ def huric_object(frame: dict, errata: bool = True) -> tuple[str | None, str | No
     return obj, goal, word
 
 
+_SPAN_PREPS = {"to", "in", "on", "at", "near", "from", "of", "with", "into", "onto", "by"}
+
+
+def _span_head(span: str) -> str:
+    """The head of an annotated span that HuRIC left without one: its last word before the
+    first preposition after the noun ("to the computer" -> computer, "the lights" -> lights)."""
+    words = span.lower().split()
+    while len(words) > 1 and (words[0] in _SPAN_PREPS or words[0] in _DETS):
+        words = words[1:]
+    cut = next((i for i, w in enumerate(words) if i and w in _SPAN_PREPS), len(words))
+    return words[cut - 1]
+
+
+def _in_sentence_order(sentence: str, frames: list[dict]) -> list[dict]:
+    """Frames in the order their lexical units occur (HuRIC lists "hey robot take the book
+    and put it in the oven" as put, take), so pronouns resolve to what was said before."""
+    tokens = sentence.lower().split()
+    used: set[int] = set()
+    keyed = []
+    for n, frame in enumerate(frames):
+        lu = frame["lu"].lower().split()[0]
+        at = next((i for i, t in enumerate(tokens) if t == lu and i not in used), len(tokens) + n)
+        used.add(at)
+        keyed.append((at, n, frame))
+    return [f for _, _, f in sorted(keyed, key=lambda x: x[:2])]
+
+
 def load_huric(path: Path = HURIC, errata: bool = True) -> list[Command]:
     out = []
     for line in path.read_text().splitlines():
         row = json.loads(line)
         gold = []
-        for frame in row["frames"]:
+        for frame in _in_sentence_order(row["sentence"], row["frames"]):
             op = huric_op(frame)
             if op is None:
                 continue

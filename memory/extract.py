@@ -418,6 +418,7 @@ class SymbolicExtractor:
                 or t in lex.stop_words
                 or t in lex.negations
                 or (t in lex.adverbs and t not in {"back", "left", "right", "top"})
+                or (words and len(t) > 5 and t.endswith("ly"))  # "the box vertically"
                 or self._preposition(toks, j, end)[0] is not None
                 or (words and self._is_verb(toks, j))
                 # "bring me my aspirin it is in the drawer": a personal pronoun is no modifier.
@@ -539,8 +540,10 @@ class SymbolicExtractor:
         )
         j = i + n
         op = entry.get("op")
+        particle: str | None = None
         if j < stop and toks[j] in particles and self._particle_ok(toks, j, stop, False):
             op = particles[toks[j]]
+            particle = toks[j]
             lu = f"{lu} {toks[j]}"
             j += 1
         # The action's words run to the next verb, or to a clause boundary; a motion verb
@@ -573,6 +576,7 @@ class SymbolicExtractor:
         if j < end and toks[j] in particles and op == entry.get("op"):
             if self._particle_ok(toks, j, end, True):
                 op = particles[toks[j]]
+                particle = toks[j]
                 lu = f"{lu} {toks[j]}"
                 j += 1
         # A particle that only ends the clause: "put the tv on" (but "put the cup on the table").
@@ -659,10 +663,13 @@ class SymbolicExtractor:
                 nouns.append(noun)
         alternatives: tuple[str, ...] = ()
         stacked = entry.get("stacked_goal")
+        other = entry.get("particle_alternatives", {}).get(particle)
         if stacked and op == entry.get("op") and obj and places >= 2 and source is None:
             # "take the box on the table on the couch": the last place may say where the box
             # goes. Neither reading is safe to assume, so the rules judge both.
             alternatives = (stacked,)
+        elif other and other != op and obj and source is None and location is None:
+            alternatives = (other,)  # "take out the garbage": out of a container, or outside
         return Action(
             operation=op,
             object=obj,

@@ -317,3 +317,19 @@ def test_alternatives_survive_json_and_bad_ones_are_refused():
     assert "alternatives" not in Action("take", "box").to_json()
     with pytest.raises(MemoryStoreError, match="'alternatives' \\(a list of operations\\)"):
         Action.from_json({"operation": "take", "alternatives": "bring"})
+
+
+def test_take_out_reads_both_ways_unless_a_source_says_from_where(ex):
+    (out,) = ex.extract("can you please take out the garbage")
+    assert out.key == ("take", "bin") and out.alternatives == ("bring",)
+    (fridge,) = ex.extract("take the apple out of the fridge")
+    assert fridge.source == "fridge" and fridge.alternatives == ()
+
+
+def test_superlative_near_is_a_place_not_a_destination(ex):
+    (act,) = ex.extract("take the mug from the sink nearest to the refrigerator")
+    assert act.key == ("take", "mug") and act.location == "fridge" and act.source == "sink"
+
+
+def test_an_adverb_ends_the_object(ex):
+    assert keys(ex, "place the tissue box vertically on the toilet tank") == [("put", "tissues")]
