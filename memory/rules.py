@@ -170,6 +170,8 @@ def readings(actions: Sequence[Action]) -> list[tuple[Action, ...]]:
     >>> [[x.operation for x in r] for r in readings([Action("take", "box", alternatives=("bring",))])]
     [['take'], ['bring']]
     """
+    if not any(action.alternatives for action in actions):
+        return [tuple(actions)]  # the common case, on every judged pair
     out: list[tuple[Action, ...]] = [()]
     for action in actions:
         out = [(*r, x) for r in out for x in action.readings()][:MAX_READINGS]
