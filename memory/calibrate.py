@@ -6,7 +6,8 @@ its cosine similarity when the rules' symbolic part holds (see
 :meth:`~bt_raider.memory.rules.RuleSet.calibration_score`), ``-inf`` when no rule can fire,
 ``+inf`` when a rule without theta fires anyway. Sweeping theta over the scores traces the ROC
 curve of the whole rule decision; the chosen point maximises Youden's J = TPR - FPR
-(``method="youden"``) or lies closest to the corner (FPR 0, TPR 1) (``method="closest"``); between equally good points, the lower theta (more conflicts found).
+(``method="youden"``) or lies closest to the corner (FPR 0, TPR 1) (``method="closest"``).
+Between equally good points the lower theta wins: it finds more conflicts.
 
 The ROC point fixes the decisions on the calibration pairs, not theta itself: every theta
 between the chosen score and the next finite score below it makes the same decisions. The

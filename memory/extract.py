@@ -652,7 +652,7 @@ class SymbolicExtractor:
         if (
             entry.get("cuts_whole")
             and source
-            and len(obj_tokens) >= 1
+            and obj_tokens
             and (obj_tokens[-1] in lex.part_nouns or obj_tokens[-1] in lex.relational)
         ):
             obj, source = source, None  # "slice the top off the tomato" slices the tomato
