@@ -105,12 +105,12 @@ def test_bad_pairs(tmp_path, hash_embedder):
 
 
 def test_equally_good_thresholds_resolve_to_the_one_finding_more_conflicts():
-    # theta above 0.8 and theta below 0.3 both misclassify one pair (J = 2/3 - 0 vs 1 - 1/3);
-    # the lower one finds every conflict.
-    scores = [0.9, 0.85, 0.3, 0.8, -math.inf, -math.inf]
-    labels = [True, True, True, False, False, False]
+    # theta at 0.8 and theta at 0.3 both misclassify one pair (J = 3/4 - 0 = 1 - 1/4, exact
+    # in floats); the lower one finds every conflict.
+    scores = [0.9, 0.85, 0.8, 0.3, 0.7, -math.inf, -math.inf, -math.inf]
+    labels = [True, True, True, True, False, False, False, False]
     cal = calibrate_theta(scores, labels)
-    assert cal.tpr == 1.0 and cal.fpr == pytest.approx(1 / 3)
+    assert cal.tpr == 1.0 and cal.fpr == 0.25
     assert cal.theta == pytest.approx((0.3 - 1.0) / 2)
     # J equal only up to float rounding counts as equal: 395/400 - 7/400 != 396/400 - 8/400.
     scores = [0.9] * 395 + [0.3] + [-math.inf] * 4 + [0.9] * 7 + [0.5] + [-math.inf] * 392
