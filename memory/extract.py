@@ -175,6 +175,8 @@ class Lexicon:
     def from_dict(cls, data: dict[str, Any], source: str = "<dict>") -> Lexicon:
         try:
             verbs = {k.lower(): dict(v) for k, v in data["verbs"].items()}
+            for base, entry in verbs.items():
+                _check_verb_entry(base, entry, source)
             forms: dict[str, str] = {}
             for base, entry in verbs.items():
                 for form in _inflections(base) | set(entry.get("forms", [])):
@@ -252,6 +254,24 @@ class Lexicon:
         if key in self.compounds:
             return self.compounds[key]
         return self.aliases.get(words[-1], self.aliases.get(tokens[-1], words[-1]))
+
+
+def _check_verb_entry(base: str, entry: dict[str, Any], source: str) -> None:
+    """Refuse verb-entry values that would only fail later, mid-extraction."""
+    for key in ("particles", "end_particles", "particle_alternatives"):
+        value = entry.get(key, {})
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise MemoryStoreError(
+                f"lexicon {source}: verb {base!r} has {key} {value!r}: expected an object "
+                "mapping particles to operations"
+            )
+    for key in ("op", "with_goal", "with_beneficiary", "with_object", "stacked_goal"):
+        value = entry.get(key)
+        if value is not None and not isinstance(value, str):
+            raise MemoryStoreError(
+                f"lexicon {source}: verb {base!r} has {key} {value!r}: expected an operation "
+                "name (a string)"
+            )
 
 
 @functools.lru_cache(maxsize=1)
