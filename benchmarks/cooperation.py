@@ -1,9 +1,9 @@
 """REVECA's ablations in the multi-robot household: what validation, relevance and asking cost.
 
 Seeded episodes of two robots setting a table (C-WAH-like; see
-``bt_raider.perception.multirobot``), clean and noisy (20 dummy objects, Noisy-C-WAH), for each
+``bt_raider.simulation.multirobot``), clean and noisy (20 dummy objects, Noisy-C-WAH), for each
 policy -- the same agent with one part switched off or on
-(``bt_raider.examples.cooperative_table.agent.POLICIES``):
+(``bt_raider.examples.cooperative_table.cooperative_agent.POLICIES``):
 
 * ``reveca``: relevance, relative proximity, trajectory-based validation;
 * ``no-validation``: commits every plan at once (Table 5 "w/o validation");
@@ -31,7 +31,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from bt_raider.examples.cooperative_table.agent import POLICIES
+from bt_raider.examples.cooperative_table.cooperative_agent import POLICIES
 from bt_raider.examples.cooperative_table.episode import EpisodeResult, run_episode
 
 FIELDS = ("steps", "travel", "false_plans", "messages", "characters", "requests")

@@ -87,10 +87,10 @@ def explanation_ok(case: dict[str, Any], verdict: Any, det: bool, grnd: bool | N
 
 def make(backend: str, args: argparse.Namespace) -> Any:
     if backend == "precond":
-        from bt_raider.baselines import PrecondBaseline
+        from bt_raider.checking.precond import PrecondBaseline
 
         return PrecondBaseline()
-    from bt_raider.checker import make_checker
+    from bt_raider.checking.registry import make_checker
 
     opts: dict[str, Any] = {}
     if backend != "symbolic":
@@ -122,7 +122,7 @@ def load(
 def run_backend(
     name: str, checker: Any, cases: list[dict[str, Any]], scenes: dict[str, Any], repeat: int
 ) -> dict[str, Any]:
-    from bt_raider.checker import Query
+    from bt_raider.checking.contract import Query
 
     rows = []
     for case in cases:
@@ -244,8 +244,8 @@ def alfred_parse_check(path: Path = ALFRED) -> None:
     route ("Turn left and walk until ..."); a query names one action, so these count as misses
     here and set a ceiling well below 100%.
     """
+    from bt_raider.checking.parse import parse_query
     from bt_raider.errors import QueryError
-    from bt_raider.query import parse_query
 
     if not path.exists():
         print(f"ALFRED annotations not found at {path}")

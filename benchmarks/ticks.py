@@ -25,10 +25,10 @@ from typing import Any
 import py_trees
 from py_trees.common import Status
 
-from bt_raider.actions import ActionBehaviour, ActionState, Progress
-from bt_raider.checker import Query
-from bt_raider.guards import Phase, RaiderGuard
-from bt_raider.verdict import Category, Verdict
+from bt_raider.checking.contract import Query
+from bt_raider.checking.verdict import Category, Verdict
+from bt_raider.runtime.actions import ActionBehaviour, ActionState, Progress
+from bt_raider.runtime.guards import Phase, RaiderGuard
 
 
 class SlowChecker:

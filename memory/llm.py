@@ -7,7 +7,7 @@ for the actions as JSON, in the operation vocabulary of the symbolic lexicon, so
 and symbolically extracted records compare with each other.
 
 The chat model is duck-typed -- anything with ``complete(messages) -> reply`` where
-``reply.content`` is the text (:class:`bt_raider.chat.ChatModel` fits) -- because the memory
+``reply.content`` is the text (:class:`bt_raider.llm.chat.ChatModel` fits) -- because the memory
 may not import the core. The model's reply is never executed: it is parsed as JSON and
 validated. A reply that cannot be used is fed back to the model once with the reason; if it is
 still unusable the symbolic extractor answers (``fallback``), or :class:`BackendError` is
@@ -84,7 +84,7 @@ class LLMExtractor:
         if not callable(getattr(chat, "complete", None)):
             raise BackendError(
                 f"chat model {chat!r} has no complete(messages) method: expected a ChatModel "
-                "such as bt_raider.chat.OpenAIChat"
+                "such as bt_raider.llm.chat.OpenAIChat"
             )
         self.chat = chat
         self.lexicon = lexicon or Lexicon.load()

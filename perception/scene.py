@@ -3,7 +3,7 @@
 See ``docs/scene-format.md`` section 1. :class:`Scene` validates the dict, gives every object a
 stable display name, resolves names (display names, objectIds, near-misses) and answers the
 geometric questions the tools build on. The raw dicts are kept, so a scene round-trips to JSON
-unchanged and :class:`~bt_raider.perception.simworld.SimWorld` can change it in place.
+unchanged and :class:`~bt_raider.simulation.simworld.SimWorld` can change it in place.
 """
 
 from __future__ import annotations

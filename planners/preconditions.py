@@ -2,9 +2,9 @@
 
 :class:`Preconditions` grounds a step (``(pick ball1 rooma left)``) in a UP problem, asks UP's
 ``SequentialSimulator`` whether it is applicable in the current state and lists the
-preconditions that do not hold. The result becomes a :class:`~bt_raider.checker.Query` that
+preconditions that do not hold. The result becomes a :class:`~bt_raider.checking.contract.Query` that
 carries the action's preconditions and the unsatisfied ones to a reasoner (RAIDER's *Ask* step
-starts from them), or a :class:`~bt_raider.verdict.Verdict` through :class:`PddlChecker`, a
+starts from them), or a :class:`~bt_raider.checking.verdict.Verdict` through :class:`PddlChecker`, a
 Checker for plain PDDL domains that have no scene.
 """
 
@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from unified_planning.model.walkers import StateEvaluator
 
-from bt_raider.checker import Query, as_query
+from bt_raider.checking.contract import Query, as_query
+from bt_raider.checking.verdict import PRIORITY, Category, ToolCall, Verdict, parse_category
 from bt_raider.errors import QueryError
 from bt_raider.planners.pddl import (
     Step,
@@ -29,7 +30,6 @@ from bt_raider.planners.pddl import (
     simulator,
     type_name,
 )
-from bt_raider.verdict import PRIORITY, Category, ToolCall, Verdict, parse_category
 
 if TYPE_CHECKING:
     from unified_planning.model import Action, FNode, Object, Problem, State

@@ -13,7 +13,7 @@ Users say which behaviour runs each PDDL action, py_trees style::
     def move(step):                          # or a factory returning a behaviour
         return MoveBase(target=step.args[1])
 
-Steps no one registered can fall back to :class:`bt_raider.actions.ActionBehaviour` on a robot
+Steps no one registered can fall back to :class:`bt_raider.runtime.actions.ActionBehaviour` on a robot
 (:func:`robot_actions`). :func:`plan_to_tree` turns a plan into a ``Sequence(memory=True)``,
 optionally wrapping each step (``guard``), e.g. in a RAIDER guard that checks the step's
 preconditions in the current state before it runs (:func:`raider_guards`).
@@ -26,15 +26,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import py_trees
 
-from bt_raider.actions import ActionBehaviour
 from bt_raider.errors import PlanningError
 from bt_raider.planners.pddl import Step, pddl_text, plan_steps
+from bt_raider.runtime.actions import ActionBehaviour
 
 if TYPE_CHECKING:
     from unified_planning.plans import SequentialPlan
 
-    from bt_raider.actions import Robot
     from bt_raider.planners.preconditions import PreconditionSource
+    from bt_raider.runtime.actions import Robot
 
 #: What builds the behaviour of one step: a Behaviour class (called as ``cls(step)``) or a
 #: factory ``(step) -> Behaviour``.
@@ -179,7 +179,7 @@ def raider_guards(
     """
 
     def wrap(child: py_trees.behaviour.Behaviour, step: Step) -> py_trees.behaviour.Behaviour:
-        from bt_raider.guards import RaiderGuard  # the core's guard; imported when used
+        from bt_raider.runtime.guards import RaiderGuard  # the core's guard; imported when used
 
         if preconditions is None:
             query: Any = pddl_text(step)

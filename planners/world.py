@@ -2,7 +2,7 @@
 
 :class:`PddlWorld` executes grounded actions with UP's ``SequentialSimulator``: an action whose
 preconditions do not hold raises :class:`~bt_raider.errors.ActionFailed` naming them, exactly
-where a real robot's action would fail. Wrapped in :class:`bt_raider.actions.SyncRobot` it is
+where a real robot's action would fail. Wrapped in :class:`bt_raider.runtime.actions.SyncRobot` it is
 the Robot a plan tree runs on, so every classical domain runs to its goal in simulation::
 
     world = PddlWorld(problem)
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from unified_planning.model.fluent import get_all_fluent_exp
 
-from bt_raider.checker import Query
+from bt_raider.checking.contract import Query
 from bt_raider.errors import ActionFailed, QueryError
 from bt_raider.planners.pddl import Step, conjuncts, fact_text, parse_step, pddl_text, simulator
 from bt_raider.planners.preconditions import PreconditionReport, Preconditions, resolve
@@ -75,7 +75,7 @@ def problem_at(problem: Problem, state: State, goals: Iterable[FNode] | None = N
 class PddlWorld:
     """A PDDL state that actions change: the simulated executor of a plan.
 
-    Implements :class:`bt_raider.actions.Executor` (``execute``, ``observe``) and
+    Implements :class:`bt_raider.runtime.actions.Executor` (``execute``, ``observe``) and
     :class:`~bt_raider.planners.preconditions.PreconditionSource` (``query``), so the same
     world runs the actions and answers what their preconditions are *now*.
 

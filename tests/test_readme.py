@@ -7,10 +7,10 @@ import time
 import py_trees
 import pytest
 
-from bt_raider.actions import ActionBehaviour, SyncRobot
-from bt_raider.guards import RaiderGuard, guard_tree
-from bt_raider.perception.simworld import SimWorld
-from bt_raider.symbolic import SymbolicReasoner
+from bt_raider.checking.symbolic import SymbolicReasoner
+from bt_raider.runtime.actions import ActionBehaviour, SyncRobot
+from bt_raider.runtime.guards import RaiderGuard, guard_tree
+from bt_raider.simulation.simworld import SimWorld
 
 S = py_trees.common.Status
 

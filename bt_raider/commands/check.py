@@ -66,7 +66,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def backend_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The options :func:`bt_raider.checker.make_checker` gets from the command line."""
+    """The options :func:`bt_raider.checking.contract.make_checker` gets from the command line."""
     options: dict[str, Any] = {}
     if args.backend != "symbolic":
         for key in ("model", "base_url", "api_key"):
@@ -98,7 +98,8 @@ def format_trace(trace: list[dict[str, Any]]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bt_raider.checker import Query, make_checker
+    from bt_raider.checking.contract import Query
+    from bt_raider.checking.registry import make_checker
     from bt_raider.errors import QueryError
     from bt_raider.perception.scene import Scene
 

@@ -45,10 +45,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import py_trees
 
-    from bt_raider.actions import SyncRobot
     from bt_raider.planners import pddl
     from bt_raider.planners.tree import plan_to_tree, robot_actions
     from bt_raider.planners.world import PddlWorld
+    from bt_raider.runtime.actions import SyncRobot
 
     problem = pddl.load(args.domain, args.problem)
     engine = pddl.choose_engine(problem, args.engine)

@@ -11,7 +11,7 @@ import argparse
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from .agent import POLICIES
+    from bt_raider.examples.cooperative_table.cooperative_agent import POLICIES
 
     parser.add_argument("--seed", type=int, default=0, help="episode seed (default 0)")
     parser.add_argument("--robots", type=int, default=2, help="how many robots (default 2)")
@@ -43,13 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from bt_raider.errors import BtRaiderError
-    from bt_raider.perception.multirobot import GOALS, ROBOT_NAMES
-
-    from .agent import POLICIES
-    from .episode import Episode
+    from bt_raider.examples.cooperative_table.cooperative_agent import POLICIES
+    from bt_raider.examples.cooperative_table.episode import Episode
+    from bt_raider.simulation.multirobot import GOALS, ROBOT_NAMES
 
     if args.processes:
-        from .processes import run_demo
+        from bt_raider.examples.cooperative_table.processes import run_demo
 
         return run_demo(args)
     if not 2 <= args.robots <= len(ROBOT_NAMES):

@@ -13,10 +13,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bt_raider.messaging import InProcessHub
-from bt_raider.perception.multirobot import HORIZON, MultiRobotSim
-
-from .agent import POLICIES, CooperativeAgent
+from bt_raider.cooperation.messaging import InProcessHub
+from bt_raider.examples.cooperative_table.cooperative_agent import POLICIES, CooperativeAgent
+from bt_raider.simulation.multirobot import HORIZON, MultiRobotSim
 
 #: Ticks a robot may take in one turn without starting an action (a plan failing at once).
 MAX_TICKS_PER_TURN = 60

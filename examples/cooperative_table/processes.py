@@ -3,8 +3,8 @@
 ``run_processes(n, seed, noisy)`` starts one **world** process (the shared simulation, see
 :mod:`.world_server`) and ``n`` **robot** processes on 127.0.0.1. Each robot has its own
 behaviour tree, its own REVECA memory (what it perceived and heard) and, with ``memory_dir``,
-its own CDR vector memory shared through :class:`~bt_raider.fleet_memory.FleetMemory`. The
-robots talk only through :class:`~bt_raider.zenoh_bus.ZenohBus`: the start-up exchange and
+its own CDR vector memory shared through :class:`~bt_raider.fleet.fleet_memory.FleetMemory`. The
+robots talk only through :class:`~bt_raider.fleet.zenoh_bus.ZenohBus`: the start-up exchange and
 sub-goal announcements are publications, validation requests are queries with a timeout.
 
 The clock is the in-process episode's (robots take turns, one step each), so a healthy run
@@ -40,10 +40,19 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from bt_raider.cooperation.messaging import Message, MessageKind
+from bt_raider.cooperation.observations import SubGoal
 from bt_raider.errors import ActionFailed, CommunicationError
-from bt_raider.messaging import Message, MessageKind
-from bt_raider.observations import SubGoal
-from bt_raider.perception.multirobot import (
+from bt_raider.examples.cooperative_table.cooperative_agent import POLICIES, CooperativeAgent
+from bt_raider.examples.cooperative_table.episode import Episode
+from bt_raider.fleet.zenoh_bus import (
+    DEFAULT_PREFIX,
+    ReobservingValidator,
+    ZenohBus,
+    direct_callback,
+    loopback_endpoint,
+)
+from bt_raider.simulation.multirobot import (
     HORIZON,
     ROBOT_NAMES,
     GoalSpec,
@@ -52,16 +61,6 @@ from bt_raider.perception.multirobot import (
     ThingView,
     default_house,
 )
-from bt_raider.zenoh_bus import (
-    DEFAULT_PREFIX,
-    ReobservingValidator,
-    ZenohBus,
-    direct_callback,
-    loopback_endpoint,
-)
-
-from .agent import POLICIES, CooperativeAgent
-from .episode import Episode
 
 log = logging.getLogger("bt_raider.examples.processes")
 
@@ -396,7 +395,7 @@ def robot_main(args: argparse.Namespace) -> int:
                 time.sleep(0.1)
         team = list(world.robots)
         if args.memory_dir:
-            from bt_raider.fleet_memory import FleetMemory
+            from bt_raider.fleet.fleet_memory import FleetMemory
             from bt_raider.memory import VectorMemory
 
             vector = VectorMemory(Path(args.memory_dir) / f"{args.name}.db")
@@ -831,7 +830,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     if args.command == "world":
-        from .world_server import main as world_main
+        from bt_raider.examples.cooperative_table.world_server import main as world_main
 
         return world_main(args)
     if args.command == "robot":

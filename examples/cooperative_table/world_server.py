@@ -1,6 +1,6 @@
 """The shared world of the multi-process demo: one process that owns the simulation.
 
-Robots never see the :class:`~bt_raider.perception.multirobot.MultiRobotSim`; they ask this
+Robots never see the :class:`~bt_raider.simulation.multirobot.MultiRobotSim`; they ask this
 process over Zenoh, on the queryable ``<prefix>/<team>/world/rpc``, and get only what a robot
 could perceive or do: its own observation (its room, closed containers stay closed), starting
 or cancelling its own action, the name of a thing it handles. Partial observation holds.
@@ -30,8 +30,8 @@ from dataclasses import asdict
 from typing import Any
 
 from bt_raider.errors import ActionFailed, BtRaiderError, CommunicationError, require
-from bt_raider.perception.multirobot import HORIZON, MultiRobotSim, SimulationError
-from bt_raider.zenoh_bus import DEFAULT_PREFIX, direct_callback, make_config
+from bt_raider.fleet.zenoh_bus import DEFAULT_PREFIX, direct_callback, make_config
+from bt_raider.simulation.multirobot import HORIZON, MultiRobotSim, SimulationError
 
 log = logging.getLogger("bt_raider.examples.world_server")
 

@@ -2,8 +2,8 @@
 
 A PDDL domain and problem are read and solved by a real planner (pyperplan through
 unified-planning); the four-step plan becomes a py_trees tree whose every step is wrapped in a
-:class:`~bt_raider.guards.RaiderGuard`; the tree is ticked against a
-:class:`~bt_raider.perception.simworld.SimWorld` of the real FloorPlan1 kitchen in which the
+:class:`~bt_raider.runtime.guards.RaiderGuard`; the tree is ticked against a
+:class:`~bt_raider.simulation.simworld.SimWorld` of the real FloorPlan1 kitchen in which the
 five issues of RAIDER's section 5.2 are waiting. Each guard checks its step, explains the issue,
 runs a recovery (asking Adriana when it must) and re-checks, until the medicine is in her hands.
 
@@ -41,8 +41,8 @@ def action_registry(robot: Any, bindings: Mapping[str, str]) -> Any:
     ``(approach_person r from p)`` -> ``approach(p)``, ``(handover r item p)`` ->
     ``handover(item, p)``.
     """
-    from bt_raider.actions import ActionBehaviour
     from bt_raider.planners.tree import ActionRegistry
+    from bt_raider.runtime.actions import ActionBehaviour
 
     registry = ActionRegistry()
 
@@ -254,13 +254,13 @@ class _Reporter:
 
 def _make_backend(backend: str, model: str | None, base_url: str | None) -> tuple[Any, Any]:
     """The checker and the recovery planner of a backend."""
-    from bt_raider.checker import make_checker
-    from bt_raider.recovery import LLMRecovery, SymbolicRecovery
+    from bt_raider.checking.registry import make_checker
+    from bt_raider.recovery.core import LLMRecovery, SymbolicRecovery
 
     if backend == "symbolic":
         return make_checker("symbolic"), SymbolicRecovery()
     if backend == "openai":
-        from bt_raider.chat import make_chat
+        from bt_raider.llm.chat import make_chat
 
         options: dict[str, Any] = {}
         if model:
@@ -275,9 +275,9 @@ def _make_backend(backend: str, model: str | None, base_url: str | None) -> tupl
 
 def _memory_link(path: str | Path, planner: Any) -> Any:
     """Open the CDR memory in the background and plug it into recovery."""
-    from bt_raider.fewshot import MemoryLink
     from bt_raider.memory.vector import VectorMemory
-    from bt_raider.recovery import LLMRecovery
+    from bt_raider.recovery.core import LLMRecovery
+    from bt_raider.recovery.fewshot import MemoryLink
 
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     link = MemoryLink(VectorMemory(path))
@@ -319,13 +319,13 @@ def run_scenario(
     """
     import py_trees
 
-    from bt_raider.actions import SyncRobot
     from bt_raider.examples.medicine_delivery import scenario
     from bt_raider.perception.scene import Scene
-    from bt_raider.perception.simworld import SimWorld
     from bt_raider.planners.pddl import load, plan_steps, solve
     from bt_raider.planners.tree import plan_to_tree, raider_guards
-    from bt_raider.recovery import Recovery
+    from bt_raider.recovery.core import Recovery
+    from bt_raider.runtime.actions import SyncRobot
+    from bt_raider.simulation.simworld import SimWorld
 
     problem = load(scenario.DOMAIN, scenario.PROBLEM)
     steps = plan_steps(solve(problem, engine="pyperplan"))

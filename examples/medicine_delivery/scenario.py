@@ -303,8 +303,8 @@ class Adriana:
         return True
 
     def scripted(self) -> Any:
-        """A :class:`bt_raider.human.ScriptedHuman` answering as in RAIDER's Appendix D."""
-        from bt_raider.human import ScriptedHuman
+        """A :class:`bt_raider.runtime.human.ScriptedHuman` answering as in RAIDER's Appendix D."""
+        from bt_raider.runtime.human import ScriptedHuman
 
         answers = {pattern: answer for pattern, answer in TOPICS.values()}
         answers[r"."] = FALLBACK_ANSWER
@@ -317,7 +317,7 @@ class Adriana:
 
     def console(self, stdin: Any = None, stdout: Any = None) -> Any:
         """A console person (answers typed by a user) whose words act in the world as hers."""
-        from bt_raider.human import ConsoleHuman
+        from bt_raider.runtime.human import ConsoleHuman
 
         person = self
 

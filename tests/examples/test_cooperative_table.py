@@ -6,10 +6,10 @@ import py_trees
 import pytest
 
 from bt_raider.cli import main
-from bt_raider.examples.cooperative_table.agent import POLICIES
+from bt_raider.cooperation.messaging import MAX_FRAME_CHARS, MessageKind
+from bt_raider.examples.cooperative_table.cooperative_agent import POLICIES
 from bt_raider.examples.cooperative_table.episode import Episode, run_episode
-from bt_raider.messaging import MAX_FRAME_CHARS, MessageKind
-from bt_raider.shared_goal import SharedGoalGuard
+from bt_raider.runtime.shared_goal import SharedGoalGuard
 
 
 def test_an_episode_reaches_the_goal_with_every_frame_in_bounds():

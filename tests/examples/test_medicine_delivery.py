@@ -14,7 +14,7 @@ import pytest
 
 from bt_raider.examples.medicine_delivery import demo, scenario
 from bt_raider.perception.scene import Scene
-from bt_raider.perception.simworld import SimWorld
+from bt_raider.simulation.simworld import SimWorld
 
 ADRIANAS, OTHER = scenario.medicine_ids()
 
@@ -231,7 +231,7 @@ def test_openai_backend_runs_the_demo_through_a_real_http_endpoint():
     The replies are canned (this tests the integration, not a model): each check calls a
     perception tool, then decides; each recovery is RAIDER-style code.
     """
-    from tests.bt_raider.fake_openai_server import FakeOpenAIServer
+    from tests.bt_raider.llm.fake_openai_server import FakeOpenAIServer
 
     phrase = "It's the medicine that is closest to the plant"
     with FakeOpenAIServer() as server:

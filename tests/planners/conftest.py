@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from bt_raider.actions import ActionState, Progress
 from bt_raider.errors import ActionFailed
+from bt_raider.runtime.actions import ActionState, Progress
 
 ROOT = Path(__file__).resolve().parents[2]
 PDDL = ROOT.parent / "shared" / "pddl"

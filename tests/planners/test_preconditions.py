@@ -6,7 +6,8 @@ import threading
 
 import pytest
 
-from bt_raider.checker import Checker, Query
+from bt_raider.checking.contract import Checker, Query
+from bt_raider.checking.verdict import Category, Response
 from bt_raider.errors import QueryError
 from bt_raider.planners.preconditions import (
     PddlChecker,
@@ -15,7 +16,6 @@ from bt_raider.planners.preconditions import (
     precondition_query,
 )
 from bt_raider.planners.world import PddlWorld
-from bt_raider.verdict import Category, Response
 
 PICK_PRECONDITIONS = (
     "(ball ball1)",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import py_trees
 import pytest
 
-from bt_raider.actions import ActionBehaviour, SyncRobot
 from bt_raider.errors import PlanningError
 from bt_raider.planners import pddl
 from bt_raider.planners.pddl import Step
@@ -18,6 +17,7 @@ from bt_raider.planners.tree import (
     robot_actions,
 )
 from bt_raider.planners.world import PddlWorld
+from bt_raider.runtime.actions import ActionBehaviour, SyncRobot
 
 Status = py_trees.common.Status
 
@@ -138,7 +138,7 @@ def test_guard_wraps_every_step_and_stops_an_inapplicable_one(gripper, tick_unti
 
 
 def test_raider_guards_check_the_current_preconditions(gripper, tick_until_done):
-    guards = pytest.importorskip("bt_raider.guards")
+    guards = pytest.importorskip("bt_raider.runtime.guards")
     from bt_raider.planners.preconditions import PddlChecker
 
     world = PddlWorld(gripper)
@@ -155,7 +155,7 @@ def test_raider_guards_check_the_current_preconditions(gripper, tick_until_done)
 
 
 def test_raider_guards_fail_closed_without_recovery(gripper, tick_until_done):
-    pytest.importorskip("bt_raider.guards")
+    pytest.importorskip("bt_raider.runtime.guards")
     from bt_raider.planners.preconditions import PddlChecker
 
     world = PddlWorld(gripper)
@@ -172,7 +172,7 @@ def test_raider_guards_fail_closed_without_recovery(gripper, tick_until_done):
 
 
 def test_raider_guards_without_preconditions_use_the_step_text(gripper):
-    pytest.importorskip("bt_raider.guards")
+    pytest.importorskip("bt_raider.runtime.guards")
     from bt_raider.planners.preconditions import PddlChecker
 
     step = Step("move", ["rooma", "roomb"])

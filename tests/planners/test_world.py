@@ -7,11 +7,11 @@ from pathlib import Path
 import py_trees
 import pytest
 
-from bt_raider.actions import SyncRobot
 from bt_raider.errors import ActionFailed, QueryError
 from bt_raider.planners import pddl
 from bt_raider.planners.tree import plan_to_tree, robot_actions
 from bt_raider.planners.world import PddlWorld, problem_at, run_plan
+from bt_raider.runtime.actions import SyncRobot
 
 PDDL = Path(__file__).resolve().parents[2].parent / "shared" / "pddl"
 CLASSICAL = sorted(

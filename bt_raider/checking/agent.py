@@ -1,0 +1,828 @@
+"""RAIDER's LLM agent and its program flow manager (PFM), paper §3.
+
+:class:`RaiderAgent` is a :class:`~bt_raider.checking.contract.Checker`: it asks a chat model to follow
+*Ground, Ask&Answer, Issue* with perception tools and returns a
+:class:`~bt_raider.checking.verdict.Verdict`. The PFM (paper Fig. 3) sits between the model and the
+tools. After every model turn it looks for tool calls and a final response:
+
+* tool calls found: run them (concurrently; results appended in call order). A final response
+  in the same turn is discarded with **warning 1** (made-up tool response); a call to a tool
+  that does not exist gets **warning 2** (made-up tool name); a call that fails gets
+  **warning 3** (unsuccessful tool call) carrying the tool's error text.
+* no tool calls: a valid final response ends the check; otherwise **warning 4** (missing tool
+  call or final response), also when the final response is unreadable or invalid.
+
+Warnings go back to the model as messages so it can correct itself. The loop stops at a valid
+final response, at ``cancel``, or at the time limit; the last two give an ``unknown`` verdict
+(fail closed), as does a failing chat backend.
+
+Tool calls are read in two protocols: the paper's text format
+``call_tool{"tool": "name", "args": [...]}`` (read leniently: single quotes, bare words,
+trailing commas) and native OpenAI function calling.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from bt_raider.checking.contract import Query, as_query
+from bt_raider.checking.verdict import (
+    PRIORITY,
+    Category,
+    Response,
+    ToolCall,
+    Verdict,
+    parse_category,
+)
+from bt_raider.errors import BackendError, ToolError
+from bt_raider.llm.chat import ChatModel, ChatReply, ToolCallRequest, make_chat
+from bt_raider.llm.prompts import render
+from bt_raider.perception.tools import UnknownToolError
+
+if TYPE_CHECKING:
+    from bt_raider.perception.scene import Scene
+    from bt_raider.perception.tools import ToolSet
+
+PROTOCOLS = ("text", "native", "auto")
+
+#: What each category means, for the prompt's task objective (docs/scene-format.md §3).
+CATEGORY_MEANINGS: dict[Category, str] = {
+    Category.NONE: "none of the issues below holds: the action can be executed as it is.",
+    Category.AMBIGUITY: (
+        "after all constraints in the query, an argument matches two or more objects or people."
+    ),
+    Category.NOT_PRESENT: (
+        "an argument matches nothing in the scene (no such object, or the person is not "
+        "present or not recognised)."
+    ),
+    Category.ROBOT_STATE: (
+        "the robot's own state prevents the action: its single arm is busy (pick, open, close, "
+        "turn on/off while holding something), it must place an object it does not hold, or "
+        "it must slice without holding a knife."
+    ),
+    Category.WRONG_PROPERTY: (
+        "the object cannot undergo the action: picking a non-pickupable object, opening a "
+        "non-openable one, toggling a non-toggleable one, slicing a non-sliceable one, "
+        "placing into something that is not a receptacle."
+    ),
+    Category.WRONG_STATE: (
+        "the action would change nothing or needs another state first: opening an open "
+        "object, closing a closed one, turning on an on one or off an off one, slicing a "
+        "sliced one, taking from or placing into a closed receptacle; a handover to a person "
+        "who is not looking at the robot or has no free hands."
+    ),
+    Category.OBSTRUCTED: (
+        "something sits on or in the object to pick, a single-slot destination (coffee "
+        "machine, toaster) is occupied, or something blocks reaching or approaching the target."
+    ),
+    Category.OUT_OF_REACH: (
+        "the target (for place: the destination) is farther from the robot than its reach; "
+        "for a handover, the person is farther than the handover distance."
+    ),
+}
+
+#: Categories a model may answer with (``unknown`` is the PFM's own, for unfinished checks).
+ANSWER_CATEGORIES: tuple[Category, ...] = tuple(CATEGORY_MEANINGS)
+RESPONSES: tuple[str, ...] = tuple(r.value for r in Response)
+
+_CALL_RE = re.compile(r"call_tool\s*:?\s*\(?\s*(?=\{)")
+#: ``final_response`` used as a key (``"final_response": ...``), not merely mentioned in prose.
+_FINAL_RE = re.compile(r"final_response[\"']?\s*:")
+_NAME_RE = re.compile(r"[A-Za-z_][\w.\-]*")
+#: Seconds between looks at ``cancel`` while waiting for the model or the tools.
+_POLL = 0.02
+
+
+# =========================================================================== parsing
+
+
+def _match_brace(text: str, start: int) -> int | None:
+    """Index just past the ``}`` closing the ``{`` at ``start``; None when unbalanced.
+
+    Double-quoted strings are skipped; a closer that does not match its opener ends the search.
+    """
+    pairs = {"}": "{", "]": "["}
+    stack: list[str] = []
+    in_str = False
+    i = start
+    while i < len(text):
+        c = text[i]
+        if in_str:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+        elif c in "{[":
+            stack.append(c)
+        elif c in pairs:
+            if not stack or stack.pop() != pairs[c]:
+                return None
+            if not stack:
+                return i + 1
+        i += 1
+    return None
+
+
+#: Bare words that are JSON or Python literals ("none" stays a word: it is a final_response).
+_BARE = {
+    "true": "true",
+    "false": "false",
+    "null": "null",
+    "True": "true",
+    "False": "false",
+    "None": "null",
+}
+
+
+def _relax(text: str) -> str:
+    """Rewrite near-JSON into JSON: single-quoted strings, bare words, Python literals."""
+    text = text.replace("\u201c", '"').replace("\u201d", '"')
+    text = text.replace("\u2018", "'").replace("\u2019", "'")
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i : j + 1])
+            i = j + 1
+        elif c == "'":
+            j = i + 1
+            buf = []
+            while j < n and text[j] != "'":
+                if text[j] == "\\" and j + 1 < n:
+                    j += 1
+                buf.append(text[j])
+                j += 1
+            out.append(json.dumps("".join(buf)))
+            i = j + 1
+        elif c in "{}[],:" or c.isspace():
+            out.append(c)
+            i += 1
+        else:
+            j = i
+            while j < n and text[j] not in "{}[],:\"'\n":
+                j += 1
+            token = text[i:j].strip()
+            tail = text[i:j][len(text[i:j].rstrip()) :]
+            try:
+                json.loads(token)
+                is_number = not token.isalpha()
+            except json.JSONDecodeError:
+                is_number = False
+            if is_number:
+                out.append(token)
+            elif token in _BARE:
+                out.append(_BARE[token])
+            else:
+                out.append(json.dumps(token))
+            out.append(tail)
+            i = j
+    return re.sub(r",\s*([}\]])", r"\1", "".join(out))
+
+
+def loads_lenient(text: str) -> Any:
+    """Parse JSON as models write it: strict first, then relaxed (never ``eval``).
+
+    Raises:
+        ValueError: the text cannot be read even leniently.
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    try:
+        return json.loads(_relax(text))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc.msg}): {text[:120]!r}") from None
+
+
+@dataclass
+class TextCall:
+    """A ``call_tool{...}`` found in a reply; ``error`` says why it could not be read."""
+
+    name: str
+    args: Any
+    raw: str
+    error: str | None = None
+
+
+def _unescape(text: str) -> str:
+    # Markdown-trained models escape underscores: call\_tool, robot\_holding.
+    return text.replace("\\_", "_")
+
+
+def parse_tool_calls(text: str) -> tuple[list[TextCall], list[tuple[int, int]]]:
+    """Find the paper's text tool calls ``call_tool{"tool": ..., "args": [...]}`` in ``text``.
+
+    Returns:
+        The calls in order of appearance, and the ``(start, end)`` spans they occupy in the
+        (underscore-unescaped) text.
+    """
+    text = _unescape(text)
+    calls: list[TextCall] = []
+    spans: list[tuple[int, int]] = []
+    for m in _CALL_RE.finditer(text):
+        start = m.end()
+        end = _match_brace(text, start)
+        if end is None:
+            eol = text.find("\n", start)
+            eol = len(text) if eol < 0 else eol
+            raw = text[m.start() : eol]
+            calls.append(TextCall("", None, raw, "its braces or brackets do not match"))
+            spans.append((m.start(), eol))
+            continue
+        raw = text[start:end]
+        spans.append((m.start(), end))
+        try:
+            obj = loads_lenient(raw)
+        except ValueError as exc:
+            calls.append(TextCall("", None, raw, str(exc)))
+            continue
+        if not isinstance(obj, dict) or not isinstance(obj.get("tool"), str) or not obj["tool"]:
+            calls.append(TextCall("", None, raw, 'it has no "tool" name'))
+            continue
+        calls.append(TextCall(obj["tool"].strip(), obj.get("args", []), raw))
+    return calls, spans
+
+
+def find_final(text: str, skip: list[tuple[int, int]] = ()) -> tuple[dict | None, bool]:
+    """The last JSON object with a ``final_response`` key in ``text``, outside ``skip`` spans.
+
+    Returns:
+        ``(answer, attempted)``: the object (None when none could be read) and whether a
+        ``final_response`` key appears outside the spans (an attempted final response).
+    """
+    text = _unescape(text)
+
+    def outside(i: int) -> bool:
+        return not any(a <= i < b for a, b in skip)
+
+    mentioned = any(outside(m.start()) for m in _FINAL_RE.finditer(text))
+    if not mentioned:
+        return None, False
+    found: dict | None = None
+    for i, c in enumerate(text):
+        if c != "{" or not outside(i):
+            continue
+        end = _match_brace(text, i)
+        if end is None or "final_response" not in text[i:end]:
+            continue
+        try:
+            obj = loads_lenient(text[i:end])
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and "final_response" in obj:
+            found = obj
+    return found, True
+
+
+def _questions(text: str) -> list[str]:
+    """The Ask step's questions: lines of the model's reasoning that end with '?'."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip().lstrip("-*\u2022 ").strip()
+        line = re.sub(r"^(\d+[.)]|Q\d*[:.)])\s*", "", line)
+        if line.endswith("?") and "call_tool" not in line and len(line) > 3:
+            out.append(line)
+    return out
+
+
+# =========================================================================== the agent
+
+
+@dataclass
+class _Call:
+    """One tool call of a turn, as the PFM handles it."""
+
+    name: str
+    args: list[Any] | dict[str, Any]
+    raw_args: Any
+    call_id: str | None = None
+    read_error: str | None = None
+
+
+class _Stop(Exception):
+    """Ends the loop early with a reason (time limit or cancel)."""
+
+
+class RaiderAgent:
+    """RAIDER's tool-equipped LLM agent with its program flow manager.
+
+    Args:
+        chat: the chat model (:func:`bt_raider.llm.chat.make_chat`).
+        tools: the perception tool set; None builds
+            :func:`bt_raider.perception.tools.default_tools`.
+        time_limit: seconds for the whole check (the paper uses 20 s); past it the check ends
+            with an ``unknown`` verdict.
+        protocol: how tool calls are made: ``"text"`` (the paper's ``call_tool{...}``),
+            ``"native"`` (OpenAI function calling) or ``"auto"`` (native when the chat model
+            says it supports it).
+        max_parallel_tools: threads for running the tool calls of one turn concurrently.
+        list_objects: list the scene's objects in the first message, as the paper does.
+        max_turns: optional bound on model calls (None: only the time limit bounds the loop).
+
+    Raises:
+        BackendError: unknown ``protocol`` or a non-positive limit.
+    """
+
+    def __init__(
+        self,
+        chat: ChatModel,
+        tools: ToolSet | None = None,
+        *,
+        time_limit: float = 20.0,
+        protocol: str = "auto",
+        max_parallel_tools: int = 4,
+        list_objects: bool = True,
+        max_turns: int | None = None,
+    ) -> None:
+        if protocol not in PROTOCOLS:
+            raise BackendError(
+                f"unknown tool-call protocol {protocol!r}: expected one of {', '.join(PROTOCOLS)}"
+            )
+        if not time_limit or time_limit <= 0:
+            raise BackendError(f"time_limit must be > 0 seconds, got {time_limit!r}")
+        if max_parallel_tools < 1:
+            raise BackendError(f"max_parallel_tools must be >= 1, got {max_parallel_tools!r}")
+        if tools is None:
+            from bt_raider.perception.tools import default_tools
+
+            tools = default_tools()
+        self.chat = chat
+        self.tools = tools
+        self.time_limit = float(time_limit)
+        if protocol == "auto":
+            protocol = "native" if getattr(chat, "native_tools", False) else "text"
+        self.protocol = protocol
+        self.max_parallel_tools = max_parallel_tools
+        self.list_objects = list_objects
+        self.max_turns = max_turns
+
+    def __repr__(self) -> str:
+        return f"RaiderAgent({self.chat!r}, protocol={self.protocol!r}, time_limit={self.time_limit:g})"
+
+    # ------------------------------------------------------------------ prompts
+    def system_prompt(self, scene: Scene) -> str:
+        """The system prompt (paper Fig. 4) for ``scene``'s robot."""
+        robot = scene.robot
+        return render(
+            "raider_system",
+            categories=[
+                {"name": c.value, "response": c.response.value, "meaning": m}
+                for c, m in CATEGORY_MEANINGS.items()
+            ],
+            priority=[c.value for c in PRIORITY],
+            responses=RESPONSES,
+            tools_description=self.tools.describe(),
+            robot={
+                "arms": int(robot["arms"]),
+                "reach": f"{float(robot['reach']):g}",
+                "handover_distance": f"{float(robot['handover_distance']):g}",
+            },
+            protocol=self.protocol,
+        )
+
+    def user_prompt(self, scene: Scene, query: Query) -> str:
+        """The first user message: the query, plan context and the objects in the scene."""
+        # All objects, as object_detection() reports them (AI2-THOR's `visible` flag marks only
+        # what is in the camera frame, far fewer than the robot knows about).
+        objects = [o.name for o in scene] if self.list_objects else []
+        return render(
+            "raider_user",
+            query=query.text,
+            preconditions=list(query.preconditions),
+            unsatisfied=list(query.unsatisfied),
+            bindings=dict(query.bindings),
+            objects=objects,
+        )
+
+    def _warning(self, number: int, **variables: Any) -> str:
+        return render("raider_warning", number=number, **variables)
+
+    def _w4(self, problem: str) -> str:
+        return self._warning(
+            4,
+            problem=problem,
+            protocol=self.protocol,
+            responses=RESPONSES,
+            categories=[c.value for c in ANSWER_CATEGORIES],
+        )
+
+    # ------------------------------------------------------------------ check
+    def check(
+        self, scene: Scene, query: str | Query, *, cancel: threading.Event | None = None
+    ) -> Verdict:
+        """Run the PFM loop on ``query`` in ``scene`` and return the verdict.
+
+        Never raises for model or tool misbehaviour: a failing backend, the time limit and
+        ``cancel`` give ``Verdict.unknown`` with the reason.
+        """
+        return _Run(self, scene, as_query(query), cancel).run()
+
+
+class _Run:
+    """One check: the conversation, the records, and the PFM loop."""
+
+    def __init__(
+        self, agent: RaiderAgent, scene: Scene, query: Query, cancel: threading.Event | None
+    ) -> None:
+        self.agent = agent
+        self.scene = scene
+        self.query = query
+        self.cancel = cancel
+        self.start = time.monotonic()
+        self.deadline = self.start + agent.time_limit
+        self.messages: list[dict[str, Any]] = []
+        self.trace: list[dict[str, Any]] = []
+        self.tool_calls: list[ToolCall] = []
+        self.questions: list[str] = []
+        self.warnings: list[int] = []
+        self.turns = 0
+        self.native = agent.protocol == "native"
+        self.tool_names = list(agent.tools.names())
+        self.param_order = self._param_order()
+
+    # ------------------------------------------------------------------ records
+    def _append(self, message: dict[str, Any], kind: str, **extra: Any) -> None:
+        self.messages.append(message)
+        self.trace.append({**message, "kind": kind, **extra})
+
+    def _warn(self, number: int, text: str, tool_call_id: str | None = None) -> None:
+        self.warnings.append(number)
+        if tool_call_id is not None:
+            # A native tool call must be answered by a tool message carrying its id.
+            msg = {"role": "tool", "tool_call_id": tool_call_id, "content": text}
+        else:
+            msg = {"role": "user", "content": text}
+        self._append(msg, "warning", warning=number)
+
+    def _param_order(self) -> dict[str, list[str]]:
+        order: dict[str, list[str]] = {}
+        for spec in self.agent.tools.openai_tools():
+            fn = spec.get("function", spec)
+            props = (fn.get("parameters") or {}).get("properties") or {}
+            order[fn.get("name", "")] = list(props)
+        return order
+
+    def _verdict_kwargs(self) -> dict[str, Any]:
+        return {
+            "tool_calls": self.tool_calls,
+            "questions": list(dict.fromkeys(self.questions)),
+            "trace": self.trace,
+            "elapsed_s": time.monotonic() - self.start,
+        }
+
+    def _unknown(self, reason: str) -> Verdict:
+        self.trace.append({"role": "pfm", "content": f"stopped: {reason}", "kind": "stop"})
+        return Verdict.unknown(reason, **self._verdict_kwargs())
+
+    def _check_stop(self) -> float:
+        """Remaining seconds; raises :class:`_Stop` when cancelled or out of time."""
+        if self.cancel is not None and self.cancel.is_set():
+            raise _Stop("the check was cancelled")
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise _Stop(
+                f"no valid final response within the time limit of {self.agent.time_limit:g} s "
+                f"({self.turns} model call(s), {len(self.warnings)} warning(s))"
+            )
+        return remaining
+
+    def _wait(self, futures: list[Future]) -> None:
+        """Wait for ``futures`` while watching ``cancel`` and the deadline."""
+        pending = set(futures)
+        while pending:
+            remaining = self._check_stop()
+            _, pending = wait(pending, timeout=min(_POLL, remaining), return_when=FIRST_COMPLETED)
+
+    # ------------------------------------------------------------------ loop
+    def run(self) -> Verdict:
+        agent = self.agent
+        self._append({"role": "system", "content": agent.system_prompt(self.scene)}, "system")
+        self._append(
+            {"role": "user", "content": agent.user_prompt(self.scene, self.query)}, "query"
+        )
+        # Threads for the model call (so cancel and the deadline are seen during a slow call)
+        # and for the tools; neither is waited for on the way out.
+        model_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="raider-model")
+        tool_pool = ThreadPoolExecutor(
+            max_workers=agent.max_parallel_tools, thread_name_prefix="raider-tool"
+        )
+        try:
+            while True:
+                if agent.max_turns is not None and self.turns >= agent.max_turns:
+                    return self._unknown(
+                        f"no valid final response after {self.turns} model call(s) "
+                        f"({len(self.warnings)} warning(s))"
+                    )
+                remaining = self._check_stop()
+                reply = self._ask_model(model_pool, remaining)
+                verdict = self._handle(reply, tool_pool)
+                if verdict is not None:
+                    return verdict
+        except _Stop as stop:
+            return self._unknown(str(stop))
+        except BackendError as exc:
+            return self._unknown(f"the chat model failed: {exc}")
+        finally:
+            model_pool.shutdown(wait=False, cancel_futures=True)
+            tool_pool.shutdown(wait=False, cancel_futures=True)
+
+    def _ask_model(self, pool: ThreadPoolExecutor, remaining: float) -> ChatReply:
+        tools = self.agent.tools.openai_tools() if self.native else None
+        self.turns += 1
+        future = pool.submit(
+            self.agent.chat.complete, list(self.messages), tools=tools, timeout=remaining
+        )
+        try:
+            self._wait([future])
+        except _Stop:
+            future.cancel()
+            raise
+        reply = future.result()
+        if isinstance(reply, str):  # a lenient ChatModel may return plain text
+            reply = ChatReply(content=reply)
+        if not isinstance(reply, ChatReply):
+            raise BackendError(
+                f"{self.agent.chat!r} returned {type(reply).__name__}, not ChatReply"
+            )
+        return reply
+
+    def _handle(self, reply: ChatReply, pool: ThreadPoolExecutor) -> Verdict | None:
+        """One PFM iteration on a model reply; a Verdict when the check is done."""
+        content = reply.content or ""
+        self.questions.extend(_questions(content))
+        native_calls = list(reply.tool_calls) if self.native else []
+        # Tool calls: native ones when the reply has them, else the text protocol (a model on a
+        # native endpoint may still write call_tool{...}).
+        text_calls, spans = parse_tool_calls(content) if not native_calls else ([], [])
+        if native_calls:
+            calls = [self._from_native(i, c) for i, c in enumerate(native_calls)]
+            assistant: dict[str, Any] = {
+                "role": "assistant",
+                "content": content,
+                "tool_calls": [
+                    {
+                        "id": c.call_id,
+                        "type": "function",
+                        "function": {
+                            "name": c.name,
+                            "arguments": c.raw_args
+                            if isinstance(c.raw_args, str)
+                            else json.dumps(c.raw_args),
+                        },
+                    }
+                    for c in calls
+                ],
+            }
+        else:
+            calls = [self._from_text(c) for c in text_calls]
+            assistant = {"role": "assistant", "content": content}
+        self._append(assistant, "reply")
+
+        answer, attempted = find_final(content, spans)
+        if calls:
+            # Warning 1: a final response next to pending tool calls was made up; the paper
+            # appends it before the tool responses. Native tool messages must follow the
+            # assistant message directly, so there it comes after them.
+            w1 = self.agent._warning(1) if attempted else None
+            if w1 and not native_calls:
+                self._warn(1, w1)
+            self._run_calls(calls, pool, native=bool(native_calls))
+            if w1 and native_calls:
+                self._warn(1, w1)
+            return None
+        if answer is None:
+            problem = (
+                "it could not be read as a JSON object with a final_response key"
+                if attempted
+                else ""
+            )
+            self._warn(4, self.agent._w4(problem))
+            return None
+        verdict, problem = self._verdict(answer)
+        if verdict is None:
+            self._warn(4, self.agent._w4(problem))
+            return None
+        self.trace.append(
+            {
+                "role": "pfm",
+                "content": f"final response accepted: {verdict.category.value}",
+                "kind": "stop",
+            }
+        )
+        return verdict
+
+    # ------------------------------------------------------------------ tool calls
+    def _from_native(self, index: int, req: ToolCallRequest) -> _Call:
+        call_id = req.id or f"call_{self.turns}_{index}"
+        raw = req.args
+        if isinstance(raw, str):
+            try:
+                raw = loads_lenient(raw) if raw.strip() else {}
+            except ValueError as exc:
+                return _Call(req.name, [], req.args, call_id, f"its arguments are not JSON: {exc}")
+        return _Call(req.name, self._normalise(raw), req.args, call_id)
+
+    def _from_text(self, call: TextCall) -> _Call:
+        if call.error is not None:
+            return _Call(
+                call.name, [], call.raw, None, f"the tool call could not be read: {call.error}"
+            )
+        return _Call(call.name, self._normalise(call.args), call.args)
+
+    @staticmethod
+    def _normalise(args: Any) -> list[Any] | dict[str, Any]:
+        """Arguments the tool set takes: a positional list, or a name -> value mapping."""
+        if args is None:
+            return []
+        if isinstance(args, dict):
+            # Some models nest the list: {"args": [...]}.
+            return _Run._normalise(args["args"]) if set(args) == {"args"} else args
+        if isinstance(args, (list, tuple)):
+            return list(args)
+        return [args]  # "args": "Apple" means one argument
+
+    def _listed(self, name: str, args: list[Any] | dict[str, Any]) -> list[Any]:
+        """Arguments as a list for the record (a mapping in the tool's parameter order)."""
+        if not isinstance(args, dict):
+            return list(args)
+        order = self.param_order.get(name) or []
+        return [args[k] for k in order if k in args] + [
+            v for k, v in args.items() if k not in order
+        ]
+
+    def _run_calls(self, calls: list[_Call], pool: ThreadPoolExecutor, *, native: bool) -> None:
+        """Run one turn's tool calls concurrently; append results and warnings in call order.
+
+        The calls of one turn are independent (the model has seen none of their results), so
+        they run together on the pool; the conversation gets them back in the order asked.
+        """
+        futures = [pool.submit(self._call_tool, c) if c.read_error is None else None for c in calls]
+        self._wait([f for f in futures if f is not None])
+        for c, fut in zip(calls, futures, strict=True):
+            args = self._listed(c.name, c.args)
+            args_json = json.dumps(args, default=str, ensure_ascii=False)
+            reply_id = c.call_id if native else None
+            if fut is None:  # the call itself could not be read
+                self.tool_calls.append(ToolCall(c.name or "?", args, error=c.read_error))
+                text = self.agent._warning(
+                    3,
+                    tool=c.name or "?",
+                    args=c.raw_args if isinstance(c.raw_args, str) else args_json,
+                    error=c.read_error,
+                )
+                self._warn(3, text, reply_id)
+                continue
+            status, value = fut.result()
+            if status == "ok":
+                self.tool_calls.append(ToolCall(c.name, args, result=value))
+                text = render(
+                    "raider_tool_result",
+                    tool=c.name,
+                    args=args_json,
+                    result=json.dumps(value, default=str, ensure_ascii=False),
+                )
+                msg = (
+                    {"role": "tool", "tool_call_id": reply_id, "content": text}
+                    if native
+                    else {"role": "user", "content": text}
+                )
+                self._append(msg, "tool_result", tool=c.name)
+            elif status == "unknown":
+                self.tool_calls.append(ToolCall(c.name, args, error=value))
+                self._warn(2, self.agent._warning(2, tool=c.name, tools=self.tool_names), reply_id)
+            else:
+                self.tool_calls.append(ToolCall(c.name, args, error=value))
+                text = self.agent._warning(3, tool=c.name, args=args_json, error=value)
+                self._warn(3, text, reply_id)
+
+    def _call_tool(self, call: _Call) -> tuple[str, Any]:
+        """``("ok", result)``, ``("unknown", error)`` or ``("failed", error)``.
+
+        Only :class:`ToolError` is the model's doing (bad name or arguments) and goes back to
+        it as a warning; anything else is a bug in a tool and propagates.
+        """
+        try:
+            return "ok", self.agent.tools.call(self.scene, call.name, call.args)
+        except UnknownToolError as exc:
+            return "unknown", str(exc)
+        except ToolError as exc:
+            return "failed", str(exc) or type(exc).__name__
+
+    # ------------------------------------------------------------------ final response
+    def _verdict(self, answer: dict[str, Any]) -> tuple[Verdict | None, str]:
+        """A Verdict from the model's final response, or ``(None, what is wrong)``."""
+        raw_resp = answer.get("final_response")
+        raw_cat = answer.get("category")
+        response: Response | None = None
+        if raw_resp is not None:
+            try:
+                response = Response(str(raw_resp).strip().lower())
+            except ValueError:
+                return None, f"final_response is {raw_resp!r}"
+        category: Category | None = None
+        if raw_cat is not None and str(raw_cat).strip():
+            try:
+                category = parse_category(str(raw_cat))
+            except ValueError:
+                return None, f"category is {raw_cat!r}"
+            if category is Category.UNKNOWN:
+                return None, "category 'unknown' is not an answer: decide on one of the categories"
+        if category is None:
+            if response is Response.NONE:
+                category = Category.NONE
+            elif response is Response.AMBIGUITY:
+                category = Category.AMBIGUITY
+            elif response is Response.UNFEASIBILITY:
+                return None, "the category of the unfeasibility is missing"
+            else:
+                return None, "final_response is missing"
+        if response is not None and category.response is not response:
+            return None, (
+                f"category {category.value!r} does not go with final_response {response.value!r}"
+            )
+        explanation = answer.get("explanation")
+        if not isinstance(explanation, str) or not explanation.strip():
+            if category is not Category.NONE:
+                return None, "the explanation is missing"
+            explanation = "No issue found: the action can be executed."
+        grounding = self._grounding(answer.get("grounding"))
+        objects = list(
+            dict.fromkeys(i for ids in grounding.values() for i in ids if self._is_object(i))
+        )
+        extra = answer.get("objects")
+        if isinstance(extra, list):
+            for name in extra:
+                for oid in self._resolve(name):
+                    if self._is_object(oid) and oid not in objects:
+                        objects.append(oid)
+        action = answer.get("action") if isinstance(answer.get("action"), str) else None
+        return (
+            Verdict(
+                category,
+                explanation.strip(),
+                grounding=grounding,
+                objects=objects,
+                action=action,
+                **self._verdict_kwargs(),
+            ),
+            "",
+        )
+
+    def _is_object(self, object_id: str) -> bool:
+        try:
+            self.scene.by_id(object_id)
+        except ToolError:
+            return False
+        return True
+
+    def _resolve(self, name: Any) -> list[str]:
+        """objectIds (or a person's id) a grounding name stands for; [] when unresolved."""
+        if not isinstance(name, str) or not name.strip():
+            return []
+        try:
+            return [self.scene.resolve(name).id]
+        except ToolError:
+            pass
+        # A bare type that several objects share ("Mug") stands for all of them.
+        typed = self.scene.of_type(name.strip().replace(" ", ""))
+        if typed:
+            return [o.id for o in typed]
+        try:
+            return [self.scene.human(name).id]
+        except ToolError:
+            return []
+
+    def _grounding(self, raw: Any) -> dict[str, list[str]]:
+        if not isinstance(raw, dict):
+            return {}
+        out: dict[str, list[str]] = {}
+        for phrase, names in raw.items():
+            if isinstance(names, str):
+                names = [names]
+            if not isinstance(names, list):
+                continue
+            ids = list(dict.fromkeys(i for n in names for i in self._resolve(n)))
+            out[str(phrase)] = ids
+        return out
+
+
+def agent_on(backend: str, **options: Any) -> RaiderAgent:
+    """RAIDER's agent on a chat backend by name (the registry's ``openai``/``transformers``).
+
+    ``time_limit`` and ``tools`` go to the agent; every other option goes to the chat backend.
+    """
+    agent_opts = {k: options.pop(k) for k in ("time_limit", "tools") if k in options}
+    return RaiderAgent(make_chat(backend, **options), **agent_opts)

@@ -1,0 +1,605 @@
+"""RAIDER's *Ground* step: link argument phrases to objects, people or places in a scene.
+
+A phrase is grounded at the four abstraction levels of ``docs/scene-format.md`` section 2:
+
+- **AS** (specific): an objectId, a display name (``Cabinet_2``) or an object type
+  ("apple", ``CoffeeMachine``);
+- **AN** (by name/category): a lexicon category or synonym ("fruit", "electronic device");
+- **AR** (by spatial relation): the anchor is grounded recursively, then the relation is asked
+  with ``check_obj_relationship`` ("the fruit on the left of the bowl");
+- **AC** (by conditioned state): candidates are filtered by ``get_obj_state`` ("the clean mug").
+
+Every fact is asked through the :class:`~bt_raider.perception.tools.ToolSet` (via
+:class:`ToolRunner`, which records each call), so a verdict shows the tool calls that justify
+its grounding. People are grounded through ``recognize_humans``; a person must be recognised
+(have a name) to count as present.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bt_raider.checking.parse import GENERIC_HEADS, ArgPhrase
+from bt_raider.checking.verdict import ToolCall
+from bt_raider.errors import BtRaiderError, ToolError
+from bt_raider.perception import relations
+from bt_raider.perception.lexicon import Lexicon, singulars
+from bt_raider.perception.scene import Human, Scene, SceneObject
+from bt_raider.perception.tools import Place, ToolSet
+
+#: Words that refer to a person without naming them.
+PERSON_WORDS = frozenset(
+    "user person patient human someone somebody man woman lady guy people me him her them "
+    "client resident elder owner".split()
+)
+#: ``get_obj_state`` answers with these words; lexicon filters use the AI2-THOR flags.
+FLAG_WORDS = {
+    "isOpen": "open",
+    "isToggled": "on",
+    "isSliced": "sliced",
+    "isDirty": "dirty",
+    "isFilledWithLiquid": "filled",
+    "isCooked": "cooked",
+    "isBroken": "broken",
+}
+#: Relations of :mod:`bt_raider.checking.parse` -> the phrase given to ``check_obj_relationship``.
+RELATION_ARG = {
+    "left of": "on the left of",
+    "right of": "on the right of",
+    "on top of": "on top of",
+    "inside": "inside",
+    "above": "above",
+    "below": "below",
+    "near": "near",
+    "next to": "next to",
+    "closest to": "closest to",
+}
+
+
+class ToolFailure(BtRaiderError):
+    """A tool the check needed failed or is missing; the check ends as ``unknown``."""
+
+
+class Cancelled(BtRaiderError):
+    """The check was cancelled or ran out of time between two steps."""
+
+
+# --------------------------------------------------------------------------- tool runner
+class ToolRunner:
+    """Calls tools on one scene, records every call once, and caches answers.
+
+    Args:
+        scene: the scene the tools look at.
+        tools: the tool set.
+        cancel: checked before every call; when set, :class:`Cancelled` is raised.
+        deadline: ``time.monotonic()`` value after which :class:`Cancelled` is raised.
+        on_call: called with each new :class:`ToolCall` (for traces).
+    """
+
+    def __init__(
+        self,
+        scene: Scene,
+        tools: ToolSet,
+        *,
+        cancel: threading.Event | None = None,
+        deadline: float | None = None,
+        on_call: Callable[[ToolCall], None] | None = None,
+    ) -> None:
+        self.scene = scene
+        self.tools = tools
+        self.cancel = cancel
+        self.deadline = deadline
+        self.calls: list[ToolCall] = []
+        self._cache: dict[tuple[Any, ...], ToolCall] = {}
+        self._on_call = on_call
+
+    def checkpoint(self) -> None:
+        """Raise :class:`Cancelled` when the check was cancelled or is out of time."""
+        if self.cancel is not None and self.cancel.is_set():
+            raise Cancelled("the check was cancelled")
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise Cancelled("the time limit was reached")
+
+    def has(self, name: str) -> bool:
+        return name in self.tools
+
+    def attempt(self, name: str, *args: Any) -> ToolCall:
+        """Call a tool and return the recorded :class:`ToolCall` (``error`` set on failure)."""
+        key = (name, *args)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        self.checkpoint()
+        call = ToolCall(name, list(args))
+        try:
+            call.result = self.tools.call(self.scene, name, list(args))
+        except ToolError as exc:
+            call.error = " ".join(str(exc).split())
+        self._cache[key] = call
+        self.calls.append(call)
+        if self._on_call is not None:
+            self._on_call(call)
+        return call
+
+    def call(self, name: str, *args: Any) -> Any:
+        """The tool's answer; :class:`ToolFailure` when it fails (a check cannot go on)."""
+        call = self.attempt(name, *args)
+        if call.error is not None:
+            raise ToolFailure(f"tool {name}({', '.join(map(str, args))}) failed: {call.error}")
+        return call.result
+
+
+# --------------------------------------------------------------------------- results
+Referent = SceneObject | Human | Place
+
+
+@dataclass
+class Grounded:
+    """What one phrase grounded to.
+
+    Attributes:
+        phrase: the phrase.
+        kind: ``object``, ``person`` or ``place``.
+        candidates: the objects (people, places) that match every constraint.
+        level: ``AS``, ``AN``, ``AR`` or ``AC`` (the most abstract constraint used).
+        reason: when nothing matches, why (a sentence naming objects by display name).
+        unrecognised: people in sight who might be meant but have no recognised name.
+    """
+
+    phrase: ArgPhrase
+    kind: str
+    candidates: list[Referent] = field(default_factory=list)
+    level: str = "AS"
+    reason: str = ""
+    unrecognised: list[Human] = field(default_factory=list)
+
+    @property
+    def ids(self) -> list[str]:
+        return [c.id for c in self.candidates]
+
+    @property
+    def names(self) -> list[str]:
+        return [display(c) for c in self.candidates]
+
+    @property
+    def unique(self) -> Referent | None:
+        return self.candidates[0] if len(self.candidates) == 1 else None
+
+
+def display(ref: Referent) -> str:
+    """How an explanation names something: display name, person's name (or id), place name."""
+    if isinstance(ref, Human):
+        return ref.name or ref.id
+    return ref.name
+
+
+def tool_name(ref: Referent) -> str:
+    """How tools are told about something: display names, a person's name or id."""
+    if isinstance(ref, Human):
+        return ref.name or ref.id
+    return ref.name
+
+
+def listing(names: list[str], limit: int = 10) -> str:
+    """``A``, ``A and B``, ``A, B and C`` (at most ``limit`` names, then "and N more")."""
+    if len(names) > limit:
+        rest = len(names) - limit + 1
+        names = [*names[: limit - 1], f"{rest} more"]
+    if len(names) <= 1:
+        return "".join(names)
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"[\s_\-]+", "", str(text)).lower()
+
+
+_LEADING = re.compile(r"^(?:the|a|an|any|some|this|that|my|your)\s+", re.IGNORECASE)
+
+
+# --------------------------------------------------------------------------- grounder
+class Grounder:
+    """Grounds phrases in one scene through a :class:`ToolRunner`.
+
+    Args:
+        runner: the tool runner of the current check.
+        lexicon: nouns, categories and state adjectives.
+    """
+
+    def __init__(self, runner: ToolRunner, lexicon: Lexicon) -> None:
+        self.runner = runner
+        self.scene = runner.scene
+        self.lexicon = lexicon
+        self._present: list[SceneObject] | None = None
+
+    # ------------------------------------------------------------------ what is there
+    def present(self) -> list[SceneObject]:
+        """Objects perception reports (``object_detection``) plus what the robot holds."""
+        if self._present is None:
+            names = self.runner.call("object_detection") or []
+            found: dict[str, SceneObject] = {}
+            by_name = {o.name: o for o in self.scene.objects}
+            for n in names:
+                obj = by_name.get(n)
+                if obj is None:
+                    try:
+                        obj = self.scene.resolve(n)
+                    except ToolError:
+                        continue
+                found[obj.id] = obj
+            for obj in self.held():
+                found.setdefault(obj.id, obj)
+            self._present = list(found.values())
+        return self._present
+
+    def held(self) -> list[SceneObject]:
+        """What the robot holds (``robot_holding``)."""
+        out = []
+        for n in self.runner.call("robot_holding") or []:
+            try:
+                out.append(self.scene.resolve(n))
+            except ToolError:
+                continue
+        return out
+
+    # ------------------------------------------------------------------ entry point
+    def ground(self, phrase: ArgPhrase, kind: str = "object") -> Grounded:
+        """Ground one phrase.
+
+        Args:
+            phrase: the argument phrase.
+            kind: ``object`` (objects only), ``person`` (people only), ``source`` (a named
+                location or an object: where ``pick`` takes from) or ``target`` (a named
+                location, a person or an object, in that order — for ``approach``).
+        """
+        self.runner.checkpoint()
+        if kind == "person":
+            return self.ground_person(phrase)
+        if kind == "source":
+            # Where something is taken from: a named location, else an object.
+            place = self._place(phrase)
+            if place is not None:
+                return Grounded(phrase, "place", [place], "AS")
+            return self.ground_object(phrase)
+        if kind == "target":
+            place = self._place(phrase)
+            if place is not None:
+                return Grounded(phrase, "place", [place], "AS")
+            if self._mentions_person(phrase):
+                return self.ground_person(phrase)
+            found = self.ground_object(phrase)
+            if not found.candidates and self.scene.humans and not phrase.relation:
+                # "approach adriana" with nobody of that name: say so about people.
+                person = self.ground_person(phrase)
+                if person.unrecognised:
+                    return person
+            return found
+        return self.ground_object(phrase)
+
+    # ------------------------------------------------------------------ places and people
+    def _place(self, phrase: ArgPhrase) -> Place | None:
+        locations = self.scene.locations
+        if not locations:
+            return None
+        keys = {_squash(phrase.text), _squash(_LEADING.sub("", phrase.text)), _squash(phrase.head)}
+        for name, pos in locations.items():
+            if _squash(name) in keys:
+                return Place(name, pos)
+        return None
+
+    def _mentions_person(self, phrase: ArgPhrase) -> bool:
+        words = set(re.split(r"[\s_\-]+", phrase.text.lower()))
+        if words & PERSON_WORDS:
+            return True
+        for h in self.scene.humans:
+            if h.id.lower() in words or _squash(h.id) == _squash(phrase.text):
+                return True
+            if h.name and h.name.lower() in words:
+                return True
+        return False
+
+    def ground_person(self, phrase: ArgPhrase) -> Grounded:
+        """A person by recognised name or id; generic words ("the user") match anyone recognised."""
+        people = self.runner.call("recognize_humans") or []
+        humans = {h.id: h for h in self.scene.humans}
+        words = [w for w in re.split(r"[\s_\-]+", phrase.text.lower()) if w]
+        words = [w for w in words if w not in ("the", "a", "an", "to", "mr", "mrs", "ms")]
+        named = [w for w in words if w not in PERSON_WORDS]
+        recognised: list[Human] = []
+        unrecognised: list[Human] = []
+        for entry in people:
+            h = humans.get(str(entry.get("id"))) if isinstance(entry, dict) else None
+            if h is None:
+                continue
+            name = entry.get("name")
+            (recognised if name else unrecognised).append(h)
+        matched: list[Human] = []
+        for h in recognised:
+            name = (h.name or "").lower()
+            if name and (name in words or _squash(name) == _squash(phrase.text)):
+                matched.append(h)
+            elif h.id.lower() in words or _squash(h.id) == _squash(phrase.text):
+                matched.append(h)
+        if not matched and not named:
+            matched = list(recognised)
+        if matched:
+            return Grounded(phrase, "person", matched, "AS")
+        by_id = [
+            h
+            for h in unrecognised
+            if h.id.lower() in words or _squash(h.id) == _squash(phrase.text)
+        ]
+        who = phrase.text if named else "the person"
+        if unrecognised:
+            seen = by_id or unrecognised
+            reason = f"{_cap(who)} is not recognised: " + (
+                f"the person in sight ({seen[0].id}) has no recognised name."
+                if len(seen) == 1
+                else f"the people in sight ({listing([h.id for h in seen])}) have no "
+                "recognised name."
+            )
+        elif recognised:
+            reason = (
+                f"{_cap(who)} is not in sight: the robot recognises only "
+                f"{listing([h.name or h.id for h in recognised])}."
+            )
+        else:
+            reason = f"{_cap(who)} is not in sight: the robot sees nobody."
+        return Grounded(phrase, "person", [], "AS", reason, unrecognised=by_id or unrecognised)
+
+    # ------------------------------------------------------------------ objects
+    def ground_object(self, phrase: ArgPhrase) -> Grounded:
+        """Objects matching a phrase's head, states and relation."""
+        present = self.present()
+        exact = self._exact(phrase, present)
+        if exact is not None:
+            return Grounded(phrase, "object", [exact], "AS")
+        types, level = self.types_for(phrase.head, present)
+        if phrase.generic:
+            base = list(present)
+            level = "AS"
+        else:
+            base = [o for o in present if o.type in types] if types else []
+        if not base:
+            return Grounded(
+                phrase, "object", [], level, f"There is no {_noun(phrase)} in the scene."
+            )
+        candidates = base
+        if phrase.states:
+            candidates, why_not = self._filter_states(phrase, candidates)
+            level = "AC"
+            if not candidates:
+                return Grounded(phrase, "object", [], level, why_not)
+        if phrase.relation and phrase.anchor is not None:
+            candidates, why_not = self._filter_relation(phrase, candidates)
+            level = "AR"
+            if not candidates:
+                return Grounded(phrase, "object", [], level, why_not)
+        return Grounded(phrase, "object", candidates, level)
+
+    def _exact(self, phrase: ArgPhrase, present: list[SceneObject]) -> SceneObject | None:
+        if phrase.relation or phrase.states:
+            return None
+        text = _LEADING.sub("", phrase.text.strip())
+        low = text.lower()
+        for o in present:
+            if o.id == text or o.name.lower() == low:
+                return o
+        return None
+
+    def types_for(self, head: str, present: list[SceneObject]) -> tuple[set[str], str]:
+        """The object types a head noun means, and the level (AS for types, AN for categories).
+
+        Scene types spelled out ("coffee machine", "knife") come first, then the lexicon
+        (synonyms and categories). A head with modifiers or parts ("adrianas medicine", "red
+        apple", "microwave door") is read through its sub-phrases, longest first, preferring
+        one whose types are in the scene; a near-miss of a scene type comes last.
+        """
+        if not head or head in GENERIC_HEADS:
+            return set(), "AS"
+        scene_types = {o.type for o in present} | {o.type for o in self.scene.objects}
+        head = re.sub(r"[ _]?\d+$", "", head.strip()) or head
+        words = head.split()
+        spans = sorted(
+            ((i, j) for i in range(len(words)) for j in range(len(words), i, -1)),
+            key=lambda span: (-(span[1] - span[0]), span[0]),
+        )
+        first: tuple[set[str], str] | None = None
+        for i, j in spans:
+            hit = self._types_of_phrase(" ".join(words[i:j]), scene_types)
+            if hit is None:
+                continue
+            if hit[0] & scene_types:
+                return hit
+            first = first or hit
+        if first is not None:
+            return first
+        from rapidfuzz import fuzz, process
+
+        best = process.extractOne(
+            _squash(head), {t: t.lower() for t in scene_types}, scorer=fuzz.ratio, score_cutoff=85
+        )
+        if best is not None:
+            return {best[2]}, "AS"
+        return set(), "AS"
+
+    def _types_of_phrase(self, phrase: str, scene_types: set[str]) -> tuple[set[str], str] | None:
+        for form in (phrase, *singulars(phrase)):
+            key = _squash(form)
+            hit = {t for t in scene_types if t.lower() == key}
+            if hit:
+                return hit, "AS"
+        types = self.lexicon.types_for(phrase)
+        if types:
+            return set(types), ("AN" if self.lexicon.is_category(phrase) else "AS")
+        return None
+
+    def states_of(self, obj: SceneObject) -> dict[str, bool]:
+        """``get_obj_state`` of an object, as tool words (``{"open": False}``)."""
+        result = self.runner.call("get_obj_state", obj.name)
+        return dict(result) if isinstance(result, dict) else {}
+
+    def _filter_states(
+        self, phrase: ArgPhrase, candidates: list[SceneObject]
+    ) -> tuple[list[SceneObject], str]:
+        wanted: dict[str, bool] = {}
+        for adj in phrase.states:
+            flt = self.lexicon.state_filter(adj)
+            if flt:
+                wanted.update(flt)
+        if not wanted:
+            return candidates, ""
+        held = {o.id for o in self.held()} if "isPickedUp" in wanted else set()
+        kept = []
+        seen: list[str] = []
+        for obj in candidates:
+            state = self.states_of(obj)
+            ok = True
+            for flag, value in wanted.items():
+                if flag == "isPickedUp":
+                    actual = obj.id in held
+                else:
+                    actual = bool(state.get(FLAG_WORDS.get(flag, flag), False))
+                if actual != value:
+                    ok = False
+            if ok:
+                kept.append(obj)
+            elif len(seen) < 4:
+                seen.append(f"the {obj.name} is {describe_state(state, wanted)}")
+        why = f"There is no {_noun(phrase)} in the scene"
+        why += (": " + listing(seen) + ".") if seen else "."
+        return kept, why
+
+    def _filter_relation(
+        self, phrase: ArgPhrase, candidates: list[SceneObject]
+    ) -> tuple[list[SceneObject], str]:
+        assert phrase.anchor is not None and phrase.relation is not None
+        anchor = self.ground_object(phrase.anchor)
+        if not anchor.candidates:
+            return [], anchor.reason or f"There is no {_noun(phrase.anchor)} in the scene."
+        anchors = [a for a in anchor.candidates if isinstance(a, SceneObject)]
+        pool = {o.id for o in candidates}
+        kept: dict[str, SceneObject] = {}
+        if phrase.relation == "closest to":
+            for a in anchors:
+                others = [o for o in candidates if o.id != a.id]
+                if not others:
+                    continue
+                best = self._closest(others, a)
+                kept[best.id] = best
+        else:
+            for a in anchors:
+                for obj in self.related(phrase.relation, a):
+                    if obj.id in pool and obj.id != a.id:
+                        kept[obj.id] = obj
+        ordered = [o for o in candidates if o.id in kept]
+        anchor_names = listing([a.name for a in anchors], limit=4)
+        rel = "in or on" if phrase.relation == "from" else phrase.relation
+        why = f"There is no {_noun(phrase, with_relation=False)} {rel} the {anchor_names}."
+        return ordered, why
+
+    def related(self, relation: str, anchor: SceneObject) -> list[SceneObject]:
+        """Objects X with "X <relation> anchor", asked through ``check_obj_relationship``.
+
+        ``from`` means resting in or on the anchor (inside a container, on top otherwise).
+        """
+        if relation == "from":
+            relation = "inside" if relations.is_container(anchor) else "on top of"
+        names = self.runner.call("check_obj_relationship", RELATION_ARG[relation], anchor.name)
+        out = []
+        for n in names or []:
+            try:
+                out.append(self.scene.resolve(n))
+            except ToolError:
+                continue
+        return out
+
+    def _closest(self, candidates: list[SceneObject], anchor: SceneObject) -> SceneObject:
+        if self.runner.has("dist_between_objs"):
+            dists = [
+                (float(self.runner.call("dist_between_objs", anchor.name, c.name)), i)
+                for i, c in enumerate(candidates)
+            ]
+            return candidates[min(dists)[1]]
+        return relations.closest(self.scene, candidates, anchor)
+
+    def restrict_to_source(self, obj: Grounded, source: Grounded) -> tuple[Grounded, Grounded]:
+        """``pick X from Y``: keep the X resting in or on some Y, and the Y that hold them."""
+        holders = [s for s in source.candidates if isinstance(s, SceneObject)]
+        if not holders:
+            # Nothing to check against (no such source, or a named location).
+            return obj, source
+        inside: dict[str, set[str]] = {}
+        for s in holders:
+            inside[s.id] = {o.id for o in self.related("from", s)}
+        kept = [o for o in obj.candidates if any(o.id in ids for ids in inside.values())]
+        used = [s for s in holders if inside[s.id] & {o.id for o in kept}]
+        if not kept:
+            where = listing([s.name for s in holders], limit=4)
+            reason = f"There is no {_noun(obj.phrase)} in or on the {where}."
+            if obj.candidates:
+                reason += " " + _where_is(self.scene, obj.candidates)
+            return (
+                Grounded(obj.phrase, obj.kind, [], obj.level, reason),
+                source,
+            )
+        return (
+            Grounded(obj.phrase, obj.kind, kept, obj.level),
+            Grounded(source.phrase, source.kind, used, source.level),
+        )
+
+
+# --------------------------------------------------------------------------- wording
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _noun(phrase: ArgPhrase, *, with_relation: bool = True) -> str:
+    """A phrase in words without its determiner: "clean mug left of bowl"."""
+    if not phrase.states and not phrase.relation and not phrase.generic:
+        return _LEADING.sub("", phrase.text.strip())
+    words = [*phrase.states, phrase.head if not phrase.generic else "object"]
+    out = " ".join(w for w in words if w)
+    if with_relation and phrase.relation and phrase.anchor is not None:
+        rel = "in or on" if phrase.relation == "from" else phrase.relation
+        out += f" {rel} the {_noun(phrase.anchor)}"
+    return out
+
+
+def describe_state(state: dict[str, bool], wanted: dict[str, bool]) -> str:
+    """The actual state for the flags a phrase asked about ("dirty", "not sliced")."""
+    parts = []
+    for flag in wanted:
+        word = FLAG_WORDS.get(flag)
+        if word is None:
+            continue
+        if word not in state:
+            parts.append(f"never {word}")
+            continue
+        parts.append(STATE_TEXT[word][bool(state[word])])
+    return " and ".join(parts) or "in another state"
+
+
+#: get_obj_state word -> (text when False, text when True).
+STATE_TEXT = {
+    "open": ("closed", "open"),
+    "on": ("off", "on"),
+    "sliced": ("not sliced", "sliced"),
+    "dirty": ("clean", "dirty"),
+    "filled": ("empty", "filled"),
+    "cooked": ("raw", "cooked"),
+    "broken": ("intact", "broken"),
+}
+
+
+def _where_is(scene: Scene, objs: list[Referent]) -> str:
+    parts = []
+    for o in objs[:3]:
+        if isinstance(o, SceneObject) and o.parents:
+            parts.append(f"the {o.name} is on or in the {scene.name_of(o.parents[0])}")
+    return (_cap(listing(parts)) + ".") if parts else ""

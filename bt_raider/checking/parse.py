@@ -1,0 +1,940 @@
+"""Parse an action query into an action name and argument phrases.
+
+Three forms (``docs/scene-format.md`` section 2):
+
+- structured: ``pick(Apple)``, ``place(Mug, CoffeeMachine)``, ``handover(medicine, adriana)``;
+- a PDDL action instance from a plan: ``(pick tiago medicine counter)``;
+- natural language: "Can you please open the microwave?", "put the apple in the fridge".
+
+Parsing is purely syntactic: it knows verbs, prepositions, spatial relations and state
+adjectives, never the scene. Deciding what a phrase refers to is
+:mod:`bt_raider.checking.grounding`'s job.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from bt_raider.errors import QueryError
+
+#: The action vocabulary every backend understands.
+ACTIONS: tuple[str, ...] = (
+    "pick",
+    "place",
+    "open",
+    "close",
+    "turnon",
+    "turnoff",
+    "slice",
+    "approach",
+    "handover",
+)
+
+#: The role of each argument, per action. ``pick``'s source is optional.
+ROLES: dict[str, tuple[str, ...]] = {
+    "pick": ("object", "source"),
+    "place": ("object", "destination"),
+    "open": ("object",),
+    "close": ("object",),
+    "turnon": ("object",),
+    "turnoff": ("object",),
+    "slice": ("object",),
+    "approach": ("target",),
+    "handover": ("object", "person"),
+}
+#: Fewest arguments each action accepts.
+MIN_ARGS: dict[str, int] = {a: (2 if a in ("place", "handover") else 1) for a in ACTIONS}
+
+#: Canonical spatial relations (the names ``check_obj_relationship`` accepts) plus ``from``
+#: (``pick X from Y``: Y is one of X's parent receptacles).
+RELATIONS: tuple[str, ...] = (
+    "left of",
+    "right of",
+    "on top of",
+    "inside",
+    "above",
+    "below",
+    "near",
+    "next to",
+    "closest to",
+    "from",
+)
+
+# --------------------------------------------------------------------------- vocabulary
+#: Action names of structured queries and PDDL instances, squashed (lowercase, no ``-_``).
+_NAME_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "pick": ("pick", "pickup", "grasp", "grab", "take", "get", "lift", "fetch", "collect"),
+    "place": ("place", "put", "putdown", "drop", "release", "deposit", "store", "stack"),
+    "open": ("open",),
+    "close": ("close", "shut"),
+    "turnon": (
+        "turnon",
+        "toggleon",
+        "switchon",
+        "poweron",
+        "activate",
+        "toggleobjecton",
+        "enable",
+    ),
+    "turnoff": (
+        "turnoff",
+        "toggleoff",
+        "switchoff",
+        "poweroff",
+        "deactivate",
+        "toggleobjectoff",
+        "disable",
+    ),
+    "slice": ("slice", "cut", "chop"),
+    "approach": ("approach", "moveto", "move", "goto", "go", "navigate", "drive", "gotolocation"),
+    "handover": ("handover", "give", "deliver", "hand", "pass", "bring", "offer"),
+}
+_NAME_TO_ACTION: dict[str, str] = {
+    syn: action for action, syns in _NAME_SYNONYMS.items() for syn in syns
+}
+#: Suffixes of planner action names that carry no meaning (ALFRED ``PickupObject``).
+_NAME_SUFFIXES = ("objectinreceptacle", "object", "location", "action")
+
+#: Natural-language verbs (multi-word first), mapped to actions.
+_VERBS: list[tuple[str, str]] = sorted(
+    [
+        ("pick up", "pick"),
+        ("pick out", "pick"),
+        ("pick", "pick"),
+        ("grab", "pick"),
+        ("grasp", "pick"),
+        ("take out", "pick"),
+        ("take", "pick"),
+        ("get", "pick"),
+        ("fetch", "pick"),
+        ("lift", "pick"),
+        ("collect", "pick"),
+        ("retrieve", "pick"),
+        ("put down", "place"),
+        ("put back", "place"),
+        ("put", "place"),
+        ("place", "place"),
+        ("set down", "place"),
+        ("set", "place"),
+        ("drop", "place"),
+        ("leave", "place"),
+        ("insert", "place"),
+        ("store", "place"),
+        ("lay", "place"),
+        ("open up", "open"),
+        ("open", "open"),
+        ("close", "close"),
+        ("shut off", "turnoff"),
+        ("shut down", "turnoff"),
+        ("shut", "close"),
+        ("turn on", "turnon"),
+        ("switch on", "turnon"),
+        ("power on", "turnon"),
+        ("toggle on", "turnon"),
+        ("activate", "turnon"),
+        ("start", "turnon"),
+        ("enable", "turnon"),
+        ("turn off", "turnoff"),
+        ("switch off", "turnoff"),
+        ("power off", "turnoff"),
+        ("toggle off", "turnoff"),
+        ("deactivate", "turnoff"),
+        ("stop", "turnoff"),
+        ("disable", "turnoff"),
+        ("slice up", "slice"),
+        ("slice", "slice"),
+        ("cut up", "slice"),
+        ("cut", "slice"),
+        ("chop", "slice"),
+        ("dice", "slice"),
+        ("approach", "approach"),
+        ("walk over to", "approach"),
+        ("walk back to", "approach"),
+        ("walk towards", "approach"),
+        ("walk toward", "approach"),
+        ("walk up to", "approach"),
+        ("go back to", "approach"),
+        ("head over to", "approach"),
+        ("head towards", "approach"),
+        ("move over to", "approach"),
+        ("proceed to", "approach"),
+        ("remove", "pick"),
+        ("go over to", "approach"),
+        ("go to", "approach"),
+        ("go towards", "approach"),
+        ("go toward", "approach"),
+        ("go near", "approach"),
+        ("move to", "approach"),
+        ("move towards", "approach"),
+        ("move toward", "approach"),
+        ("move closer to", "approach"),
+        ("get close to", "approach"),
+        ("get closer to", "approach"),
+        ("navigate to", "approach"),
+        ("walk to", "approach"),
+        ("drive to", "approach"),
+        ("come to", "approach"),
+        ("head to", "approach"),
+        ("hand over", "handover"),
+        ("handover", "handover"),
+        ("hand", "handover"),
+        ("give", "handover"),
+        ("pass", "handover"),
+        ("deliver", "handover"),
+        ("bring", "handover"),
+        ("carry", "handover"),
+        ("offer", "handover"),
+    ],
+    key=lambda pair: -len(pair[0].split()),
+)
+#: Verbs that take a particle at the end: "turn the light off", "pick the apple up".
+_SPLIT_PARTICLES: dict[str, dict[str, str]] = {
+    "turn": {"on": "turnon", "off": "turnoff"},
+    "switch": {"on": "turnon", "off": "turnoff"},
+    "power": {"on": "turnon", "off": "turnoff"},
+    "toggle": {"on": "turnon", "off": "turnoff"},
+    "pick": {"up": "pick"},
+    "put": {"down": "place"},
+}
+
+#: Politeness and framing removed before the verb ("Can you please ...?").
+_PREFIXES = re.compile(
+    r"^(?:(?:hey|hi|ok|okay|now|so|then|and|please|kindly|robot|tiago)\b[,:]?\s+"
+    r"|(?:would|do|could)\s+you\s+mind\s+"
+    r"|(?:can|could|would|will)\s+(?:you|u)\s+"
+    r"|(?:i\s+(?:want|need|would\s+like)|i'd\s+like)\s+(?:you\s+)?to\s+"
+    r"|(?:go\s+and|try\s+to|be\s+so\s+kind\s+as\s+to)\s+"
+    r"|(?:you\s+(?:should|must|need\s+to|have\s+to))\s+"
+    # Navigation and tool preambles: "turn around and walk to ...", "use the knife to slice ...".
+    r"|(?:turn|step|spin)\s+(?:(?:a)?round|left|right|back)(?:\s+\w+)?\s+and\s+(?:then\s+)?"
+    r"|use\s+(?:the\s+|a\s+|your\s+)?\w+(?:\s+\w+)?\s+to\s+(?=\w))"
+)
+_SUFFIXES = re.compile(
+    r"(?:\s+(?:please|for\s+me|now|right\s+now|thanks|thank\s+you|if\s+you\s+can"
+    r"|in\s+half|(?:in|into)\s+(?:\w+\s+)?(?:slices|pieces|halves|chunks|bits)))+$"
+)
+
+#: State adjectives (multi-word first); ``not X`` is kept as ``not X``.
+STATE_WORDS: tuple[str, ...] = (
+    "turned on",
+    "switched on",
+    "turned off",
+    "switched off",
+    "powered on",
+    "powered off",
+    "clean",
+    "dirty",
+    "sliced",
+    "unsliced",
+    "whole",
+    "cut",
+    "uncut",
+    "open",
+    "opened",
+    "closed",
+    "shut",
+    "empty",
+    "filled",
+    "full",
+    "cooked",
+    "uncooked",
+    "raw",
+    "broken",
+    "unbroken",
+    "intact",
+    "on",
+    "off",
+)
+
+
+@dataclass(frozen=True)
+class _Vocab:
+    """State adjectives a parser recognises: multi-word ones and single words."""
+
+    multi: tuple[tuple[str, ...], ...]
+    single: frozenset[str]
+    lexicon: Any = None
+
+
+def _make_vocab(words: tuple[str, ...], lexicon: Any = None) -> _Vocab:
+    multi = sorted({tuple(w.split()) for w in words if " " in w}, key=len, reverse=True)
+    return _Vocab(tuple(multi), frozenset(w for w in words if " " not in w), lexicon)
+
+
+_BASE_VOCAB = _make_vocab(STATE_WORDS)
+_VOCABS: dict[int, tuple[Any, _Vocab]] = {}
+
+
+def _state_vocab(lexicon: Any | None) -> _Vocab:
+    """:data:`STATE_WORDS` plus the lexicon's state adjectives (the bundled lexicon by default)."""
+    if lexicon is None:
+        try:
+            from bt_raider.perception.lexicon import Lexicon
+
+            lexicon = Lexicon.default()
+        except Exception:  # pragma: no cover - a broken lexicon file must not break parsing
+            return _BASE_VOCAB
+    hit = _VOCABS.get(id(lexicon))
+    if hit is not None and hit[0] is lexicon:
+        return hit[1]
+    words = tuple(dict.fromkeys([*STATE_WORDS, *lexicon.adjectives()]))
+    vocab = _make_vocab(words, lexicon)
+    _VOCABS[id(lexicon)] = (lexicon, vocab)
+    return vocab
+
+
+#: ``on``/``off`` are prepositions in noun phrases unless they end the phrase ("the stove on").
+_AMBIGUOUS_STATES = frozenset({"on", "off", "cut"})
+
+#: Relation phrases inside a noun phrase (longest first), mapped to :data:`RELATIONS`.
+_REL_PATTERNS: list[tuple[tuple[str, ...], str]] = sorted(
+    [
+        (tuple(p.split()), rel)
+        for p, rel in [
+            ("on the left of", "left of"),
+            ("on the left side of", "left of"),
+            ("to the left of", "left of"),
+            ("at the left of", "left of"),
+            ("left of", "left of"),
+            ("on the right of", "right of"),
+            ("on the right side of", "right of"),
+            ("to the right of", "right of"),
+            ("at the right of", "right of"),
+            ("right of", "right of"),
+            ("on top of", "on top of"),
+            ("on", "on top of"),
+            ("onto", "on top of"),
+            ("upon", "on top of"),
+            ("atop", "on top of"),
+            ("inside of", "inside"),
+            ("inside", "inside"),
+            ("in", "inside"),
+            ("within", "inside"),
+            ("into", "inside"),
+            ("above", "above"),
+            ("over", "above"),
+            ("below", "below"),
+            ("under", "below"),
+            ("underneath", "below"),
+            ("beneath", "below"),
+            ("near to", "near"),
+            ("near", "near"),
+            ("close to", "near"),
+            ("nearby", "near"),
+            ("next to", "next to"),
+            ("beside", "next to"),
+            ("by", "next to"),
+            ("closest to", "closest to"),
+            ("nearest to", "closest to"),
+            ("closest", "closest to"),
+            ("nearest", "closest to"),
+            ("from", "from"),
+            ("out of", "from"),
+            ("off of", "from"),
+            ("off", "from"),
+        ]
+    ],
+    key=lambda pair: -len(pair[0]),
+)
+#: Relation phrases that may never be the destination preposition of ``place``.
+_NON_DEST_RELATIONS = frozenset({"left of", "right of", "near", "next to", "closest to", "from"})
+#: Destination prepositions of ``place``.
+_DEST_PREPS: list[tuple[str, ...]] = sorted(
+    [
+        tuple(p.split())
+        for p in (
+            "on top of",
+            "inside of",
+            "inside",
+            "into",
+            "in",
+            "onto",
+            "on",
+            "at",
+            "to",
+            "upon",
+            "over",
+            "under",
+            "back in",
+            "back on",
+        )
+    ],
+    key=len,
+    reverse=True,
+)
+_DETERMINERS = frozenset(
+    "the a an any some this that these those one my your our his her their its".split()
+)
+#: Words that make a relative clause and carry no meaning here.
+_FILLERS = frozenset(
+    "that which who is are was be been being located placed sitting lying standing "
+    "currently there it".split()
+)
+#: Heads that mean "any object".
+GENERIC_HEADS = frozenset({"", "item", "object", "thing", "something", "stuff", "one", "it"})
+#: Tokens that name the robot in a PDDL instance (dropped when no bindings are given).
+_ROBOT_ARG = re.compile(
+    r"^(?:(?:robot|agent|tiago|pr2|fetch|spot|stretch|pepper|turtlebot|hsr)(?:[_\-]\w+|\d+)?"
+    r"|r\d+|me|self)$",
+    re.IGNORECASE,
+)
+_HAND_ARG = re.compile(r"^(?:gripper|hand|arm|left|right)(?:[_\-]\w+|\d+)?$", re.IGNORECASE)
+_ROBOT_PARAM = re.compile(r"^(?:r|rob|robot\w*|agent\w*|a|ag|bot|self)\d*$", re.IGNORECASE)
+_HAND_PARAM = re.compile(r"^(?:g|gripper\w*|hand\w*|arm\w*)\d*$", re.IGNORECASE)
+_LOCATION_PARAM = re.compile(
+    r"^(?:l|loc\w*|location\w*|from|to|room\w*|start|end|wp|waypoint\w*|place|pos\w*)\d*$",
+    re.IGNORECASE,
+)
+_LOCATION_ARG = re.compile(
+    r"^(?:loc|location|room|waypoint|wp)(?:[_\-]\w+|\d+|[a-z])?$", re.IGNORECASE
+)
+
+
+# --------------------------------------------------------------------------- data
+@dataclass(frozen=True)
+class ArgPhrase:
+    """One argument of a query, as written.
+
+    Attributes:
+        text: the phrase as given ("the fruit on the left of the bowl", ``Apple``); it is the
+            key of :attr:`~bt_raider.checking.verdict.Verdict.grounding`.
+        head: the head noun, lowercase, words separated by spaces ("fruit", "coffee machine");
+            empty for "the one on the left of ...". For an objectId it is the id itself.
+        states: state adjectives ("clean", "not sliced").
+        relation: a canonical relation of :data:`RELATIONS`, or None.
+        anchor: the phrase the relation is relative to.
+        role: ``object``, ``source``, ``destination``, ``person`` or ``target``.
+    """
+
+    text: str
+    head: str
+    states: tuple[str, ...] = ()
+    relation: str | None = None
+    anchor: ArgPhrase | None = None
+    role: str = "object"
+
+    @property
+    def generic(self) -> bool:
+        """True when the head means "any object" ("the item to the left of the plate")."""
+        return self.head in GENERIC_HEADS
+
+    def describe(self) -> str:
+        """A short readable form: ``clean mug [left of: bowl]``."""
+        parts = [*self.states, self.head or "object"]
+        out = " ".join(p for p in parts if p)
+        if self.relation and self.anchor is not None:
+            out += f" [{self.relation}: {self.anchor.describe()}]"
+        return out
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    """A query split into its action and argument phrases.
+
+    Attributes:
+        action: one of :data:`ACTIONS`.
+        args: the argument phrases, in :data:`ROLES` order.
+        source: ``structured``, ``pddl`` or ``natural``.
+        text: the query as given.
+        pddl_args: for a PDDL instance, every argument as written (robot included).
+        pddl_names: for a PDDL instance, PDDL object name -> the scene name it stands for.
+        pddl_robots: for a PDDL instance, the arguments that name the robot or its hand.
+    """
+
+    action: str
+    args: list[ArgPhrase]
+    source: Literal["structured", "pddl", "natural"]
+    text: str = ""
+    pddl_args: tuple[str, ...] = field(default=())
+    pddl_names: dict[str, str] = field(default_factory=dict)
+    pddl_robots: tuple[str, ...] = field(default=())
+
+    def arg(self, role: str) -> ArgPhrase | None:
+        """The argument with this role, or None."""
+        return next((a for a in self.args if a.role == role), None)
+
+
+# --------------------------------------------------------------------------- entry point
+def parse_query(
+    text: str,
+    bindings: Mapping[str, str | None] | None = None,
+    lexicon: Any | None = None,
+) -> ParsedQuery:
+    """Parse one query.
+
+    Args:
+        text: the query (structured, PDDL instance, or natural language).
+        bindings: for a PDDL instance, PDDL object name -> scene name. When given, only bound
+            arguments are kept (the robot and other non-object parameters are dropped), each
+            replaced by its scene name; an empty value drops that argument too. Parameter
+            name -> scene name, in parameter order (as :mod:`bt_raider.planners` gives them),
+            works as well.
+        lexicon: a :class:`~bt_raider.perception.lexicon.Lexicon` whose state adjectives are
+            recognised besides :data:`STATE_WORDS` (default: the bundled one).
+
+    Raises:
+        QueryError: empty query, unknown action, wrong number of arguments; the message names
+            the value and lists the valid actions.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise QueryError(
+            f"a query must be a non-empty string, got {text!r}: name one action of "
+            + ", ".join(ACTIONS)
+        )
+    stripped = text.strip()
+    vocab = _state_vocab(lexicon)
+    if stripped.startswith("("):
+        return _parse_pddl(stripped, bindings or {}, vocab)
+    match = re.fullmatch(r"\s*([A-Za-z][\w\-]*)\s*\((.*)\)\s*[.!?]?\s*", stripped, re.DOTALL)
+    if match:
+        return _parse_structured(stripped, match.group(1), match.group(2), vocab)
+    return _parse_natural(stripped, vocab)
+
+
+def action_for_name(name: str) -> str | None:
+    """The action a structured or PDDL action name stands for (``pick-up`` -> ``pick``)."""
+    key = re.sub(r"[\s_\-]+", "", name.lower())
+    if key in _NAME_TO_ACTION:
+        return _NAME_TO_ACTION[key]
+    for suffix in _NAME_SUFFIXES:
+        if key.endswith(suffix) and key[: -len(suffix)] in _NAME_TO_ACTION:
+            return _NAME_TO_ACTION[key[: -len(suffix)]]
+    # Longest known prefix: "pickupobjectinreceptacle1", "move-to-counter", "deliver-medicine".
+    for syn in sorted(_NAME_TO_ACTION, key=len, reverse=True):
+        if len(syn) >= 3 and key.startswith(syn):
+            return _NAME_TO_ACTION[syn]
+    return None
+
+
+def _unknown_action(value: str) -> QueryError:
+    return QueryError(f"unknown action {value!r}: expected one of {', '.join(ACTIONS)}")
+
+
+def _check_arity(action: str, args: list[ArgPhrase], text: str) -> list[ArgPhrase]:
+    roles = ROLES[action]
+    if len(args) < MIN_ARGS[action]:
+        need = ", ".join(roles[: MIN_ARGS[action]])
+        raise QueryError(
+            f"{action} needs {MIN_ARGS[action]} argument(s) ({need}), got {len(args)} in {text!r}"
+        )
+    if len(args) > len(roles):
+        raise QueryError(
+            f"{action} takes at most {len(roles)} argument(s) ({', '.join(roles)}), "
+            f"got {len(args)} in {text!r}"
+        )
+    return [_with_role(a, roles[i]) for i, a in enumerate(args)]
+
+
+def _with_role(arg: ArgPhrase, role: str) -> ArgPhrase:
+    return ArgPhrase(arg.text, arg.head, arg.states, arg.relation, arg.anchor, role)
+
+
+# --------------------------------------------------------------------------- structured
+def _parse_structured(text: str, name: str, inner: str, vocab: _Vocab) -> ParsedQuery:
+    action = action_for_name(name)
+    if action is None:
+        raise _unknown_action(name)
+    parts = [p.strip() for p in inner.split(",")]
+    parts = [p.strip("'\"") for p in parts if p]
+    args = [parse_phrase(p, vocab=vocab) for p in parts]
+    return ParsedQuery(action, _check_arity(action, args, text), "structured", text)
+
+
+# --------------------------------------------------------------------------- PDDL
+def _parse_pddl(text: str, bindings: Mapping[str, str | None], vocab: _Vocab) -> ParsedQuery:
+    inner = text.strip()
+    if not inner.endswith(")") or "(" in inner[1:-1] or ")" in inner[1:-1]:
+        raise QueryError(f"malformed PDDL action instance {text!r}: expected '(name arg ...)'")
+    tokens = inner[1:-1].split()
+    if not tokens:
+        raise QueryError(
+            f"empty PDDL action instance {text!r}: expected one of {', '.join(ACTIONS)}"
+        )
+    action = action_for_name(tokens[0])
+    if action is None:
+        raise _unknown_action(tokens[0])
+    raw_args = tokens[1:]
+    slots = _pddl_slots(raw_args, bindings)
+    kept = [s for s in slots if s.value and not s.robot_like()]
+    if action != "approach":
+        # Waypoints are where the robot stands, not what it acts on -- unless the action
+        # needs them (a gripper's ``drop ball room`` puts the ball in the room).
+        objects = [s for s in kept if not s.location_like()]
+        if len(objects) >= MIN_ARGS[action]:
+            kept = objects
+    kept = _fit_pddl_args(action, kept)
+    args = [parse_phrase(s.value, pddl=True, vocab=vocab) for s in kept]
+    return ParsedQuery(
+        action,
+        _check_arity(action, args, text),
+        "pddl",
+        text,
+        pddl_args=tuple(raw_args),
+        pddl_names={s.name: s.value for s in slots if s.value},
+        pddl_robots=tuple(s.name for s in slots if s.robot_like()),
+    )
+
+
+@dataclass(frozen=True)
+class _Slot:
+    """One argument of a PDDL instance: its parameter (when known), PDDL name, scene name."""
+
+    param: str | None
+    name: str
+    value: str
+
+    def robot_like(self) -> bool:
+        return bool(
+            (self.param and _ROBOT_PARAM.match(self.param))
+            or (self.param and _HAND_PARAM.match(self.param))
+            or _ROBOT_ARG.match(self.name)
+            or _HAND_ARG.match(self.name)
+        )
+
+    def location_like(self) -> bool:
+        return bool(
+            (self.param and _LOCATION_PARAM.match(self.param))
+            or _LOCATION_ARG.match(self.name)
+            or _LOCATION_ARG.match(self.value)
+        )
+
+
+def _pddl_slots(raw_args: list[str], bindings: Mapping[str, str | None]) -> list[_Slot]:
+    """Pair each PDDL argument with its parameter and scene name.
+
+    ``bindings`` may map PDDL object names to scene names (``{"medicine": "Medicine"}``: only
+    the bound arguments are objects) or, as :mod:`bt_raider.planners` reports them, the
+    action's parameter names, in order, to scene names (``{"r": "tiago", "i": "Medicine"}``).
+    """
+    if not bindings:
+        return [_Slot(None, a, a) for a in raw_args]
+    by_key = {
+        str(k).lower().lstrip("?"): ("" if v is None else str(v)) for k, v in bindings.items()
+    }
+    if all(a.lower() in by_key for a in raw_args):
+        return [_Slot(None, a, by_key[a.lower()]) for a in raw_args]
+    if len(bindings) == len(raw_args):
+        return [
+            _Slot(str(k).lstrip("?"), a, "" if v is None else str(v))
+            for (k, v), a in zip(bindings.items(), raw_args, strict=True)
+        ]
+    # Bindings name some arguments only: those are the objects; the rest are dropped.
+    return [_Slot(None, a, by_key.get(a.lower(), "")) for a in raw_args]
+
+
+def _fit_pddl_args(action: str, args: list[_Slot]) -> list[_Slot]:
+    """Trim a PDDL argument list to the action's roles (a move's start is not its target)."""
+    if action == "approach":
+        return args[-1:]
+    if action in ("place", "handover"):
+        return [args[0], args[-1]] if len(args) > 2 else args
+    if action == "pick":
+        return args[:2]
+    return args[:1]
+
+
+# --------------------------------------------------------------------------- natural language
+def _normalise(text: str) -> str:
+    t = text.strip().lower()
+    t = t.replace("’", "'")
+    t = re.sub(r"[?!.;]+$", "", t).strip()
+    t = re.sub(r"[,;]", " ", t)
+    t = re.sub(r"\s+", " ", t)
+    previous = None
+    while previous != t:
+        previous = t
+        t = _PREFIXES.sub("", t).strip()
+        t = _SUFFIXES.sub("", t).strip()
+    return t
+
+
+def _parse_natural(text: str, vocab: _Vocab) -> ParsedQuery:
+    norm = _normalise(text)
+    if not norm:
+        raise QueryError(
+            f"a query must name an action, got {text!r}: expected one of {', '.join(ACTIONS)}"
+        )
+    words = norm.split()
+    action, rest = _match_verb(words)
+    if action is None and words[0].endswith("ing"):
+        # "would you mind opening the microwave?": the gerund names the verb.
+        for stem in _stems(words[0]):
+            action, rest = _match_verb([stem, *words[1:]])
+            if action is not None:
+                words = [stem, *words[1:]]
+                break
+    if action is None:
+        raise _unknown_action(words[0])
+    if words[0] in _CARRY_VERBS and action == "pick" and _recipient_to(rest):
+        action = "handover"  # "take the medicine to Adriana"
+    # Keep the original casing of the remainder for names ("Adriana").
+    split = _Splitter(rest, _original_words(text, rest), vocab)
+    if action == "place":
+        args = split.place()
+    elif action == "handover":
+        args = split.handover()
+        if words[0] in _CARRY_VERBS and len(args) == 2 and _names_an_object(args[1], vocab):
+            # "carry the apple to the microwave": the robot goes there with it.
+            action, args = "approach", [args[1]]
+    elif action == "pick":
+        args = split.pick()
+    else:
+        if action == "approach" and rest[:1] == ["to"]:
+            split = _Splitter(rest[1:], split.original[1:], vocab)
+        args = split.whole()
+    return ParsedQuery(action, _check_arity(action, args, text), "natural", text)
+
+
+def _stems(gerund: str) -> list[str]:
+    """Base forms a gerund may come from: opening -> open, slicing -> slice, putting -> put."""
+    base = gerund[:-3]
+    out = [base, base + "e"]
+    if len(base) > 2 and base[-1] == base[-2]:
+        out.append(base[:-1])
+    return out
+
+
+#: Verbs that move an object somewhere: to a person it is a handover, to a thing an approach.
+_CARRY_VERBS = frozenset({"bring", "carry", "take"})
+
+
+def _recipient_to(words: list[str]) -> bool:
+    """Whether ``words`` hold a recipient "to" (not "next to", "close to")."""
+    return any(
+        w == "to" and i > 0 and words[i - 1] not in ("next", "close", "closest", "nearest", "near")
+        for i, w in enumerate(words)
+    )
+
+
+def _names_an_object(phrase: ArgPhrase, vocab: _Vocab) -> bool:
+    """Whether a recipient phrase names an object type the lexicon knows ("the microwave")."""
+    if vocab.lexicon is None or phrase.generic:
+        return False
+    words = phrase.head.split()
+    # "the black fridge": colour and size words fall away.
+    return any(vocab.lexicon.types_for(" ".join(words[i:])) for i in range(len(words)))
+
+
+def _original_words(text: str, rest: list[str]) -> list[str]:
+    """The words of ``text`` that the normalised remainder ``rest`` came from (original case)."""
+    raw = re.sub(r"[?!.;,]+", " ", text.replace("’", "'")).split()
+    low = [w.lower() for w in raw]
+    n = len(rest)
+    for start in range(len(raw) - n, -1, -1):
+        if low[start : start + n] == rest:
+            return raw[start : start + n]
+    return []
+
+
+def _match_verb(words: list[str]) -> tuple[str | None, list[str]]:
+    action, rest = _match_verb_form(words)
+    if action is None and len(words[0]) > 3 and words[0].endswith("s"):
+        # "picks up the spatula": a third-person verb.
+        action, rest = _match_verb_form([words[0][:-1], *words[1:]])
+    return action, rest
+
+
+def _match_verb_form(words: list[str]) -> tuple[str | None, list[str]]:
+    for phrase, action in _VERBS:
+        n = len(phrase.split())
+        if words[:n] == phrase.split():
+            rest = words[n:]
+            return action, _strip_particle(rest)
+    head = words[0]
+    if head in _SPLIT_PARTICLES and len(words) > 1:
+        particles = _SPLIT_PARTICLES[head]
+        if words[-1] in particles:
+            return particles[words[-1]], words[1:-1]
+        for i, w in enumerate(words[1:], start=1):
+            # "turn the light off in the kitchen": the particle is not last.
+            if w in particles and i > 1:
+                return particles[w], words[1:i] + words[i + 1 :]
+    return None, words
+
+
+def _strip_particle(rest: list[str]) -> list[str]:
+    # "pick the apple up", "put the mug down on the table": a dangling particle.
+    if rest and rest[-1] in ("up", "down", "away"):
+        return rest[:-1]
+    for i, w in enumerate(rest):
+        if w in ("up", "down") and 0 < i < len(rest) - 1 and rest[i + 1] in ("on", "in", "into"):
+            return rest[:i] + rest[i + 1 :]
+    return rest
+
+
+def _relation_spans(words: list[str]) -> list[tuple[int, int, str]]:
+    """``(start, length, relation)`` of each relation phrase in ``words``, left to right."""
+    spans: list[tuple[int, int, str]] = []
+    i = 0
+    while i < len(words):
+        for pattern, rel in _REL_PATTERNS:
+            n = len(pattern)
+            if tuple(words[i : i + n]) == pattern:
+                spans.append((i, n, rel))
+                i += n
+                break
+        else:
+            i += 1
+    return spans
+
+
+class _Splitter:
+    """Splits the words after the verb into argument phrases."""
+
+    def __init__(self, words: list[str], original: list[str], vocab: _Vocab) -> None:
+        self.words = words
+        self.original = original if len(original) == len(words) else []
+        self.vocab = vocab
+
+    def phrase(self, i: int, j: int) -> ArgPhrase | None:
+        if i >= j:
+            return None
+        chosen = self.original[i:j] if self.original else self.words[i:j]
+        return parse_phrase(" ".join(chosen), vocab=self.vocab)
+
+    def around(self, i: int, n: int) -> list[ArgPhrase]:
+        """The phrases before and after the ``n`` words at ``i``."""
+        parts = (self.phrase(0, i), self.phrase(i + n, len(self.words)))
+        return [p for p in parts if p is not None]
+
+    def whole(self) -> list[ArgPhrase]:
+        p = self.phrase(0, len(self.words))
+        return [p] if p is not None else []
+
+    def place(self) -> list[ArgPhrase]:
+        """``put X in Y``: the last destination preposition that is not a relation phrase."""
+        words = self.words
+        blocked: set[int] = set()
+        for start, n, rel in _relation_spans(words):
+            if rel in _NON_DEST_RELATIONS:
+                blocked.update(range(start, start + n))
+        best: tuple[int, int] | None = None
+        for i in range(1, len(words)):
+            for prep in _DEST_PREPS:
+                n = len(prep)
+                span = set(range(i, i + n))
+                if tuple(words[i : i + n]) == prep and not blocked & span:
+                    if i + n < len(words):
+                        best = (i, n)
+                    break
+        if best is None:
+            return self.whole()
+        return self.around(*best)
+
+    def handover(self) -> list[ArgPhrase]:
+        """``hand X to P``, ``give P the X``, ``give P X``."""
+        words = self.words
+        if "to" in words:
+            i = len(words) - 1 - words[::-1].index("to")
+            # "next to" / "close to" belong to a relation of the object phrase.
+            if i > 0 and words[i - 1] not in ("next", "close", "closest", "nearest", "near"):
+                return self.around(i, 1)
+        if len(words) >= 2:
+            # Double object: the recipient comes first ("give Adriana the medicine").
+            cut = next((i for i in range(1, len(words)) if words[i] in _DETERMINERS), 1)
+            person = self.phrase(0, cut)
+            obj = self.phrase(cut, len(words))
+            return [p for p in (obj, person) if p is not None]
+        return self.whole()
+
+    def pick(self) -> list[ArgPhrase]:
+        """``pick X from Y`` -> object X, source Y (the source constrains X)."""
+        for start, n, rel in _relation_spans(self.words):
+            if rel == "from" and start > 0:
+                return self.around(start, n)
+        return self.whole()
+
+
+# --------------------------------------------------------------------------- noun phrases
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_DISPLAY_NAME = re.compile(r"^[A-Za-z]+_\d+$")
+
+
+def parse_phrase(text: str, *, pddl: bool = False, vocab: _Vocab | None = None) -> ArgPhrase:
+    """Parse one argument phrase: determiners, state adjectives, head, relation and anchor.
+
+    ``parse_phrase("the clean mug to the left of the bowl")`` gives head ``mug``, states
+    ``("clean",)``, relation ``left of`` and anchor ``bowl``. Object ids (``Bowl|+00.27|...``)
+    and display names (``Cabinet_2``) are kept whole.
+    """
+    raw = text.strip()
+    if "|" in raw or _DISPLAY_NAME.match(raw):
+        return ArgPhrase(raw, raw.lower() if "|" not in raw else raw)
+    words = _words(raw, pddl=pddl)
+    return _parse_words(raw, words, vocab or _state_vocab(None))
+
+
+def _words(text: str, *, pddl: bool) -> list[str]:
+    out: list[str] = []
+    for tok in re.sub(r"[?!.;,()\"]+", " ", text).split():
+        if "_" in tok and not _DISPLAY_NAME.match(tok):
+            tok = tok.replace("_", " ")
+        elif pddl and "-" in tok:
+            tok = tok.replace("-", " ")
+        tok = _CAMEL.sub(" ", tok) if any(c.isupper() for c in tok[1:]) else tok
+        out.extend(tok.lower().split())
+    if out and out[0].endswith("'s"):
+        # "adriana's medicine" -> possessive modifier, handled like any modifier.
+        out[0] = out[0][:-2]
+    return [re.sub(r"'s$", "", w) for w in out]
+
+
+def _parse_words(text: str, words: list[str], vocab: _Vocab) -> ArgPhrase:
+    # A conditional clause adds nothing we can check ("the bowl if it is empty" -> bowl, empty).
+    if "if" in words:
+        i = words.index("if")
+        tail = [w for w in words[i + 1 :] if w in vocab.single and w not in _AMBIGUOUS_STATES]
+        words = words[:i] + tail
+    spans = _relation_spans(words)
+    # "on"/"off" at the end are states ("the stove that is on"), not relations.
+    spans = [s for s in spans if not (s[2] == "on top of" and s[1] == 1 and s[0] == len(words) - 1)]
+    relation = anchor = None
+    for start, n, rel in spans:
+        if start == 0:
+            continue
+        if start + n >= len(words):
+            continue
+        relation = rel
+        anchor_words = words[start + n :]
+        anchor = _parse_words(" ".join(anchor_words), anchor_words, vocab)
+        words = words[:start]
+        break
+    states, head_words = _split_states(words, vocab)
+    head = " ".join(w for w in head_words if w not in _DETERMINERS and w not in _FILLERS)
+    return ArgPhrase(text, head, tuple(states), relation, anchor)
+
+
+def _split_states(words: list[str], vocab: _Vocab) -> tuple[list[str], list[str]]:
+    states: list[str] = []
+    rest: list[str] = []
+    i = 0
+    negate = False
+    while i < len(words):
+        w = words[i]
+        if w in ("not", "isn't", "isnt", "non"):
+            negate = True
+            i += 1
+            continue
+        multi = next((m for m in vocab.multi if tuple(words[i : i + len(m)]) == m), None)
+        if multi:
+            states.append(("not " if negate else "") + " ".join(multi))
+            i += len(multi)
+            negate = False
+            continue
+        is_last = i == len(words) - 1
+        if w in vocab.single and (w not in _AMBIGUOUS_STATES or (is_last and i > 0)):
+            # "cut" is a state only after the head ("the tomato that is cut").
+            if w == "cut" and not is_last:
+                rest.append(w)
+            else:
+                states.append(("not " if negate else "") + w)
+            i += 1
+            negate = False
+            continue
+        negate = False
+        rest.append(w)
+        i += 1
+    return states, rest

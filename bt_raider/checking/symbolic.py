@@ -1,0 +1,949 @@
+"""The embedded symbolic reasoner: RAIDER's *Ground, Ask&Answer, Issue* with fixed rules.
+
+It is the offline default behind :func:`bt_raider.check`. Like the LLM agent it grounds the
+query's arguments, generates the precondition questions that matter for the action, answers
+each one by calling a perception tool, and decides the issue — but every step is a
+deterministic rule of ``docs/scene-format.md`` section 3:
+
+======================  ==========================================================
+action                  questions (category when the answer is wrong)
+======================  ==========================================================
+pick X [from S]         hand free (robot_state), pickupable (wrong_property), not in
+                        a closed receptacle (wrong_state), nothing on/in/blocking X
+                        (obstructed), within reach (out_of_reach)
+place X in D            holding X (robot_state), D a receptacle (wrong_property), D not
+                        closed (wrong_state), single-slot D free / D not blocked
+                        (obstructed), D within reach (out_of_reach)
+open/close X            hand free, openable, not already open/closed, not blocked, reach
+turnon/turnoff X        hand free, toggleable, not already on/off, not blocked, reach
+slice X                 holding a knife, sliceable, not sliced, not blocked, reach
+approach T              person recognised (not_present), free path (obstructed)
+handover X to P         holding X, P recognised, P looking and hands free
+                        (wrong_state), P within the handover distance (out_of_reach)
+======================  ==========================================================
+
+A query from a plan also brings its PDDL preconditions: each is mapped to a question the
+tools can answer (``hand_free`` -> ``robot_holding``, ``robot_at`` -> a distance,
+``opened`` -> ``get_obj_state``...); one no tool can answer counts as the planner says.
+When several issues hold the first in :data:`~bt_raider.checking.verdict.PRIORITY` is reported.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bt_raider.checking.contract import Query, as_query
+from bt_raider.checking.grounding import (
+    STATE_TEXT,
+    Cancelled,
+    Grounded,
+    Grounder,
+    ToolFailure,
+    ToolRunner,
+    display,
+    listing,
+    tool_name,
+)
+from bt_raider.checking.parse import ParsedQuery, parse_phrase, parse_query
+from bt_raider.checking.verdict import PRIORITY, Category, ToolCall, Verdict
+from bt_raider.perception import relations
+from bt_raider.perception.lexicon import Lexicon
+from bt_raider.perception.scene import Human, Scene, SceneObject
+from bt_raider.perception.tools import Place, ToolSet, default_tools
+
+#: Destinations that hold one item at a time: occupied means obstructed.
+SINGLE_SLOT_TYPES = frozenset({"CoffeeMachine", "Toaster"})
+
+#: How explanations say each action.
+VERBS = {
+    "pick": ("pick", "picked"),
+    "place": ("place", "placed"),
+    "open": ("open", "opened"),
+    "close": ("close", "closed"),
+    "turnon": ("turn on", "turned on"),
+    "turnoff": ("turn off", "turned off"),
+    "slice": ("slice", "sliced"),
+    "approach": ("approach", "approached"),
+    "handover": ("hand over", "handed over"),
+}
+#: For open/close/turnon/turnoff: (capability, get_obj_state word, the value once done).
+TOGGLES = {
+    "open": ("openable", "open", True),
+    "close": ("openable", "open", False),
+    "turnon": ("toggleable", "on", True),
+    "turnoff": ("toggleable", "on", False),
+}
+
+
+@dataclass
+class Finding:
+    """One issue found while answering a question."""
+
+    category: Category
+    explanation: str
+    objects: list[str] = field(default_factory=list)
+
+
+def _a(name: str) -> str:
+    """``an Apple``, ``a Mug``, ``the Cabinet_2`` (numbered names are specific)."""
+    if re.search(r"_\d+$", name):
+        return f"the {name}"
+    return ("an " if name[:1].lower() in "aeiou" else "a ") + name
+
+
+def _m(value: float) -> str:
+    return f"{value:.2f} m"
+
+
+def _reach_text(value: float) -> str:
+    return f"{value:g} m"
+
+
+class SymbolicReasoner:
+    """A :class:`~bt_raider.checking.contract.Checker` that follows Ground -> Ask -> Answer -> Issue.
+
+    Args:
+        tools: the perception tools the questions are answered with (default:
+            :func:`~bt_raider.perception.tools.default_tools`).
+        lexicon: nouns, categories and state adjectives (default: the bundled lexicon).
+        time_limit: seconds a check may take; past it the verdict is ``unknown``.
+        single_slot: object types that hold one item at a time.
+    """
+
+    def __init__(
+        self,
+        tools: ToolSet | None = None,
+        lexicon: Lexicon | None = None,
+        *,
+        time_limit: float | None = None,
+        single_slot: frozenset[str] | set[str] = SINGLE_SLOT_TYPES,
+    ) -> None:
+        self.tools = tools if tools is not None else default_tools()
+        self.lexicon = lexicon if lexicon is not None else Lexicon.default()
+        self.time_limit = time_limit
+        self.single_slot = frozenset(single_slot)
+
+    def check(
+        self, scene: Scene, query: str | Query, *, cancel: threading.Event | None = None
+    ) -> Verdict:
+        """The verdict for ``query`` in ``scene``.
+
+        Raises:
+            QueryError: an empty query, an unknown action or the wrong number of arguments.
+        """
+        start = time.monotonic()
+        q = as_query(query)
+        parsed = parse_query(q.text, q.bindings, self.lexicon)
+        deadline = start + self.time_limit if self.time_limit else None
+        run = _Check(self, scene, q, parsed, cancel, deadline)
+        verdict = run.execute()
+        verdict.elapsed_s = time.monotonic() - start
+        return verdict
+
+
+# --------------------------------------------------------------------------- one check
+class _Check:
+    """The state of one check: trace, questions, findings."""
+
+    def __init__(
+        self,
+        owner: SymbolicReasoner,
+        scene: Scene,
+        query: Query,
+        parsed: ParsedQuery,
+        cancel: threading.Event | None,
+        deadline: float | None,
+    ) -> None:
+        self.owner = owner
+        self.scene = scene
+        self.query = query
+        self.parsed = parsed
+        self.action = parsed.action
+        self.trace: list[dict[str, Any]] = []
+        self.questions: list[str] = []
+        self.findings: list[Finding] = []
+        self.positives: list[str] = []
+        self.grounded: dict[str, Grounded] = {}
+        self.runner = ToolRunner(
+            scene, owner.tools, cancel=cancel, deadline=deadline, on_call=self._on_call
+        )
+        self.grounder = Grounder(self.runner, owner.lexicon)
+        self.reach = float(scene.robot["reach"])
+        self.handover_distance = float(scene.robot["handover_distance"])
+        self.arms = int(scene.robot["arms"])
+
+    # ------------------------------------------------------------------ trace
+    def say(self, role: str, content: str) -> None:
+        self.trace.append({"role": role, "content": content})
+
+    def _on_call(self, call: ToolCall) -> None:
+        args = ", ".join(repr(a) for a in call.args)
+        if call.error is not None:
+            result = f"error: {call.error}"
+        elif isinstance(call.result, list) and len(call.result) > 12:
+            # The full answer is in tool_calls; the trace stays readable.
+            result = repr(call.result[:10])[:-1] + f", ...] ({len(call.result)} items)"
+        else:
+            result = repr(call.result)
+        self.say("tool", f"{call.tool}({args}) -> {result}")
+
+    def ask(self, question: str) -> None:
+        self.questions.append(question)
+        self.say("ask", question)
+
+    def found(self, category: Category, explanation: str, *objects: str) -> None:
+        self.findings.append(Finding(category, explanation, [o for o in objects if o]))
+        self.say("answer", f"{category.value}: {explanation}")
+
+    def fine(self, fact: str) -> None:
+        self.positives.append(fact)
+        self.say("answer", f"ok: {fact}")
+
+    # ------------------------------------------------------------------ run
+    def execute(self) -> Verdict:
+        text = self.query.text
+        if self.query.preconditions:
+            text += "\nPDDL preconditions: " + ", ".join(self.query.preconditions)
+        if self.query.unsatisfied:
+            text += "\nunsatisfied in the planner's state: " + ", ".join(self.query.unsatisfied)
+        self.say("user", text)
+        try:
+            early = self.ground()
+            if early is not None:
+                return early
+            self.ask_and_answer()
+            return self.issue()
+        except Cancelled as exc:
+            return self._unknown(str(exc))
+        except ToolFailure as exc:
+            return self._unknown(str(exc))
+
+    def _unknown(self, reason: str) -> Verdict:
+        self.say("issue", f"unknown: {reason}")
+        return Verdict.unknown(
+            reason,
+            grounding=self._grounding_map(),
+            objects=self._objects([]),
+            tool_calls=list(self.runner.calls),
+            questions=list(self.questions),
+            trace=list(self.trace),
+            action=self.action,
+        )
+
+    # ------------------------------------------------------------------ ground
+    def ground(self) -> Verdict | None:
+        """Ground every argument; an ambiguous or absent one ends the check (RAIDER step 1)."""
+        p = self.parsed
+        by_role = {a.role: a for a in p.args}
+        kinds = {"person": "person", "target": "target"}
+        for arg in p.args:
+            if arg.role == "source":
+                continue
+            g = self.grounder.ground(arg, kinds.get(arg.role, "object"))
+            if arg.role == "object" and self.action in ("place", "handover") and len(g.ids) > 1:
+                # "put the apple ...": the apple in the robot's hand is the one meant.
+                held = {o.id for o in self.grounder.held()}
+                mine = [c for c in g.candidates if c.id in held]
+                if mine:
+                    g = Grounded(g.phrase, g.kind, mine, g.level)
+            self.grounded[arg.role] = g
+        if "source" in by_role:
+            src = self.grounder.ground(by_role["source"], "source")
+            obj, src = self.grounder.restrict_to_source(self.grounded["object"], src)
+            self.grounded["object"], self.grounded["source"] = obj, src
+        for role, g in self.grounded.items():
+            self.say("ground", self._ground_text(role, g))
+        issues: list[Finding] = []
+        for g in self.grounded.values():
+            if len(g.candidates) > 1:
+                names = sorted(g.names, key=_natural_key)
+                issues.append(
+                    Finding(
+                        Category.AMBIGUITY,
+                        f"The query is ambiguous: '{g.phrase.text}' matches {len(names)} "
+                        f"{'people' if g.kind == 'person' else 'objects'}: {listing(names)}.",
+                        g.ids,
+                    )
+                )
+            elif not g.candidates:
+                issues.append(
+                    Finding(
+                        Category.NOT_PRESENT,
+                        g.reason or f"There is no {g.phrase.text} in the scene.",
+                        [h.id for h in g.unrecognised],
+                    )
+                )
+        if not issues:
+            return None
+        for f in issues:
+            self.findings.append(f)
+            self.say("answer", f"{f.category.value}: {f.explanation}")
+        return self.issue()
+
+    def _ground_text(self, role: str, g: Grounded) -> str:
+        what = listing(g.names) if g.candidates else "nothing"
+        return f"{role} '{g.phrase.text}' ({g.level}) -> {what}"
+
+    def _grounding_map(self) -> dict[str, list[str]]:
+        return {g.phrase.text: g.ids for g in self.grounded.values()}
+
+    def _objects(self, extra: list[str]) -> list[str]:
+        out: list[str] = []
+        for role in ("object", "target", "source", "destination", "person"):
+            g = self.grounded.get(role)
+            if g is not None:
+                out.extend(g.ids)
+        out.extend(extra)
+        return list(dict.fromkeys(out))
+
+    def one(self, role: str) -> Any:
+        g = self.grounded.get(role)
+        return g.unique if g is not None else None
+
+    # ------------------------------------------------------------------ ask & answer
+    def ask_and_answer(self) -> None:
+        rules: dict[str, Callable[[], None]] = {
+            "pick": self.pick,
+            "place": self.place,
+            "open": self.toggle,
+            "close": self.toggle,
+            "turnon": self.toggle,
+            "turnoff": self.toggle,
+            "slice": self.slice,
+            "approach": self.approach,
+            "handover": self.handover,
+        }
+        rules[self.action]()
+        if self.query.preconditions or self.query.unsatisfied:
+            _PlanFacts(self).check()
+
+    # -- shared questions
+    def hand_free(self, obj: SceneObject | None) -> None:
+        self.ask("Is the robot's hand free?")
+        held = self.grounder.held()
+        if len(held) < self.arms:
+            self.fine("the hand is free")
+            return
+        names = [o.name for o in held]
+        verb = VERBS[self.action][0]
+        if obj is not None and obj.name in names and self.action == "pick":
+            self.found(
+                Category.ROBOT_STATE,
+                f"The robot is already holding the {obj.name}: its hand is not free.",
+                obj.id,
+            )
+            return
+        what = f"the {obj.name}" if obj is not None else "it"
+        self.found(
+            Category.ROBOT_STATE,
+            f"The robot cannot {verb} {what}: its hand is busy holding the {listing(names)}.",
+            *[o.id for o in held],
+        )
+
+    def capability(self, obj: SceneObject, cap: str) -> bool:
+        self.ask(f"Is the {obj.name} {cap}?")
+        props = self.runner.call("get_obj_properties", obj.name) or {}
+        return bool(props.get(cap, False))
+
+    def state(self, obj: SceneObject) -> dict[str, bool]:
+        result = self.runner.call("get_obj_state", obj.name)
+        return dict(result) if isinstance(result, dict) else {}
+
+    def within_reach(self, ref: SceneObject | Place, role: str = "") -> None:
+        name = display(ref)
+        self.ask(f"Is the {name} within the robot's reach ({_reach_text(self.reach)})?")
+        dist = float(self.runner.call("dist_to_target", tool_name(ref)))
+        if dist > self.reach:
+            self.found(
+                Category.OUT_OF_REACH,
+                f"The {name} is {_m(dist)} away, beyond the robot's reach of "
+                f"{_reach_text(self.reach)}.",
+                ref.id,
+            )
+        else:
+            self.fine(f"the {name} is within reach ({_m(dist)})")
+
+    def reported_blockers(self, obj: SceneObject) -> None:
+        """What perception's obstruction report lists for ``obj`` (not what rests in it)."""
+        self.ask(f"Is anything blocking the {obj.name}?")
+        blockers = self._resolve_all(
+            self.runner.call("check_obj_relationship", "blocking", obj.name)
+        )
+        blockers = [b for b in blockers if not relations.rests_on(b, obj)]
+        if blockers:
+            self.found(
+                Category.OBSTRUCTED,
+                f"The {obj.name} cannot be {VERBS[self.action][1]}: it is blocked by "
+                f"{listing([_a(b.name) for b in blockers])}.",
+                obj.id,
+                *[b.id for b in blockers],
+            )
+        else:
+            self.fine(f"nothing blocks the {obj.name}")
+
+    def _resolve_all(self, names: Any) -> list[SceneObject]:
+        out = []
+        for n in names or []:
+            try:
+                out.append(self.scene.resolve(n))
+            except Exception:  # a blocker perception reports but cannot describe
+                continue
+        return out
+
+    # -- actions
+    def pick(self) -> None:
+        obj = self.one("object")
+        self.hand_free(obj)
+        if not self.capability(obj, "pickupable"):
+            self.found(
+                Category.WRONG_PROPERTY,
+                f"The {obj.name} cannot be picked: it is not pickupable.",
+                obj.id,
+            )
+        else:
+            self.fine(f"the {obj.name} is pickupable")
+        self.closed_container(obj)
+        self.ask(f"Is anything on, in or blocking the {obj.name}?")
+        blockers = self._resolve_all(
+            self.runner.call("check_obj_relationship", "blocking", obj.name)
+        )
+        held = {o.id for o in self.grounder.held()}
+        blockers = [b for b in blockers if b.id not in held]
+        if blockers:
+            parts = []
+            for b in blockers:
+                if relations.rests_on(b, obj):
+                    where = "inside" if relations.is_container(obj) else "on top of"
+                    parts.append(f"{_a(b.name)} is {where} it")
+                else:
+                    parts.append(f"it is blocked by {_a(b.name)}")
+            self.found(
+                Category.OBSTRUCTED,
+                f"The {obj.name} cannot be picked: {listing(parts)}.",
+                obj.id,
+                *[b.id for b in blockers],
+            )
+        else:
+            self.fine(f"nothing is on, in or blocking the {obj.name}")
+        if obj.id not in held:
+            self.within_reach(obj)
+
+    def closed_container(self, obj: SceneObject) -> None:
+        """Taking from a closed openable receptacle needs it opened first."""
+        holders = []
+        for pid in obj.parents:
+            try:
+                parent = self.scene.by_id(pid)
+            except Exception:  # a parent perception does not list
+                continue
+            if parent.flag("openable"):
+                holders.append(parent)
+        for p in holders:
+            self.ask(f"Is the {p.name} that holds the {obj.name} open?")
+            if obj not in self.grounder.related("from", p):
+                continue
+            st = self.state(p)
+            if "open" in st and not st["open"]:
+                self.found(
+                    Category.WRONG_STATE,
+                    f"The {obj.name} is inside the {p.name}, which is closed: the {p.name} "
+                    "must be opened first.",
+                    obj.id,
+                    p.id,
+                )
+            else:
+                self.fine(f"the {p.name} is open")
+
+    def place(self) -> None:
+        obj, dest = self.one("object"), self.one("destination")
+        self.ask(f"Is the robot holding the {display(obj)}?")
+        held = self.grounder.held()
+        if obj.id not in {o.id for o in held}:
+            holds = (
+                f"it holds the {listing([o.name for o in held])}" if held else "it holds nothing"
+            )
+            self.found(
+                Category.ROBOT_STATE,
+                f"The robot cannot place the {display(obj)}: it is not holding it ({holds}).",
+                obj.id,
+                *[o.id for o in held],
+            )
+        else:
+            self.fine(f"the robot holds the {display(obj)}")
+        if isinstance(dest, Place):
+            self.within_reach(dest)
+            return
+        if not self.capability(dest, "receptacle"):
+            self.found(
+                Category.WRONG_PROPERTY,
+                f"The {display(obj)} cannot be placed in the {dest.name}: the {dest.name} is "
+                "not a receptacle.",
+                dest.id,
+            )
+        else:
+            self.fine(f"the {dest.name} is a receptacle")
+        st = self.state(dest)
+        if "open" in st:
+            self.ask(f"Is the {dest.name} open?")
+            if not st["open"]:
+                self.found(
+                    Category.WRONG_STATE,
+                    f"The {dest.name} is closed: the {display(obj)} cannot be placed in it "
+                    "until it is opened.",
+                    dest.id,
+                )
+            else:
+                self.fine(f"the {dest.name} is open")
+        if dest.type in self.owner.single_slot:
+            self.ask(f"Is the {dest.name} free? (it holds one item at a time)")
+            inside = self._resolve_all(
+                self.runner.call("check_obj_relationship", "inside", dest.name)
+            )
+            inside = [o for o in inside if o.id != obj.id]
+            if inside:
+                self.found(
+                    Category.OBSTRUCTED,
+                    f"The {dest.name} is occupied by {listing([_a(o.name) for o in inside])}: "
+                    "it holds one item at a time.",
+                    dest.id,
+                    *[o.id for o in inside],
+                )
+            else:
+                self.fine(f"the {dest.name} is free")
+        self.reported_blockers(dest)
+        self.within_reach(dest)
+
+    def toggle(self) -> None:
+        obj = self.one("object")
+        cap, word, done_value = TOGGLES[self.action]
+        verb, done = VERBS[self.action]
+        self.hand_free(obj)
+        if not self.capability(obj, cap):
+            self.found(
+                Category.WRONG_PROPERTY,
+                f"The {obj.name} cannot be {done}: it is not {cap}.",
+                obj.id,
+            )
+        else:
+            self.fine(f"the {obj.name} is {cap}")
+            already = STATE_TEXT[word][done_value]
+            self.ask(f"Is the {obj.name} already {already}?")
+            if bool(self.state(obj).get(word, False)) == done_value:
+                self.found(
+                    Category.WRONG_STATE,
+                    f"The {obj.name} is already {already}: to {verb} it would change nothing.",
+                    obj.id,
+                )
+            else:
+                self.fine(f"the {obj.name} is {STATE_TEXT[word][not done_value]}")
+        self.reported_blockers(obj)
+        self.within_reach(obj)
+
+    def slice(self) -> None:
+        obj = self.one("object")
+        self.ask("Is the robot holding a knife?")
+        held = self.grounder.held()
+        knives = self.owner.lexicon.types_for("knife") or {"Knife"}
+        if not any(o.type in knives for o in held):
+            holds = (
+                f"it holds the {listing([o.name for o in held])}" if held else "its hand is empty"
+            )
+            self.found(
+                Category.ROBOT_STATE,
+                f"The robot cannot slice the {obj.name}: it is not holding a knife ({holds}).",
+                obj.id,
+                *[o.id for o in held],
+            )
+        else:
+            self.fine("the robot holds a knife")
+        if not self.capability(obj, "sliceable"):
+            self.found(
+                Category.WRONG_PROPERTY,
+                f"The {obj.name} cannot be sliced: it is not sliceable.",
+                obj.id,
+            )
+        else:
+            self.fine(f"the {obj.name} is sliceable")
+            self.ask(f"Is the {obj.name} already sliced?")
+            if self.state(obj).get("sliced", False):
+                self.found(
+                    Category.WRONG_STATE,
+                    f"The {obj.name} is already sliced: slicing would change nothing.",
+                    obj.id,
+                )
+            else:
+                self.fine(f"the {obj.name} is not sliced yet")
+        self.reported_blockers(obj)
+        self.within_reach(obj)
+
+    def approach(self) -> None:
+        target = self.one("target")
+        name = display(target)
+        self.ask(f"Is the path to {name if isinstance(target, Human) else 'the ' + name} free?")
+        path = self.runner.call("check_free_path", tool_name(target)) or {}
+        blockers = list(path.get("blockers") or [])
+        if not path.get("free", not blockers):
+            what = listing([_a(b) for b in blockers]) if blockers else "an obstacle"
+            the = name if isinstance(target, Human) else f"the {name}"
+            self.found(
+                Category.OBSTRUCTED,
+                f"The path to {the} is blocked by {what}: it cannot be approached.",
+                target.id,
+                *[self._id_of(b) for b in blockers],
+            )
+        else:
+            self.fine(f"the path to {name} is free")
+
+    def _id_of(self, name: str) -> str:
+        try:
+            return self.scene.resolve(name).id
+        except Exception:
+            return name
+
+    def handover(self) -> None:
+        obj, person = self.one("object"), self.one("person")
+        who = display(person)
+        self.ask(f"Is the robot holding the {obj.name}?")
+        held = self.grounder.held()
+        if obj.id not in {o.id for o in held}:
+            holds = (
+                f"it holds the {listing([o.name for o in held])}" if held else "it holds nothing"
+            )
+            self.found(
+                Category.ROBOT_STATE,
+                f"The robot cannot hand over the {obj.name}: it is not holding it ({holds}).",
+                obj.id,
+            )
+        else:
+            self.fine(f"the robot holds the {obj.name}")
+        self.ask(f"Is {who} looking at the robot?")
+        if not self.runner.call("detect_human_gaze", tool_name(person)):
+            self.found(
+                Category.WRONG_STATE,
+                f"{who} is not looking at the robot: the {obj.name} cannot be handed over "
+                "until they pay attention.",
+                person.id,
+            )
+        else:
+            self.fine(f"{who} is looking at the robot")
+        self.ask(f"Are {who}'s hands free?")
+        if not self.runner.call("human_hands_free", tool_name(person)):
+            self.found(
+                Category.WRONG_STATE,
+                f"{who}'s hands are not free: they cannot take the {obj.name}.",
+                person.id,
+            )
+        else:
+            self.fine(f"{who}'s hands are free")
+        self.ask(f"Is {who} within the handover distance ({_reach_text(self.handover_distance)})?")
+        dist = float(self.runner.call("dist_robot_to_human", tool_name(person)))
+        if dist > self.handover_distance:
+            self.found(
+                Category.OUT_OF_REACH,
+                f"{who} is {_m(dist)} away, farther than the handover distance of "
+                f"{_reach_text(self.handover_distance)}.",
+                person.id,
+            )
+        else:
+            self.fine(f"{who} is {_m(dist)} away, close enough for a handover")
+
+    # ------------------------------------------------------------------ issue
+    def issue(self) -> Verdict:
+        chosen: Finding | None = None
+        for cat in PRIORITY:
+            chosen = next((f for f in self.findings if f.category is cat), None)
+            if chosen is not None:
+                break
+        if chosen is None:
+            category, explanation, extra = Category.NONE, self._all_clear(), []
+        else:
+            category, explanation, extra = chosen.category, chosen.explanation, chosen.objects
+        self.say("issue", f"{category.value}: {explanation}")
+        return Verdict(
+            category,
+            explanation,
+            grounding=self._grounding_map(),
+            objects=self._objects(extra),
+            tool_calls=list(self.runner.calls),
+            questions=list(self.questions),
+            trace=list(self.trace),
+            action=self.action,
+        )
+
+    def _all_clear(self) -> str:
+        verb = VERBS[self.action][0]
+        obj = self.one("object") or self.one("target")
+        if self.action == "place":
+            what = f"the {display(obj)} in the {display(self.one('destination'))}"
+        elif self.action == "handover":
+            what = f"the {display(obj)} to {display(self.one('person'))}"
+        elif isinstance(obj, Human):
+            what = display(obj)
+        else:
+            what = f"the {display(obj)}"
+        facts = list(dict.fromkeys(self.positives))
+        reason = (": " + listing(facts, limit=6)) if facts else ""
+        return f"The robot can {verb} {what}{reason}."
+
+
+def _natural_key(name: str) -> tuple[str, int]:
+    m = re.match(r"^(.*?)_(\d+)$", name)
+    return (m.group(1), int(m.group(2))) if m else (name, 0)
+
+
+# --------------------------------------------------------------------------- plan facts
+#: Unverifiable facts: predicate pattern -> category (first match wins; default wrong_state).
+_FACT_CATEGORIES: list[tuple[re.Pattern[str], Category]] = [
+    (re.compile(r"hand|arm|gripper|holding|holds|carry|grasp|free$|^free"), Category.ROBOT_STATE),
+    (re.compile(r"clear|block|path|obstruct"), Category.OBSTRUCTED),
+    (re.compile(r"able$|receptacle"), Category.WRONG_PROPERTY),
+    (re.compile(r"visible|present|exist|detected|recogni|identif|insight"), Category.NOT_PRESENT),
+    (re.compile(r"(^|_)at($|_)|^at|location|near|reach|close"), Category.OUT_OF_REACH),
+]
+#: Predicates about an object's state: pattern -> (get_obj_state word, value when true).
+_STATE_PREDICATES: list[tuple[re.Pattern[str], str, bool]] = [
+    (re.compile(r"^(is)?(open|opened)$"), "open", True),
+    (re.compile(r"^(is)?(closed|shut)$"), "open", False),
+    (re.compile(r"^(is)?(on|toggled|turnedon|switchedon|poweredon|active|running)$"), "on", True),
+    (re.compile(r"^(is)?(off|turnedoff|switchedoff|poweredoff)$"), "on", False),
+    (re.compile(r"^(is)?sliced$"), "sliced", True),
+    (re.compile(r"^(is)?(unsliced|whole)$"), "sliced", False),
+    (re.compile(r"^(is)?(clean|cleaned|washed)$"), "dirty", False),
+    (re.compile(r"^(is)?dirty$"), "dirty", True),
+    (re.compile(r"^(is)?(cooked|hot|heated)$"), "cooked", True),
+    (re.compile(r"^(is)?(filled|full)$"), "filled", True),
+    (re.compile(r"^(is)?broken$"), "broken", True),
+]
+_CAPABILITY_PREDICATES = {
+    "pickupable": "pickupable",
+    "graspable": "pickupable",
+    "openable": "openable",
+    "toggleable": "toggleable",
+    "togglable": "toggleable",
+    "sliceable": "sliceable",
+    "receptacle": "receptacle",
+    "isreceptacle": "receptacle",
+}
+
+
+class _PlanFacts:
+    """Turn a plan step's PDDL preconditions into questions the tools answer."""
+
+    def __init__(self, check: _Check) -> None:
+        self.c = check
+        self.parsed = check.parsed
+        self.unsatisfied = {_norm_fact(f) for f in check.query.unsatisfied}
+        self.robots = {r.lower() for r in self.parsed.pddl_robots}
+
+    def check(self) -> None:
+        facts = list(dict.fromkeys([*self.c.query.preconditions, *self.c.query.unsatisfied]))
+        for fact in facts:
+            self.c.runner.checkpoint()
+            planner_false = _norm_fact(fact) in self.unsatisfied
+            self.one(fact, planner_false)
+
+    def one(self, fact: str, planner_false: bool) -> None:
+        parsed = _parse_fact(fact)
+        c = self.c
+        if parsed is None:
+            if planner_false:
+                self.planner_says(fact, Category.WRONG_STATE)
+            return
+        negated, pred, args = parsed
+        key = re.sub(r"[\s_\-]+", "", pred.lower())
+        robot_args = [a for a in args if a.lower() in self.robots]
+        other = [a for a in args if a.lower() not in self.robots]
+        c.ask(f"Plan precondition {fact}: does it hold?")
+        verdict = self.verify(key, negated, robot_args, other)
+        if verdict is None:
+            if planner_false:
+                self.planner_says(fact, self.category_for(key))
+            else:
+                c.say("answer", f"no tool can check {fact}; the planner says it holds")
+            return
+        holds, why, category, ids = verdict
+        if holds:
+            if planner_false:
+                c.say(
+                    "note",
+                    f"the planner thinks {fact} is false, but perception shows it holds ({why})",
+                )
+            c.fine(why)
+        else:
+            c.found(category, f"The plan needs {fact}, but {why}.", *ids)
+
+    def planner_says(self, fact: str, category: Category) -> None:
+        self.c.found(
+            category,
+            f"The plan's precondition {fact} does not hold in the planner's state.",
+        )
+
+    def category_for(self, key: str) -> Category:
+        """The category of a fact no tool can check, from its predicate's name."""
+        if any(pattern.search(key) for pattern, _w, _v in _STATE_PREDICATES):
+            return Category.WRONG_STATE
+        for pattern, cat in _FACT_CATEGORIES:
+            if pattern.search(key):
+                return cat
+        return Category.WRONG_STATE
+
+    def referent(self, pddl_name: str) -> Any:
+        """The object, person or place a PDDL argument stands for, or None."""
+        name = self.parsed.pddl_names.get(pddl_name, pddl_name)
+        for g in self.c.grounded.values():
+            if g.phrase.text in (name, pddl_name) and g.unique is not None:
+                return g.unique
+        try:
+            g = self.c.grounder.ground(parse_phrase(name, pddl=True), "target")
+        except (ToolFailure, Cancelled):
+            raise
+        except Exception:
+            return None
+        return g.unique
+
+    def verify(
+        self, key: str, negated: bool, robot_args: list[str], other: list[str]
+    ) -> tuple[bool, str, Category, list[str]] | None:
+        """``(holds, what perception shows, category if not, objectIds)`` or None."""
+        c = self.c
+        refs = [self.referent(a) for a in other]
+        person = next((r for r in refs if isinstance(r, Human)), None)
+        objs = [r for r in refs if isinstance(r, SceneObject)]
+        # People: gaze, hands, recognition.
+        if person is not None and re.search(r"look|gaze|attent|ready|aware", key):
+            ok = bool(c.runner.call("detect_human_gaze", tool_name(person)))
+            why = f"{display(person)} is {'' if ok else 'not '}looking at the robot"
+            return self._out(ok, negated, why, Category.WRONG_STATE, [person.id])
+        if person is not None and re.search(r"hand|free|receive", key) and not robot_args:
+            ok = bool(c.runner.call("human_hands_free", tool_name(person)))
+            why = f"{display(person)}'s hands are {'' if ok else 'not '}free"
+            return self._out(ok, negated, why, Category.WRONG_STATE, [person.id])
+        # The robot's hand.
+        if re.search(
+            r"handempty|handfree|freehand|emptyhand|armempty|armfree|gripperfree", key
+        ) or (key in ("free", "empty") and (robot_args or not other)):
+            held = c.grounder.held()
+            ok = len(held) < c.arms
+            why = (
+                "the robot's hand is free"
+                if ok
+                else f"the robot is holding the {listing([o.name for o in held])}"
+            )
+            return self._out(ok, negated, why, Category.ROBOT_STATE, [o.id for o in held])
+        if re.search(r"holdsany|holdingany", key):
+            held = c.grounder.held()
+            ok = bool(held)
+            why = (
+                f"the robot is holding the {listing([o.name for o in held])}"
+                if held
+                else "the robot's hand is empty"
+            )
+            return self._out(ok, negated, why, Category.ROBOT_STATE, [o.id for o in held])
+        if re.search(r"holding|holds|carry|carrying|grasped|inhand", key) and objs:
+            held = {o.id for o in c.grounder.held()}
+            obj = objs[0]
+            ok = obj.id in held
+            why = f"the robot is {'' if ok else 'not '}holding the {obj.name}"
+            return self._out(ok, negated, why, Category.ROBOT_STATE, [obj.id])
+        # Object states and capabilities.
+        for pattern, word, value in _STATE_PREDICATES:
+            if pattern.search(key) and objs:
+                obj = objs[0]
+                st = c.state(obj)
+                if word not in st:
+                    return None
+                ok = bool(st[word]) == value
+                why = f"the {obj.name} is {STATE_TEXT[word][bool(st[word])]}"
+                return self._out(ok, negated, why, Category.WRONG_STATE, [obj.id])
+        cap = _CAPABILITY_PREDICATES.get(key) or _CAPABILITY_PREDICATES.get(key.removeprefix("is"))
+        if cap and objs:
+            obj = objs[0]
+            ok = bool((c.runner.call("get_obj_properties", obj.name) or {}).get(cap))
+            why = f"the {obj.name} is {'' if ok else 'not '}{cap}"
+            return self._out(ok, negated, why, Category.WRONG_PROPERTY, [obj.id])
+        # Obstruction.
+        if re.search(r"clear|pathfree|freepath|unblocked|accessible", key) and refs and refs[0]:
+            ref = refs[0]
+            if isinstance(ref, SceneObject):
+                names = c.runner.call("check_obj_relationship", "blocking", ref.name) or []
+            else:
+                names = (c.runner.call("check_free_path", tool_name(ref)) or {}).get("blockers", [])
+            ok = not names
+            why = (
+                f"nothing blocks the {display(ref)}"
+                if ok
+                else f"the {display(ref)} is blocked by {listing(list(names))}"
+            )
+            return self._out(ok, negated, why, Category.OBSTRUCTED, [ref.id])
+        # Where the robot is: close enough to act. Being "at" a counter means reaching what
+        # the action works on (a large receptacle's centre says little), and "near" a person
+        # means the handover distance.
+        located = re.search(r"(^|_)at($|_)|^at|at$|atlocation|near|closeto|reach", key)
+        if located and robot_args and refs and refs[-1] is not None:
+            if c.action == "approach":
+                return None  # moving needs the robot nowhere in particular
+            ref = refs[-1]
+            if isinstance(ref, Human):
+                dist = float(c.runner.call("dist_robot_to_human", tool_name(ref)))
+                limit = c.handover_distance
+            else:
+                main = c.one("destination") if c.action == "place" else c.one("object")
+                ref = main if isinstance(main, (SceneObject, Place)) else ref
+                dist = float(c.runner.call("dist_to_target", tool_name(ref)))
+                limit = c.reach
+            ok = dist <= limit
+            the = display(ref) if isinstance(ref, Human) else f"the {display(ref)}"
+            why = f"{the} is {_m(dist)} from the robot (limit {_reach_text(limit)})"
+            return self._out(ok, negated, why, Category.OUT_OF_REACH, [ref.id])
+        # Where an object is: it must be in the scene (and in or on a receptacle named).
+        if located or re.search(r"inreceptacle|objectat|itemat|^in$|^on$", key):
+            if objs and not robot_args:
+                obj = objs[0]
+                present = {o.id for o in c.grounder.present()}
+                ok = obj.id in present
+                holder = objs[1] if len(objs) > 1 else None
+                if ok and holder is not None:
+                    ok = obj.id in {o.id for o in c.grounder.related("from", holder)}
+                    why = f"the {obj.name} is {'' if ok else 'not '}in or on the {holder.name}"
+                else:
+                    why = f"the {obj.name} is {'' if ok else 'not '}in the scene"
+                return self._out(ok, negated, why, Category.NOT_PRESENT, [obj.id])
+        if re.search(r"visible|present|exist|detected", key) and objs:
+            present = {o.id for o in c.grounder.present()}
+            ok = objs[0].id in present
+            why = f"the {objs[0].name} is {'' if ok else 'not '}in the scene"
+            return self._out(ok, negated, why, Category.NOT_PRESENT, [objs[0].id])
+        return None
+
+    @staticmethod
+    def _out(
+        ok: bool, negated: bool, why: str, category: Category, ids: list[str]
+    ) -> tuple[bool, str, Category, list[str]]:
+        return (ok != negated, why, category, ids)
+
+
+def _norm_fact(fact: str) -> str:
+    return " ".join(fact.lower().replace("(", " ( ").replace(")", " ) ").split())
+
+
+def _parse_fact(fact: str) -> tuple[bool, str, list[str]] | None:
+    """``(not (holding r x))`` -> ``(True, "holding", ["r", "x"])``; None for compound facts."""
+    tokens = fact.replace("(", " ( ").replace(")", " ) ").split()
+    negated = False
+    if tokens[:2] == ["(", "not"] and tokens[-1] == ")":
+        negated = True
+        tokens = tokens[2:-1]
+    if len(tokens) < 3 or tokens[0] != "(" or tokens[-1] != ")":
+        return None
+    inner = tokens[1:-1]
+    if not inner or "(" in inner or ")" in inner:
+        return None
+    pred = inner[0]
+    if pred.lower() in ("and", "or", "forall", "exists", "imply", "=", "when"):
+        return None
+    return negated, pred, inner[1:]

@@ -1,0 +1,110 @@
+"""The CDR memory as recovery sees it: few-shot examples in, successes out, off the tick.
+
+Recovery asks for examples while planning (already on a worker) and reports a success from a
+guard's tick. Embedding a sentence takes milliseconds once the model is loaded and seconds
+before, so a :class:`MemoryLink` does all memory work on its own thread: :meth:`record` only
+queues, and :meth:`examples` waits for its answer (it is called from a worker, never a tick).
+
+Example:
+    >>> link = MemoryLink(VectorMemory("memory.db"))          # doctest: +SKIP
+    >>> planner = LLMRecovery(chat, examples=link.examples)    # doctest: +SKIP
+    >>> recovery = Recovery(planner, robot, human, on_success=link.record)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from bt_raider.recovery.core import ExamplesProvider, builtin_examples
+
+log = logging.getLogger(__name__)
+
+
+def record_id(information: str, goal: str) -> str:
+    """A stable id for an ``[information -> goal]`` pair, so re-recording adds nothing."""
+    digest = hashlib.sha1(f"{information}\n->\n{goal}".encode()).hexdigest()
+    return f"recovery-{digest[:16]}"
+
+
+class MemoryLink:
+    """Few-shot examples from, and successes into, a :class:`~bt_raider.memory.VectorMemory`.
+
+    Args:
+        memory: the vector memory (anything with ``setup``, ``examples(query, k)`` returning
+            objects with ``information``/``goal``, ``record(information, goal, outcome, ...)``
+            and ``close``).
+        fallback: examples used to top up when the memory has fewer than asked for (the
+            built-in set by default; None for memory only).
+        timeout: seconds :meth:`examples` waits for the memory before using the fallback.
+    """
+
+    def __init__(
+        self,
+        memory: Any,
+        *,
+        fallback: ExamplesProvider | None = builtin_examples,
+        timeout: float = 30.0,
+    ) -> None:
+        self.memory = memory
+        self.fallback = fallback
+        self.timeout = timeout
+        self.recorded: list[str] = []
+        self.errors: list[str] = []
+        # One thread: records land in the order they happened, and never on a tick.
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bt_raider-memory")
+        self._pending: list[Future[Any]] = []
+
+    def setup(self) -> Future[Any]:
+        """Start loading the memory (database, index, model) in the background."""
+        return self._pool.submit(self.memory.setup)
+
+    def examples(self, text: str, k: int) -> list[tuple[str, str]]:
+        """Up to ``k`` ``(information, goal)`` pairs, conflicts removed; topped up by the fallback.
+
+        Blocks until the memory answers: call it from a worker (recovery planning), not a tick.
+        """
+        shots: list[tuple[str, str]] = []
+        try:
+            found = self._pool.submit(self.memory.examples, text, k).result(self.timeout)
+            shots = [(e.information, e.goal) for e in found]
+        except Exception as exc:  # a broken memory must not stop recovery: say so, go on
+            self.errors.append(f"examples({text!r}): {exc}")
+            log.warning("memory examples failed: %s", exc)
+        if self.fallback is not None and len(shots) < k:
+            for pair in self.fallback(text, k):
+                if len(shots) >= k:
+                    break
+                if pair not in shots:
+                    shots.append(pair)
+        return shots
+
+    def record(self, information: str, goal: str) -> None:
+        """Queue a success (the shape of ``Recovery(on_success=...)``); returns at once."""
+        rid = record_id(information, goal)
+
+        def write() -> None:
+            try:
+                self.memory.record(
+                    information, goal, "success", {"source": "recovery"}, record_id=rid
+                )
+                self.recorded.append(rid)
+            except Exception as exc:
+                self.errors.append(f"record({information!r}): {exc}")
+                log.warning("memory record failed: %s", exc)
+
+        self._pending.append(self._pool.submit(write))
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Wait until every queued record is written."""
+        for future in self._pending:
+            future.result(timeout)
+        self._pending.clear()
+
+    def close(self) -> None:
+        """Write what is queued, then close the memory."""
+        self.flush()
+        self._pool.submit(self.memory.close).result()
+        self._pool.shutdown(wait=True)

@@ -1,0 +1,213 @@
+"""The robot's side: a small :class:`Robot` protocol and :class:`ActionBehaviour`.
+
+A :class:`Robot` starts an action and is polled for its progress, so an action that takes
+seconds never blocks a tick. :class:`~bt_raider.simulation.simworld.SimWorld` implements it for
+tests; a team wraps its own action servers the same way (or registers its own behaviours).
+Arguments may be :class:`Var` references to values an earlier ``ask`` wrote to the blackboard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import py_trees
+
+from bt_raider.errors import ActionFailed
+
+if TYPE_CHECKING:
+    from bt_raider.perception.scene import Scene
+
+#: Blackboard namespace of variables set by ``x = ask(...)`` in recovery code.
+VARS_NAMESPACE = "/bt_raider/vars"
+
+
+class ActionState(str, Enum):
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What a robot reports about a started action."""
+
+    state: ActionState
+    message: str = ""
+
+
+@runtime_checkable
+class Robot(Protocol):
+    """What bt_raider needs from a robot (real or simulated)."""
+
+    def start(self, action: str, args: Sequence[Any]) -> Hashable:
+        """Start ``action(*args)``; return a handle. Raise ActionFailed if it cannot start."""
+        ...
+
+    def poll(self, handle: Hashable) -> Progress:
+        """Progress of a started action."""
+        ...
+
+    def cancel(self, handle: Hashable) -> None:
+        """Stop a started action (no-op when it already ended)."""
+        ...
+
+    def observe(self) -> Scene:
+        """The robot's current view of the scene, for checks."""
+        ...
+
+
+@dataclass(frozen=True)
+class Var:
+    """A reference to a recovery-code variable, read from the blackboard when the action starts."""
+
+    name: str
+
+    @property
+    def key(self) -> str:
+        return f"{VARS_NAMESPACE}/{self.name}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ActionBehaviour(py_trees.behaviour.Behaviour):
+    """Run one robot action: start in ``initialise``, poll in ``update``, cancel in ``terminate``.
+
+    Args:
+        action: the action name, e.g. ``"pick"``.
+        args: its arguments; :class:`Var` entries are read from the blackboard at start.
+        robot: the robot that executes it.
+        name: the node's name (defaults to ``action(arg, ...)``).
+    """
+
+    def __init__(
+        self,
+        action: str,
+        args: Sequence[Any],
+        robot: Robot,
+        name: str | None = None,
+        *,
+        aliases: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(name or f"{action}({', '.join(str(a) for a in args)})")
+        self.action = action
+        self.args = list(args)
+        self.robot = robot
+        self.aliases = dict(aliases or {})
+        self._handle: Hashable | None = None
+        self._start_error: str | None = None
+        self._bb = self.attach_blackboard_client(name=f"{self.name}/vars")
+        for arg in self.args:
+            if isinstance(arg, Var):
+                self._bb.register_key(key=arg.key, access=py_trees.common.Access.READ)
+
+    def grounding(self) -> dict[str, list[str]]:
+        """What the guard around this action grounded each argument phrase to.
+
+        Read from the parent's passing ``verdict`` (a :class:`~bt_raider.runtime.guards.RaiderGuard`);
+        empty when the action is not guarded.
+        """
+        verdict = getattr(self.parent, "verdict", None)
+        if verdict is None or not getattr(verdict, "ok", False):
+            return {}
+        return dict(verdict.grounding)
+
+    def resolved_args(self) -> list[Any]:
+        """The arguments the robot gets.
+
+        :class:`Var` references become their blackboard values; then an argument the guard's
+        check grounded to exactly one object becomes that objectId (a plan names
+        ``adrianas_medicine``, a person says "the one closest to the plant": the robot acts on
+        the object the check meant); otherwise ``aliases`` maps it (plan name -> scene name).
+        """
+        grounding = self.grounding()
+        out = []
+        for arg in self.args:
+            if isinstance(arg, Var):
+                try:
+                    arg = self._bb.get(arg.key)
+                except KeyError as exc:
+                    raise ActionFailed(
+                        f"{self.name}: variable {arg.name!r} has no value yet"
+                    ) from exc
+            ids = grounding.get(str(arg)) or []
+            out.append(ids[0] if len(ids) == 1 else self.aliases.get(str(arg), arg))
+        return out
+
+    def initialise(self) -> None:
+        self._handle = None
+        self._start_error = None
+        try:
+            args = self.resolved_args()
+            self._handle = self.robot.start(self.action, args)
+            self.feedback_message = f"started {self.action}({', '.join(map(str, args))})"
+        except ActionFailed as exc:
+            self._start_error = str(exc)
+
+    def update(self) -> py_trees.common.Status:
+        if self._start_error is not None:
+            self.feedback_message = self._start_error
+            return py_trees.common.Status.FAILURE
+        progress = self.robot.poll(self._handle)
+        if progress.message:
+            self.feedback_message = progress.message
+        if progress.state is ActionState.SUCCEEDED:
+            return py_trees.common.Status.SUCCESS
+        if progress.state is ActionState.FAILED:
+            return py_trees.common.Status.FAILURE
+        return py_trees.common.Status.RUNNING
+
+    def terminate(self, new_status: py_trees.common.Status) -> None:
+        if new_status is py_trees.common.Status.INVALID and self._handle is not None:
+            self.robot.cancel(self._handle)
+        self._handle = None
+
+
+class Executor(Protocol):
+    """Something that runs an action to completion at once (a simulator, a fast actuator)."""
+
+    def execute(self, action: str, args: Sequence[Any]) -> Any:
+        """Run ``action(*args)``; raise ActionFailed when its real preconditions do not hold."""
+        ...
+
+    def observe(self) -> Scene:
+        """The current scene."""
+        ...
+
+
+class SyncRobot:
+    """Adapt an :class:`Executor` (e.g. ``SimWorld``) to the start/poll :class:`Robot` protocol.
+
+    The action runs inside :meth:`start`, so it must be quick; the outcome is reported by the
+    next :meth:`poll`.
+    """
+
+    def __init__(self, executor: Executor) -> None:
+        self.executor = executor
+        self._results: dict[int, Progress] = {}
+        self._next = 0
+
+    def start(self, action: str, args: Sequence[Any]) -> int:
+        self._next += 1
+        try:
+            out = self.executor.execute(action, list(args))
+            message = f"{action} done" if out is None else str(out)
+            self._results[self._next] = Progress(ActionState.SUCCEEDED, message)
+        except ActionFailed as exc:
+            self._results[self._next] = Progress(ActionState.FAILED, str(exc))
+        return self._next
+
+    def poll(self, handle: Hashable) -> Progress:
+        try:
+            return self._results.pop(handle)  # type: ignore[call-overload]
+        except KeyError:
+            return Progress(ActionState.FAILED, f"unknown action handle {handle!r}")
+
+    def cancel(self, handle: Hashable) -> None:
+        self._results.pop(handle, None)  # type: ignore[call-overload]
+
+    def observe(self) -> Scene:
+        return self.executor.observe()

@@ -1,0 +1,496 @@
+""":class:`RaiderGuard`: check an action before it runs, explain what is wrong, and recover.
+
+A decorator in the style of :class:`py_trees.decorators.EternalGuard`: the check that must
+precede the child happens in ``tick()``. Unlike EternalGuard's condition, a RAIDER check takes
+seconds (an LLM agent loop), so it runs on a worker and the guard returns RUNNING meanwhile --
+a tick never blocks. One run of the guard goes::
+
+    CHECKING --none--> ACTING (tick the child; the verdict is cached for this run)
+        |
+        issue --> PLANNING (recovery code, on a worker) --> RECOVERING (tick the subtree)
+                                                                  |
+        CHECKING <-- re-check the action (with the plan's resolved arguments) <--+
+
+bounded by ``max_attempts`` recoveries. Every verdict goes on the blackboard
+(``/bt_raider/verdicts/<guard name>`` and ``/bt_raider/last_verdict``, as
+:meth:`~bt_raider.checking.verdict.Verdict.as_dict`). The guard fails closed: a checker that raises, a
+check that cannot finish (``unknown``), no recovery, a recovery that cannot be planned, or
+issues left after the last attempt all end in FAILURE with a readable ``feedback_message``.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import py_trees
+from py_trees.common import Status
+
+from bt_raider.checking.contract import Checker, Query, as_query
+from bt_raider.checking.verdict import Category, Verdict
+from bt_raider.recovery.core import Recovery, RecoveryPlan, RecoveryRequest, same_action
+from bt_raider.recovery.safecode import Ref
+from bt_raider.runtime import worker
+from bt_raider.runtime.actions import ActionBehaviour, Var
+
+if TYPE_CHECKING:
+    from bt_raider.perception.scene import Scene
+
+#: Blackboard key of the most recent verdict of any guard.
+LAST_VERDICT = "/bt_raider/last_verdict"
+#: Namespace of each guard's latest verdict: ``/bt_raider/verdicts/<guard name>``.
+VERDICTS_NAMESPACE = "/bt_raider/verdicts"
+
+QueryLike: TypeAlias = "str | Query | Callable[[], str | Query]"
+SceneLike: TypeAlias = "Scene | Callable[[], Scene | None] | None"
+
+
+class Phase(str, enum.Enum):
+    """Where a guard is in one run."""
+
+    IDLE = "idle"
+    CHECKING = "checking"
+    PLANNING = "planning"
+    RECOVERING = "recovering"
+    ACTING = "acting"
+    DONE = "done"
+
+
+# Enum member lookups cost more than the rest of a cached tick: the hot path uses these.
+_ACTING = Phase.ACTING
+_RUNNING = Status.RUNNING
+
+
+def verdict_key(guard_name: str) -> str:
+    """The blackboard key of a guard's verdict (``/`` in the name would nest namespaces)."""
+    return f"{VERDICTS_NAMESPACE}/{guard_name.replace('/', '_')}"
+
+
+def _accepts_cancel(fn: Callable[..., Any]) -> bool:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == "cancel" or p.kind is p.VAR_KEYWORD for p in params)
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class _QueryBuildError(Exception):
+    """The user's query callable raised (reported as the guard's failure, not a check's)."""
+
+
+class RaiderGuard(py_trees.decorators.Decorator):
+    """Check the child's action before it runs; recover when there is an issue.
+
+    Args:
+        child: the action's behaviour.
+        query: the action to check: text, a :class:`~bt_raider.checking.contract.Query`, or a callable
+            returning one at check time (e.g. with the planner's current preconditions).
+        checker: any :class:`~bt_raider.checking.contract.Checker`.
+        scene: the scene, a callable returning the current one (e.g. ``robot.observe``; called
+            on the worker, not on the tick), or None for checkers that need none.
+        recovery: a :class:`~bt_raider.recovery.core.Recovery`; None: an issue is a FAILURE.
+        max_attempts: recoveries allowed per run of the child.
+        name: the node's name (default ``Guard <child name>``).
+        executor: the thread pool checks and planning run on (the shared one by default).
+
+    Attributes:
+        phase: the current :class:`Phase`.
+        query: the query being checked (refined by a recovery's resolved arguments).
+        verdict: the latest verdict of this run.
+        attempts: recoveries started in this run.
+        plan: the latest :class:`~bt_raider.recovery.core.RecoveryPlan`.
+        recovery_tree: the latest recovery subtree (ticked from inside the guard).
+    """
+
+    def __init__(
+        self,
+        child: py_trees.behaviour.Behaviour,
+        query: QueryLike,
+        checker: Checker,
+        *,
+        scene: SceneLike = None,
+        recovery: Recovery | None = None,
+        max_attempts: int = 2,
+        name: str | None = None,
+        executor: Executor | None = None,
+    ) -> None:
+        super().__init__(name=name or f"Guard {child.name}", child=child)
+        if not callable(getattr(checker, "check", None)):
+            raise TypeError(f"checker must have check(scene, query, *, cancel), got {checker!r}")
+        if recovery is not None and not isinstance(recovery, Recovery):
+            raise TypeError(
+                f"recovery must be a bt_raider.recovery.core.Recovery, got {type(recovery).__name__}: "
+                "wrap a planner as Recovery(planner, robot, human)"
+            )
+        if not isinstance(max_attempts, int) or isinstance(max_attempts, bool) or max_attempts < 0:
+            raise ValueError(f"max_attempts must be an integer >= 0, got {max_attempts!r}")
+        if not callable(query):
+            as_query(query)  # a bad query is an error now, not at the first tick
+        self.query_source = query
+        self.checker = checker
+        self.scene = scene
+        self.recovery = recovery
+        self.max_attempts = max_attempts
+        self.executor = executor
+        self._cancel_kw = _accepts_cancel(checker.check)
+        self.key = verdict_key(self.name)
+        self.blackboard = self.attach_blackboard_client(name=self.name)
+        self.blackboard.register_key(key=self.key, access=py_trees.common.Access.WRITE)
+        self.blackboard.register_key(key=LAST_VERDICT, access=py_trees.common.Access.WRITE)
+        # State of one run (reset by initialise()).
+        self.phase = Phase.IDLE
+        self.query: Query | None = None
+        self.verdict: Verdict | None = None
+        self.attempts = 0
+        self.plan: RecoveryPlan | None = None
+        self.recovery_tree: py_trees.behaviour.Behaviour | None = None
+        self._pending: worker.Pending[Any] | None = None
+        self._outcome: Status | None = None
+        self._scene_seen: Any = None
+        self._recovery_error: str | None = None
+        self._retarget: list[tuple[Any, bool]] | None = None
+        self._child_args: list[Any] | None = None
+
+    # ------------------------------------------------------------------ public helpers
+    @property
+    def pending(self) -> worker.Pending[Any] | None:
+        """The background check or planning, while there is one."""
+        return self._pending
+
+    # ------------------------------------------------------------------ tick
+    def tick(self) -> Iterator[py_trees.behaviour.Behaviour]:
+        """Poll the background work, then tick the recovery subtree or the child.
+
+        Yields:
+            a reference to itself or one of its (or the recovery subtree's) nodes
+        """
+        if self.phase is _ACTING and self.status is _RUNNING:
+            # Hot path: the verdict is cached for this run; only the child is ticked.
+            yield from self.decorated.tick()
+            new_status = self.decorated.status
+            if new_status is not _RUNNING:
+                self.stop(new_status)
+            self.status = new_status
+            yield self
+            return
+        self.logger.debug(f"{self.__class__.__name__}.tick()")
+        if self.status != Status.RUNNING:
+            # The check was just submitted: RUNNING now, even if a fast checker already
+            # finished, so the first tick never runs the child.
+            self.initialise()
+        else:
+            self._poll()
+        if self.phase is Phase.RECOVERING and self.recovery_tree is not None:
+            yield from self.recovery_tree.tick()
+            self._after_recovery_tick()
+        if self.phase is Phase.ACTING:
+            yield from self.decorated.tick()
+        new_status = self.update()
+        if new_status != Status.RUNNING:
+            self.stop(new_status)
+        self.status = new_status
+        yield self
+
+    def initialise(self) -> None:
+        """Start a run: forget the last one and submit the check (never blocks)."""
+        self._restore_child()
+        self._drop_recovery_tree()
+        self.phase = Phase.IDLE
+        self.verdict = None
+        self.plan = None
+        self.attempts = 0
+        self._outcome = None
+        self._recovery_error = None
+        self._retarget = None
+        source = self.query_source
+        if callable(source):
+            # Built on the worker: a PDDL precondition query grounds the action against the
+            # planner's state, which is too slow for a tick.
+            self.query = None
+            self._submit_check(source)
+            return
+        try:
+            self.query = as_query(source)
+        except Exception as exc:  # fail closed, say why
+            self._fail(f"cannot build the query to check: {_describe(exc)}")
+            return
+        self._submit_check()
+
+    def update(self) -> Status:
+        if self._outcome is not None:
+            return self._outcome
+        if self.phase is Phase.ACTING:
+            return self.decorated.status
+        return Status.RUNNING
+
+    def terminate(self, new_status: Status) -> None:
+        """Cancel pending work and stop a running recovery (never sets the status)."""
+        if self._pending is not None:
+            self._pending.cancel()
+            self._pending = None
+        tree = self.recovery_tree
+        if tree is not None and tree.status == Status.RUNNING:
+            tree.stop(Status.INVALID)
+        if new_status == Status.INVALID:
+            self.phase = Phase.IDLE
+
+    def tip(self) -> py_trees.behaviour.Behaviour | None:
+        if self.phase is Phase.RECOVERING and self.recovery_tree is not None:
+            return self.recovery_tree.tip()
+        return super().tip()
+
+    # ------------------------------------------------------------------ checking
+    def _submit_check(self, build: Callable[[], Any] | None = None) -> None:
+        self.phase = Phase.CHECKING
+        self.feedback_message = f"checking {self.query or 'the current query'}"
+        self._pending = worker.submit(self._check_job, self.query, build, executor=self.executor)
+
+    def _check_job(
+        self, query: Query | None, build: Callable[[], Any] | None, *, cancel: Any
+    ) -> tuple[Any, Any, Any, Query]:
+        """On the worker: build the query, observe the scene, check, serialise the verdict."""
+        if build is not None:
+            try:
+                query = as_query(build())
+            except Exception as exc:
+                raise _QueryBuildError(_describe(exc)) from exc
+        assert query is not None
+        scene = self.scene() if callable(self.scene) else self.scene
+        if cancel.is_set():
+            return None, scene, None, query
+        if self._cancel_kw:
+            verdict = self.checker.check(scene, query, cancel=cancel)
+        else:
+            verdict = self.checker.check(scene, query)
+        data = verdict.as_dict() if isinstance(verdict, Verdict) else None
+        return verdict, scene, data, query
+
+    def _poll(self) -> None:
+        pending = self._pending
+        if pending is None or not pending.done():
+            return
+        self._pending = None
+        if self.phase is Phase.CHECKING:
+            self._on_verdict(pending)
+        elif self.phase is Phase.PLANNING:
+            self._on_plan(pending)
+
+    def _on_verdict(self, pending: worker.Pending[Any]) -> None:
+        exc = pending.exception()
+        if isinstance(exc, _QueryBuildError):  # a user callable: fail closed, say why
+            self._fail(f"cannot build the query to check: {exc}")
+            return
+        if exc is not None:
+            reason = f"the check of {self.query} failed: {_describe(exc)}"
+            self._record(Verdict.unknown(reason))
+            self._fail(reason)
+            return
+        verdict, self._scene_seen, data, self.query = pending.result()
+        if not isinstance(verdict, Verdict):
+            reason = f"the checker returned {verdict!r} for {self.query}, not a Verdict"
+            self._record(Verdict.unknown(reason))
+            self._fail(reason)
+            return
+        self.verdict = verdict
+        self._record(verdict, data)
+        if verdict.ok:
+            if self.plan is not None and self.recovery is not None:
+                self._apply_retarget(verdict)
+                self.recovery.succeeded(self.plan)
+            self.phase = Phase.ACTING
+            self.feedback_message = f"no issue: {verdict.explanation}"
+            return
+        explanation = verdict.explanation
+        if verdict.category is Category.UNKNOWN:
+            self._fail(explanation)
+        elif self.recovery is None:
+            self._fail(explanation)
+        elif self.attempts >= self.max_attempts:
+            extra = (
+                f"; the last recovery failed: {self._recovery_error}"
+                if self._recovery_error
+                else ""
+            )
+            self._fail(f"{explanation} (gave up after {self.attempts} recovery attempt(s){extra})")
+        else:
+            self.attempts += 1
+            self.phase = Phase.PLANNING
+            self.feedback_message = explanation
+            request = RecoveryRequest(
+                action=str(self.query),
+                verdict=verdict,
+                holding=[o.name for o in getattr(self._scene_seen, "holding", None) or []],
+                scene=self._scene_seen,
+                bindings=dict(self.query.bindings) if self.query is not None else {},
+            )
+            self._pending = worker.submit(self.recovery.plan, request, executor=self.executor)
+
+    def _record(self, verdict: Verdict, data: dict[str, Any] | None = None) -> None:
+        if data is None:
+            data = verdict.as_dict()
+        self.blackboard.set(self.key, data)
+        self.blackboard.set(LAST_VERDICT, data)
+
+    # ------------------------------------------------------------------ recovering
+    def _on_plan(self, pending: worker.Pending[Any]) -> None:
+        exc = pending.exception()
+        explanation = self.verdict.explanation if self.verdict else ""
+        if exc is not None:
+            self._fail(f"{explanation} (no recovery: {_describe(exc)})")
+            return
+        assert self.recovery is not None  # PLANNING only happens with a recovery
+        self.plan = pending.result()
+        self._drop_recovery_tree()
+        tree = self.recovery.compile(self.plan, name=f"Recovery {self.name}")
+        tree.parent = self
+        self.recovery_tree = tree
+        self.phase = Phase.RECOVERING
+        code = "; ".join(self.plan.code.splitlines())
+        self.feedback_message = f"recovering from: {explanation} -> {code}"
+
+    def _after_recovery_tick(self) -> None:
+        tree = self.recovery_tree
+        assert tree is not None and self.plan is not None
+        if tree.status == Status.RUNNING:
+            tip = tree.tip()
+            if tip is not None and tip.feedback_message:
+                self.feedback_message = f"recovering: {tip.feedback_message}"
+            return
+        explanation = self.verdict.explanation if self.verdict else ""
+        if tree.status == Status.SUCCESS:
+            self._recovery_error = None
+            if self.plan.gives_up:
+                said = "; ".join(str(s.args[0]) for s in self.plan.program.steps)
+                self._fail(f"{explanation} (told the person: {said})")
+                return
+            self._refine_query()
+        else:
+            failed = next(
+                (n for n in tree.iterate() if n.status == Status.FAILURE and n is not tree), tree
+            )
+            self._recovery_error = f"{failed.name}: {failed.feedback_message or 'failed'}"
+        self._submit_check()
+
+    def _refine_query(self) -> None:
+        """Re-check the action on the resume step's arguments (e.g. the person's answer)."""
+        resume = self.plan.resume if self.plan is not None else None
+        if resume is None or self.query is None:
+            return
+        values: list[tuple[Any, bool]] = []
+        for arg in resume.args:
+            if isinstance(arg, Ref):
+                try:
+                    value = py_trees.blackboard.Blackboard.get(Var(arg.name).key)
+                except KeyError:
+                    return  # nothing to refine with: re-check the query as it was
+                values.append((value, True))
+            else:
+                values.append((arg, False))
+        text = f"{resume.action}({', '.join(str(v) for v, _ in values)})"
+        self.query = Query(text, preconditions=self.query.preconditions, bindings={})
+        self._retarget = values
+
+    def _apply_retarget(self, verdict: Verdict) -> None:
+        """Point an ActionBehaviour child at the resolved arguments (restored next run)."""
+        child = self.decorated
+        resume = self.plan.resume if self.plan is not None else None
+        values = self._retarget
+        if (
+            resume is None
+            or values is None
+            or not isinstance(child, ActionBehaviour)
+            or not same_action(child.action, resume.action)
+            or len(child.args) != len(values)
+        ):
+            return
+        new_args = []
+        for value, _from_answer in values:
+            ids = verdict.grounding.get(str(value)) or []
+            # A person's answer ("the one closest to the plant") or a phrase the recovery code
+            # wrote names the object the check grounded it to; the robot gets that object.
+            new_args.append(ids[0] if len(ids) == 1 else value)
+        if self._child_args is None:
+            self._child_args = list(child.args)
+        child.args = new_args
+
+    def _restore_child(self) -> None:
+        if self._child_args is not None and isinstance(self.decorated, ActionBehaviour):
+            self.decorated.args = self._child_args
+        self._child_args = None
+
+    def _drop_recovery_tree(self) -> None:
+        tree = self.recovery_tree
+        if tree is None:
+            return
+        if tree.status == Status.RUNNING:
+            tree.stop(Status.INVALID)
+        # Recovery nodes are throwaway: release their blackboard clients.
+        for node in tree.iterate():
+            for client in node.blackboards:
+                try:
+                    client.unregister(clear=False)
+                except KeyError:
+                    pass
+        self.recovery_tree = None
+
+    def _fail(self, reason: str) -> None:
+        self._outcome = Status.FAILURE
+        self.phase = Phase.DONE
+        self.feedback_message = reason
+
+
+def guard_tree(
+    root: py_trees.behaviour.Behaviour,
+    checker: Checker,
+    *,
+    select: Callable[[py_trees.behaviour.Behaviour], str | Query | None],
+    scene: SceneLike = None,
+    recovery: Recovery | None = None,
+    **kw: Any,
+) -> py_trees.behaviour.Behaviour:
+    """Wrap the nodes of an existing tree for which ``select`` returns a query.
+
+    Each selected node is replaced in its parent, in place, by a :class:`RaiderGuard` around
+    it (nodes already guarded are left alone).
+
+    Args:
+        root: the tree's root.
+        checker: the checker every guard uses.
+        select: node -> its query, or None to leave the node alone.
+        scene: as for :class:`RaiderGuard`.
+        recovery: as for :class:`RaiderGuard`.
+        **kw: more :class:`RaiderGuard` options (``max_attempts``, ...).
+
+    Returns:
+        The root, or the guard that replaced it when the root itself was selected.
+    """
+    new_root = root
+    for node in list(root.iterate()):
+        if isinstance(node, RaiderGuard) or isinstance(node.parent, RaiderGuard):
+            continue
+        query = select(node)
+        if query is None:
+            continue
+        parent = node.parent
+        guard = RaiderGuard(node, query, checker, scene=scene, recovery=recovery, **kw)
+        if parent is None:
+            new_root = guard
+        elif isinstance(parent, py_trees.composites.Composite):
+            index = parent.children.index(node)
+            parent.children[index] = guard
+            guard.parent = parent
+        elif isinstance(parent, py_trees.decorators.Decorator):
+            parent.children[0] = guard
+            parent.decorated = guard
+            guard.parent = parent
+        else:  # pragma: no cover - py_trees has no other kind of parent
+            raise TypeError(f"cannot guard {node.name!r}: unknown parent type {type(parent)}")
+    return new_root

@@ -1,0 +1,538 @@
+"""The symbolic reasoner: every category, every abstraction level, plans, tools, cancel."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import pytest
+
+import bt_raider
+from bt_raider.checking.contract import Checker, Query
+from bt_raider.checking.registry import make_checker
+from bt_raider.checking.symbolic import SymbolicReasoner
+from bt_raider.checking.verdict import Category, Response
+from bt_raider.errors import QueryError
+from bt_raider.perception.scene import Scene
+from bt_raider.perception.tools import household_tools
+
+BOWL = "Bowl|+00.27|+01.10|-00.75"
+APPLE = "Apple|-00.47|+01.15|+00.48"
+TOMATO = "Tomato|-00.39|+01.14|-00.81"
+
+
+# --------------------------------------------------------------------------- scene variants
+def obj(d, name):
+    """An object dict by objectType (unique) or objectId."""
+    return next(o for o in d["objects"] if name in (o["objectType"], o["objectId"]))
+
+
+def near(d, name, dist=0.6):
+    """Stand ``dist`` m from an object, on the side of the open floor, facing it."""
+    p = obj(d, name)["position"]
+    ux, uz = 0.0 - p["x"], -1.0 - p["z"]
+    n = math.hypot(ux, uz)
+    ax, az = p["x"] + dist * ux / n, p["z"] + dist * uz / n
+    d["agent"]["position"].update(x=ax, z=az)
+    d["agent"]["rotation"]["y"] = math.degrees(math.atan2(p["x"] - ax, p["z"] - az))
+    return d
+
+
+def hold(d, name):
+    o = obj(d, name)
+    for parent in d["objects"]:
+        if o["objectId"] in (parent.get("receptacleObjectIds") or []):
+            parent["receptacleObjectIds"].remove(o["objectId"])
+    o["parentReceptacles"] = None
+    o["isPickedUp"] = True
+    d["inventoryObjects"] = [{"objectId": o["objectId"], "objectType": o["objectType"]}]
+    return d
+
+
+def put(d, child, parent):
+    c, p = obj(d, child), obj(d, parent)
+    c["parentReceptacles"] = [p["objectId"]]
+    p["receptacleObjectIds"] = [*(p.get("receptacleObjectIds") or []), c["objectId"]]
+    return d
+
+
+def person(d, name="Adriana", dist=0.35, *, looking=True, hands=True, pid="person_1"):
+    a = d["agent"]["position"]
+    yaw = math.radians(d["agent"]["rotation"]["y"])
+    d.setdefault("humans", []).append(
+        {
+            "id": pid,
+            "name": name,
+            "looking_at_robot": looking,
+            "hands_free": hands,
+            "position": {
+                "x": a["x"] + dist * math.sin(yaw),
+                "y": 0.0,
+                "z": a["z"] + dist * math.cos(yaw),
+            },
+        }
+    )
+    return d
+
+
+def add_chair(d):
+    d["objects"].append(
+        {"objectId": "Chair|1", "objectType": "Chair", "position": {"x": -0.5, "y": 0, "z": -1.4}}
+    )
+    return d
+
+
+def check(d, query, **kw):
+    return SymbolicReasoner().check(
+        Scene(d), query if isinstance(query, Query) else Query(query, **kw)
+    )
+
+
+# --------------------------------------------------------------------------- the contract
+def test_is_a_checker_and_the_default_backend(kitchen):
+    assert isinstance(SymbolicReasoner(), Checker)
+    assert isinstance(make_checker("symbolic"), SymbolicReasoner)
+    v = bt_raider.check(kitchen, "pick(Bowl)")
+    assert v.ok and v.action == "pick"
+
+
+def test_doc_example_bowl_with_an_apple(kitchen_dict):
+    v = check(put(kitchen_dict, "Apple", "Bowl"), "pick(Bowl)")
+    assert v.category is Category.OBSTRUCTED
+    assert v.final_response is Response.UNFEASIBILITY
+    assert v.explanation == "The Bowl cannot be picked: an Apple is inside it."
+    assert v.grounding == {"Bowl": [BOWL]}
+    assert v.objects == [BOWL, APPLE]
+    blocking = [c for c in v.tool_calls if c.tool == "check_obj_relationship"]
+    assert blocking[0].args == ["blocking", "Bowl"] and blocking[0].result == ["Apple"]
+    assert set(v.to_json()) == {
+        "final_response",
+        "category",
+        "explanation",
+        "grounding",
+        "objects",
+        "tool_calls",
+    }
+
+
+def test_questions_tool_calls_and_trace_are_recorded(kitchen):
+    v = SymbolicReasoner().check(kitchen, "pick(Bowl)")
+    tools = [c.tool for c in v.tool_calls]
+    assert tools == [
+        "object_detection",
+        "robot_holding",
+        "get_obj_properties",
+        "check_obj_relationship",
+        "dist_to_target",
+    ]
+    assert v.tool_calls[-1].args == ["Bowl"] and v.tool_calls[-1].result == 0.57
+    assert "Is the robot's hand free?" in v.questions
+    assert any("reach" in q for q in v.questions)
+    roles = [m["role"] for m in v.trace]
+    assert roles[0] == "user" and roles[-1] == "issue"
+    assert {"ground", "ask", "tool", "answer"} <= set(roles)
+    assert v.elapsed_s > 0
+
+
+def test_bad_query_raises(kitchen):
+    with pytest.raises(QueryError, match="unknown action 'dance'"):
+        SymbolicReasoner().check(kitchen, "dance(Apple)")
+
+
+# --------------------------------------------------------------------------- each category
+def test_none(kitchen):
+    v = SymbolicReasoner().check(kitchen, "Please pick up the tomato")
+    assert v.category is Category.NONE
+    assert v.explanation.startswith("The robot can pick the Tomato")
+
+
+def test_ambiguity_lists_the_candidates(kitchen):
+    v = SymbolicReasoner().check(kitchen, "pick the vegetable")
+    assert v.category is Category.AMBIGUITY and v.final_response is Response.AMBIGUITY
+    assert all(n in v.explanation for n in ("Lettuce", "Potato", "Tomato"))
+    assert len(v.grounding["the vegetable"]) == 3
+    # Grounding stops the check: no precondition questions were asked.
+    assert v.questions == []
+
+
+def test_ambiguity_from_a_duplicate_object(kitchen_dict):
+    clone = dict(obj(kitchen_dict, "Apple"), objectId="Apple|2")
+    kitchen_dict["objects"].append(clone)
+    v = check(kitchen_dict, "pick(Apple)")
+    assert v.category is Category.AMBIGUITY
+    assert "Apple_1" in v.explanation and "Apple_2" in v.explanation
+
+
+@pytest.mark.parametrize("query", ["pick(Orange)", "pick the banana", "turn on the television"])
+def test_not_present_is_a_verdict(kitchen, query):
+    v = SymbolicReasoner().check(kitchen, query)
+    assert v.category is Category.NOT_PRESENT
+    assert list(v.grounding.values()) == [[]]
+
+
+@pytest.mark.parametrize(
+    "query, name, dist",
+    [
+        ("pick(Apple)", "Apple", "1.79 m"),
+        ("open the fridge", "Fridge", "3.13 m"),
+        ("turn on the coffee machine", "CoffeeMachine", "2.24 m"),
+    ],
+)
+def test_out_of_reach(kitchen, query, name, dist):
+    v = SymbolicReasoner().check(kitchen, query)
+    assert v.category is Category.OUT_OF_REACH
+    assert name in v.explanation and dist in v.explanation and "1.1 m" in v.explanation
+
+
+def test_reach_follows_the_robot_block(kitchen_dict):
+    kitchen_dict["robot"]["reach"] = 2.0
+    assert check(kitchen_dict, "pick(Apple)").ok
+
+
+def test_obstructed_by_a_blocker_report(kitchen_dict):
+    near(add_chair(kitchen_dict), "Microwave")
+    kitchen_dict["blocked"] = {obj(kitchen_dict, "Microwave")["objectId"]: ["Chair|1"]}
+    v = check(kitchen_dict, "open the microwave")
+    assert v.category is Category.OBSTRUCTED
+    assert "blocked by a Chair" in v.explanation
+    assert "Chair|1" in v.objects
+
+
+def test_obstructed_single_slot_destination(kitchen_dict):
+    near(kitchen_dict, "CoffeeMachine")
+    hold(kitchen_dict, "Cup")
+    put(kitchen_dict, "Mug", "CoffeeMachine")
+    v = check(kitchen_dict, "place(Cup, CoffeeMachine)")
+    assert v.category is Category.OBSTRUCTED
+    assert "occupied by a Mug" in v.explanation
+    # A bowl holds several things: the same occupant does not obstruct it.
+    put(kitchen_dict, "Tomato", "Bowl")
+    hold(kitchen_dict, "Apple")
+    near(kitchen_dict, "Bowl")
+    assert check(kitchen_dict, "put the apple in the bowl").ok
+
+
+@pytest.mark.parametrize(
+    "setup, query, phrase",
+    [
+        (
+            lambda d: obj(near(d, "Fridge"), "Fridge").update(isOpen=True),
+            "open(Fridge)",
+            "already open",
+        ),
+        (lambda d: near(d, "Fridge"), "close the fridge", "already closed"),
+        (lambda d: near(d, "CoffeeMachine"), "turnoff(CoffeeMachine)", "already off"),
+        (lambda d: near(d, "LightSwitch"), "turn on the light switch", "already on"),
+        (
+            lambda d: obj(hold(near(d, "Tomato"), "Knife"), "Tomato").update(isSliced=True),
+            "slice(Tomato)",
+            "already sliced",
+        ),
+        (lambda d: near(d, "Egg"), "pick(Egg)", "inside the Fridge, which is closed"),
+        (
+            lambda d: hold(near(d, "Fridge"), "Apple"),
+            "put the apple in the fridge",
+            "Fridge is closed",
+        ),
+    ],
+)
+def test_wrong_state(kitchen_dict, setup, query, phrase):
+    setup(kitchen_dict)
+    v = check(kitchen_dict, query)
+    assert v.category is Category.WRONG_STATE
+    assert phrase in v.explanation
+
+
+@pytest.mark.parametrize(
+    "setup, query, phrase",
+    [
+        (lambda d: d, "pick(CounterTop_2)", "not pickupable"),
+        (lambda d: near(d, "Apple"), "open(Apple)", "not openable"),
+        (lambda d: d, "turnon(Bowl)", "not toggleable"),
+        (lambda d: hold(d, "Knife"), "slice the bowl", "not sliceable"),
+        (lambda d: hold(d, "Apple"), "put the apple on the tomato", "not a receptacle"),
+    ],
+)
+def test_wrong_property(kitchen_dict, setup, query, phrase):
+    setup(kitchen_dict)
+    v = check(kitchen_dict, query)
+    assert v.category is Category.WRONG_PROPERTY
+    assert phrase in v.explanation
+
+
+@pytest.mark.parametrize(
+    "setup, query, phrase",
+    [
+        (lambda d: hold(d, "Mug"), "pick(Tomato)", "holding the Mug"),
+        (lambda d: hold(near(d, "Fridge"), "Apple"), "open the fridge", "holding the Apple"),
+        (lambda d: d, "place(Apple, Bowl)", "not holding it (it holds nothing)"),
+        (lambda d: near(d, "Tomato"), "slice(Tomato)", "not holding a knife"),
+        (lambda d: hold(near(d, "Tomato"), "Apple"), "slice the tomato", "not holding a knife"),
+        (lambda d: hold(d, "Mug"), "pick the clean mug", "already holding the Mug"),
+    ],
+)
+def test_robot_state(kitchen_dict, setup, query, phrase):
+    setup(kitchen_dict)
+    v = check(kitchen_dict, query)
+    assert v.category is Category.ROBOT_STATE
+    assert phrase in v.explanation
+
+
+def test_two_arms_free_the_hand(kitchen_dict):
+    hold(kitchen_dict, "Mug")
+    kitchen_dict["robot"]["arms"] = 2
+    assert check(kitchen_dict, "pick(Tomato)").ok
+
+
+def test_a_butter_knife_slices(kitchen_dict):
+    hold(near(kitchen_dict, "Tomato"), "ButterKnife")
+    assert check(kitchen_dict, "slice(Tomato)").ok
+
+
+def test_priority_order(kitchen_dict):
+    # Not pickupable, out of reach and a busy hand at once: robot_state comes first.
+    hold(kitchen_dict, "Mug")
+    v = check(kitchen_dict, "pick(Fridge)")
+    assert v.category is Category.ROBOT_STATE
+    answers = [m["content"] for m in v.trace if m["role"] == "answer"]
+    assert any(a.startswith("wrong_property") for a in answers)
+    assert any(a.startswith("out_of_reach") for a in answers)
+
+
+# --------------------------------------------------------------------------- abstraction levels
+def test_level_an_natural_and_structured(kitchen_dict):
+    near(kitchen_dict, "Apple")
+    assert check(kitchen_dict, "pick a fruit").grounding == {"a fruit": [APPLE]}
+    assert check(kitchen_dict, "pick(fruit)").ok
+
+
+def test_level_ar(kitchen):
+    v = SymbolicReasoner().check(kitchen, "pick the vegetable to the right of the bowl")
+    assert v.ok and v.grounding == {"the vegetable to the right of the bowl": [TOMATO]}
+    assert any(
+        c.tool == "check_obj_relationship" and c.args[0] == "on the right of" for c in v.tool_calls
+    )
+    v = SymbolicReasoner().check(kitchen, "pick the fruit to the left of the bowl")
+    assert v.category is Category.NOT_PRESENT and "Bowl" in v.explanation
+
+
+def test_level_ac(kitchen_dict):
+    near(kitchen_dict, "Mug")
+    assert check(kitchen_dict, "pick the clean mug").ok
+    v = check(kitchen_dict, "pick the dirty mug")
+    assert v.category is Category.NOT_PRESENT and "the Mug is clean" in v.explanation
+
+
+def test_pick_from_a_source(kitchen_dict):
+    near(kitchen_dict, "Egg")
+    v = check(kitchen_dict, "grab the egg from the fridge")
+    assert v.category is Category.WRONG_STATE
+    fridge = obj(kitchen_dict, "Fridge")["objectId"]
+    assert v.grounding["the fridge"] == [fridge]
+    assert check(kitchen_dict, "pick the apple from the fridge").category is Category.NOT_PRESENT
+
+
+# --------------------------------------------------------------------------- assistive actions
+def test_approach_blocked_and_free(kitchen_dict):
+    kitchen_dict["locations"] = {"medicine_counter": {"x": -1.05, "z": -1.55}}
+    assert check(kitchen_dict, "approach(medicine_counter)").ok
+    add_chair(kitchen_dict)
+    kitchen_dict["blocked"] = {"medicine_counter": ["Chair|1"]}
+    v = check(kitchen_dict, "go to the medicine counter")
+    assert v.category is Category.OBSTRUCTED
+    assert v.tool_calls[-1].tool == "check_free_path"
+    assert v.tool_calls[-1].result == {"free": False, "blockers": ["Chair"]}
+
+
+def test_approach_unrecognised_person(kitchen_dict):
+    person(kitchen_dict, None)
+    v = check(kitchen_dict, "approach Adriana")
+    assert v.category is Category.NOT_PRESENT
+    assert "not recognised" in v.explanation
+    assert v.objects == ["person_1"]
+
+
+def test_approach_blocked_person(kitchen_dict):
+    add_chair(person(kitchen_dict, "Adriana", 2.0))
+    kitchen_dict["blocked"] = {"person_1": ["Chair|1"]}
+    assert check(kitchen_dict, "approach Adriana").category is Category.OBSTRUCTED
+
+
+@pytest.mark.parametrize(
+    "kw, category, phrase",
+    [
+        ({}, Category.NONE, "can hand over"),
+        ({"looking": False}, Category.WRONG_STATE, "not looking"),
+        ({"hands": False}, Category.WRONG_STATE, "hands are not free"),
+        ({"dist": 1.2}, Category.OUT_OF_REACH, "handover distance"),
+    ],
+)
+def test_handover(kitchen_dict, kw, category, phrase):
+    person(hold(kitchen_dict, "Apple"), **kw)
+    v = check(kitchen_dict, "hand the apple to Adriana")
+    assert v.category is category and phrase in v.explanation
+    assert v.grounding == {"the apple": [APPLE], "Adriana": ["person_1"]}
+
+
+def test_handover_without_the_object_and_to_nobody(kitchen_dict):
+    person(kitchen_dict)
+    assert check(kitchen_dict, "handover(Apple, adriana)").category is Category.ROBOT_STATE
+    del kitchen_dict["humans"]
+    hold(kitchen_dict, "Apple")
+    assert check(kitchen_dict, "handover(Apple, adriana)").category is Category.NOT_PRESENT
+
+
+def test_handover_prefers_the_held_one_of_several(kitchen_dict):
+    kitchen_dict["objects"].append(dict(obj(kitchen_dict, "Apple"), objectId="Apple|2"))
+    person(hold(kitchen_dict, "Apple|2"))
+    v = check(kitchen_dict, "hand the apple to Adriana")
+    assert v.ok and v.grounding["the apple"] == ["Apple|2"]
+
+
+# --------------------------------------------------------------------------- PDDL plans
+def test_plan_unsatisfied_hand_fact_is_answered_by_perception(kitchen_dict):
+    hold(kitchen_dict, "Mug")
+    q = Query(
+        "(pick tiago tomato counter)",
+        preconditions=("(hand_free tiago)",),
+        unsatisfied=("(hand_free tiago)",),
+        bindings={"r": "tiago", "i": "Tomato", "l": "CounterTop_2"},
+    )
+    v = check(kitchen_dict, q)
+    assert v.category is Category.ROBOT_STATE
+    assert any("(hand_free tiago)" in q for q in v.questions)
+
+
+def test_plan_fact_contradicted_by_perception_is_noted_not_reported(kitchen):
+    q = Query(
+        "(pick tiago tomato counter)",
+        preconditions=("(hand_free tiago)",),
+        unsatisfied=("(hand_free tiago)",),
+        bindings={"r": "tiago", "i": "Tomato", "l": "CounterTop_2"},
+    )
+    v = SymbolicReasoner().check(kitchen, q)
+    assert v.ok
+    assert any(m["role"] == "note" and "(hand_free tiago)" in m["content"] for m in v.trace)
+
+
+def test_plan_location_fact_means_reach(kitchen):
+    q = Query(
+        "(pick tiago apple counter)",
+        preconditions=("(robot_at tiago counter)",),
+        unsatisfied=("(robot_at tiago counter)",),
+        bindings={"r": "tiago", "i": "Apple", "l": "CounterTop_2"},
+    )
+    v = SymbolicReasoner().check(kitchen, q)
+    assert v.category is Category.OUT_OF_REACH
+    assert v.grounding == {"Apple": [APPLE]}
+
+
+def test_plan_holding_fact(kitchen):
+    q = Query(
+        "(put tiago apple bowl)",
+        preconditions=("(holding tiago apple)",),
+        unsatisfied=("(holding tiago apple)",),
+        bindings={"apple": "Apple", "bowl": "Bowl"},
+    )
+    v = SymbolicReasoner().check(kitchen, q)
+    assert v.category is Category.ROBOT_STATE and v.action == "place"
+
+
+def test_plan_fact_no_tool_can_check_counts_as_the_planner_says(kitchen_dict):
+    near(kitchen_dict, "CoffeeMachine")
+    q = Query(
+        "(turnon tiago coffeemachine)",
+        preconditions=("(has_water coffeemachine)",),
+        unsatisfied=("(has_water coffeemachine)",),
+        bindings={"coffeemachine": "CoffeeMachine"},
+    )
+    v = check(kitchen_dict, q)
+    assert v.category is Category.WRONG_STATE
+    assert "(has_water coffeemachine)" in v.explanation
+    # The same fact, satisfied in the planner's state, is no issue.
+    q2 = Query(q.text, preconditions=q.preconditions, bindings=q.bindings)
+    assert check(kitchen_dict, q2).ok
+
+
+def test_plan_state_and_capability_facts(kitchen_dict):
+    near(kitchen_dict, "Apple")
+    q = Query(
+        "(open tiago apple)",
+        preconditions=("(openable apple)",),
+        unsatisfied=("(openable apple)",),
+        bindings={"apple": "Apple"},
+    )
+    assert check(kitchen_dict, q).category is Category.WRONG_PROPERTY
+    near(kitchen_dict, "Fridge")
+    obj(kitchen_dict, "Fridge")["isOpen"] = True
+    q = Query(
+        "(close tiago fridge)", preconditions=("(opened fridge)",), bindings={"fridge": "Fridge"}
+    )
+    v = check(kitchen_dict, q)
+    assert v.ok and any(c.tool == "get_obj_state" for c in v.tool_calls)
+
+
+def test_plan_clear_fact_is_an_obstruction(kitchen_dict):
+    put(kitchen_dict, "Apple", "Bowl")
+    q = Query(
+        "(pick tiago bowl counter)",
+        preconditions=("(clear bowl)",),
+        unsatisfied=("(clear bowl)",),
+        bindings={"r": "tiago", "o": "Bowl", "l": "CounterTop_2"},
+    )
+    assert check(kitchen_dict, q).category is Category.OBSTRUCTED
+
+
+# --------------------------------------------------------------------------- failing closed
+def test_cancel_gives_unknown(kitchen):
+    stop = threading.Event()
+    stop.set()
+    v = SymbolicReasoner().check(kitchen, "pick(Bowl)", cancel=stop)
+    assert v.category is Category.UNKNOWN and v.final_response is Response.UNFEASIBILITY
+    assert "cancelled" in v.explanation
+
+
+def test_time_limit_gives_unknown(kitchen):
+    v = SymbolicReasoner(time_limit=1e-9).check(kitchen, "pick(Bowl)")
+    assert v.category is Category.UNKNOWN and "time limit" in v.explanation
+
+
+def test_missing_tool_gives_unknown(kitchen_dict):
+    person(hold(kitchen_dict, "Apple"))
+    v = SymbolicReasoner(tools=household_tools()).check(
+        Scene(kitchen_dict), "hand the apple to Adriana"
+    )
+    assert v.category is Category.UNKNOWN
+    assert "recognize_humans" in v.explanation
+    assert v.tool_calls[-1].error
+
+
+def test_custom_tools_replace_perception(kitchen_dict):
+    from bt_raider.perception.tools import default_tools
+
+    tools = default_tools()
+
+    @tools.register
+    def dist_to_target(scene, target: str) -> float:
+        """Distance to a target (a robot whose arm reaches everything)."""
+        return 0.1
+
+    assert SymbolicReasoner(tools=tools).check(Scene(kitchen_dict), "pick(Apple)").ok
+
+
+def test_plan_source_that_is_a_named_location(kitchen_dict):
+    # The plain plan step (no bindings): "medicine_counter" is a place, not a medicine.
+    kitchen_dict["locations"] = {"medicine_counter": {"x": -1.05, "z": -1.55}}
+    for oid, x in (("Medicine|1", -1.90), ("Medicine|2", -1.45)):
+        kitchen_dict["objects"].append(
+            {
+                "objectId": oid,
+                "objectType": "Medicine",
+                "pickupable": True,
+                "position": {"x": x, "y": 0.97, "z": -2.4},
+            }
+        )
+    v = check(kitchen_dict, "(pick tiago adrianas_medicine medicine_counter)")
+    assert v.category is Category.AMBIGUITY
+    assert "'adrianas_medicine' matches 2 objects" in v.explanation
+    assert v.grounding["medicine_counter"] == ["medicine_counter"]

@@ -1,0 +1,108 @@
+"""``bt-raider plan``: plan, tree, run, and one-line errors with exit 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bt_raider.cli import main
+
+PDDL = Path(__file__).resolve().parents[3].parent / "shared" / "pddl"
+GRIPPER = [
+    str(PDDL / "ipc1998_gripper" / "domain.pddl"),
+    str(PDDL / "ipc1998_gripper" / "problem.pddl"),
+]
+
+
+def _plan_lines(out: str) -> list[str]:
+    lines = out.splitlines()
+    start = lines.index("plan:") + 1
+    end = lines.index("tree:")
+    return [line.split(". ", 1)[1] for line in lines[start:end]]
+
+
+def test_prints_the_plan_and_the_tree(capsys):
+    assert main(["plan", *GRIPPER, "--engine", "pyperplan"]) == 0
+    out = capsys.readouterr().out
+    assert "engine: pyperplan" in out and "valid: yes" in out
+    steps = _plan_lines(out)
+    assert len(steps) > 0 and all(s.startswith("(") for s in steps)
+    tree = out.split("tree:", 1)[1]
+    assert "strips-gripper-x-1" in tree
+    for step in steps:
+        assert f"--> {step}" in tree
+    assert "run:" not in out
+
+
+def test_run_executes_every_step_and_reaches_the_goal(capsys):
+    assert main(["plan", *GRIPPER, "--engine", "pyperplan", "--run"]) == 0
+    out = capsys.readouterr().out
+    steps = _plan_lines(out)
+    run = out.split("run:", 1)[1]
+    for i, step in enumerate(steps, 1):
+        assert f"{i:>3}. {step}: SUCCESS" in run
+    assert "outcome: SUCCESS" in run and "goal reached: yes" in run
+
+
+def test_run_stopped_early_reports_the_goal_not_reached(capsys):
+    assert main(["plan", *GRIPPER, "--engine", "pyperplan", "--run", "--max-ticks", "0"]) == 1
+    out = capsys.readouterr().out
+    assert "goal reached: no" in out and "unsatisfied goals: (at ball" in out
+
+
+def test_missing_file_is_exit_2_with_one_line(capsys, tmp_path):
+    missing = tmp_path / "missing_problem.pddl"
+    assert main(["plan", GRIPPER[0], str(missing)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0
+    assert err.startswith("bt-raider plan: error:") and "missing_problem.pddl" in err
+
+
+def test_durative_domain_is_exit_2_naming_the_feature(capsys):
+    d = PDDL / "plansys2_simple_example"
+    assert main(["plan", str(d / "domain.pddl"), str(d / "problem.pddl")]) == 2
+    err = capsys.readouterr().err
+    assert "durative actions" in err and "Installed engines" in err
+
+
+def test_bad_pddl_is_exit_2(capsys, tmp_path):
+    bad = tmp_path / "bad.pddl"
+    bad.write_text("(define (domain broken) (:action")
+    assert main(["plan", str(bad), GRIPPER[1]]) == 2
+    assert "bad.pddl: not valid PDDL" in capsys.readouterr().err
+
+
+def test_unknown_engine_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["plan", *GRIPPER, "--engine", "lama"])
+    assert exc.value.code == 2
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    __import__("importlib").util.find_spec("up_fast_downward") is None,
+    reason="up-fast-downward is not installed",
+)
+def test_console_script_with_fast_downward():
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bt_raider.cli",
+            "plan",
+            *GRIPPER,
+            "--engine",
+            "fast-downward",
+            "--run",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "engine: fast-downward" in proc.stdout and "goal reached: yes" in proc.stdout
+    # UP's credits banner is silenced.
+    assert "credits" not in proc.stdout.lower() and "credits" not in proc.stderr.lower()
