@@ -16,8 +16,6 @@ raised when there is none.
 
 from __future__ import annotations
 
-import json
-import re
 import threading
 from collections import OrderedDict
 from importlib import resources
@@ -26,6 +24,7 @@ from typing import Any
 import jinja2
 
 from bt_raider.errors import BackendError
+from bt_raider.llm.replies import json_in_reply
 from bt_raider.memory.extract import Action, Extractor, Lexicon, SymbolicExtractor, tokenize
 
 TEMPLATE = "cdr_extract.j2"
@@ -148,13 +147,7 @@ class LLMExtractor:
 
     def parse(self, text: str) -> list[Action]:
         """Validate a model reply into actions (raises ValueError with the reason)."""
-        match = re.search(r"\{.*\}|\[.*\]", text, re.S)
-        if match is None:
-            raise ValueError("no JSON object found in the reply")
-        try:
-            data = json.loads(match.group(0))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"invalid JSON ({exc.msg} at position {exc.pos})") from exc
+        data = json_in_reply(text)
         items = data.get("actions") if isinstance(data, dict) else data
         if not isinstance(items, list):
             raise ValueError('expected {"actions": [...]} with a list')

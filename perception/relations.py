@@ -91,6 +91,10 @@ SURFACE_OPENABLES: frozenset[str] = frozenset({"Toilet", "Laptop", "Book"})
 _PHRASES: dict[str, str] = {}
 
 
+#: Appliances that hold one item at a time: occupied as soon as anything is in or on them.
+SINGLE_SLOT_TYPES = frozenset({"CoffeeMachine", "Toaster"})
+
+
 def _add(canonical: str, *phrases: str) -> None:
     for p in (canonical.replace("_", " "), *phrases):
         _PHRASES[p] = canonical

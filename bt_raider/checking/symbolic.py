@@ -53,11 +53,11 @@ from bt_raider.checking.parse import ParsedQuery, parse_phrase, parse_query
 from bt_raider.checking.verdict import PRIORITY, Category, ToolCall, Verdict
 from bt_raider.perception import relations
 from bt_raider.perception.lexicon import Lexicon
+from bt_raider.perception.relations import SINGLE_SLOT_TYPES
 from bt_raider.perception.scene import Human, Scene, SceneObject
 from bt_raider.perception.tools import Place, ToolSet, default_tools
 
 #: Destinations that hold one item at a time: occupied means obstructed.
-SINGLE_SLOT_TYPES = frozenset({"CoffeeMachine", "Toaster"})
 
 #: How explanations say each action.
 VERBS = {

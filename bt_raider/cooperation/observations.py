@@ -21,7 +21,6 @@ grabbed, put, opened, visited), which answers collaborators' validation requests
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -31,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from bt_raider.errors import BackendError, BtRaiderError
 from bt_raider.llm.prompts import render
+from bt_raider.llm.replies import parse_json_reply
 
 if TYPE_CHECKING:
     from bt_raider.cooperation.messaging import Message
@@ -458,34 +458,6 @@ class SymbolicRelevance:
         return [self.rate(i, goal) for i in infos]
 
 
-def render_prompt(name: str, **variables: Any) -> str:
-    """Render ``bt_raider/llm/templates/<name>.j2`` strictly (through :func:`bt_raider.llm.prompts.render`)."""
-    return render(name, **variables)
-
-
-def parse_json_reply(text: str) -> dict[str, Any]:
-    """The JSON object in a model's reply (a code fence or text around it is tolerated).
-
-    Raises:
-        ValueError: no JSON object can be read; the message is fed back to the model.
-    """
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError("the reply was empty")
-    fenced = re.search(r"```(?:json)?\s*(\{.*?\})\s*```", text, re.S)
-    candidates = [fenced.group(1)] if fenced else []
-    start, end = text.find("{"), text.rfind("}")
-    if start != -1 and end > start:
-        candidates.append(text[start : end + 1])
-    for c in candidates:
-        try:
-            value = json.loads(c)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, dict):
-            return value
-    raise ValueError(f"the reply holds no JSON object: {text.strip()[:120]!r}")
-
-
 def ask_json(
     chat: ChatModel,
     prompt: str,
@@ -515,7 +487,7 @@ def ask_json(
         messages = [
             *messages,
             {"role": "assistant", "content": content},
-            {"role": "user", "content": render_prompt("reveca_retry", problem=problem)},
+            {"role": "user", "content": render("reveca_retry", problem=problem)},
         ]
     raise BackendError(f"the model gave no usable JSON after {retries + 1} tries: {problem}")
 
@@ -551,7 +523,7 @@ class LLMRelevance:
         self.failures: list[str] = []
 
     def prompt(self, infos: Sequence[ObjectInfo], goal: Goal) -> str:
-        return render_prompt(
+        return render(
             "reveca_relevance",
             agent=self.agent,
             goal=goal.text,

@@ -39,10 +39,10 @@ from bt_raider.cooperation.observations import (
     WorldMap,
     ask_json,
     collaborator_place,
-    render_prompt,
     retrieve,
 )
 from bt_raider.errors import BackendError, CommunicationError
+from bt_raider.llm.prompts import render
 
 if TYPE_CHECKING:
     from bt_raider.llm.chat import ChatModel
@@ -292,7 +292,7 @@ class LLMPlanner:
 
     def prompt(self, memory: RevecaMemory, options: Sequence[PlanOption]) -> str:
         with memory.lock:
-            return render_prompt(
+            return render(
                 "reveca_planning",
                 agent=memory.me,
                 goal=memory.goal.text,
@@ -525,7 +525,7 @@ class LLMTrajectory:
             ]
             view["facts"] = rules.assess(ctx, c).reason
             people.append(view)
-        return render_prompt(
+        return render(
             "reveca_validation",
             agent=ctx.me,
             goal=ctx.goal_text,

@@ -34,6 +34,7 @@ import py_trees
 from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.errors import BtRaiderError, QueryError, RecoveryCodeError
 from bt_raider.llm.prompts import render
+from bt_raider.llm.replies import clean_code
 from bt_raider.recovery.safecode import (
     DEFAULT_ACTIONS,
     DEFAULT_LIMITS,
@@ -568,9 +569,6 @@ class SymbolicRecovery:
 # -- LLM
 
 
-_FENCE = re.compile(r"```[a-zA-Z0-9_+-]*\s*\n(.*?)```", re.DOTALL)
-_LABEL = re.compile(r"^\s*(?:corrective actions|recovery plan|plan|code)\s*:\s*", re.IGNORECASE)
-
 #: RAIDER's contextual notes (Fig. 7), worded for code output.
 DEFAULT_NOTES = (
     f"There is always a free table '{FREE_SPOT}' to move to and place objects momentarily or "
@@ -581,23 +579,6 @@ DEFAULT_NOTES = (
     "End with the query action itself on the resolved objects (e.g. pick(item)), unless the "
     "action is impossible: then only say() why.",
 )
-
-
-def clean_code(text: str) -> str:
-    """Model output -> code: the first fenced block if any, no label, no indentation.
-
-    Only layout is changed; what is left is still parsed strictly by
-    :func:`~bt_raider.recovery.safecode.parse_recovery`.
-    """
-    if not isinstance(text, str):
-        return text
-    fenced = _FENCE.search(text)
-    if fenced:
-        text = fenced.group(1)
-    lines = [line.strip() for line in text.strip().splitlines()]
-    if lines:
-        lines[0] = _LABEL.sub("", lines[0])
-    return "\n".join(line for line in lines if line)
 
 
 class LLMRecovery:

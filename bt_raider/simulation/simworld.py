@@ -59,6 +59,7 @@ from typing import Any
 import numpy as np
 
 from bt_raider.errors import ActionFailed, SceneError, ToolError
+from bt_raider.perception.relations import SINGLE_SLOT_TYPES
 from bt_raider.perception.scene import CAPABILITIES, STATES, Human, Scene, SceneObject
 
 #: How close (m) the robot stops in front of an object it approaches (capped at 0.9 x reach).
@@ -68,7 +69,6 @@ PERSON_STANDOFF = 0.8
 #: Objects a robot can slice with (AI2-THOR accepts both).
 KNIVES = ("Knife", "ButterKnife")
 #: Receptacles that hold one object at a time.
-SINGLE_SLOT = ("CoffeeMachine", "Toaster")
 #: Receptacles that are containers rather than surfaces (the implicit ``place`` avoids them).
 CONTAINERS = ("Bowl", "Cup", "Mug", "Pot", "Pan", "Kettle", "GarbageCan", "SinkBasin", "Box")
 #: How far (m) in front of the robot a held object is carried, and at what height offset.
@@ -477,7 +477,7 @@ class SimWorld:
             self._fail("place", args, "wrong_property", f"{dest.name} is not a receptacle")
         if dest.flag("openable") and not dest.flag("isOpen"):
             self._fail("place", args, "wrong_state", f"{dest.name} is closed")
-        if dest.type in SINGLE_SLOT and dest.children:
+        if dest.type in SINGLE_SLOT_TYPES and dest.children:
             names = ", ".join(self.scene.name_of(c) for c in dest.children)
             self._fail("place", args, "obstructed", f"{dest.name} is occupied by {names}")
         self._check_blocked("place", args, dest.id, dest.name)
@@ -498,11 +498,15 @@ class SimWorld:
         agent = self.scene.agent_position
         options = []
         for o in self.scene:
-            if o.id == obj.id or o.type in ("Floor", *SINGLE_SLOT) or not o.flag("receptacle"):
+            if (
+                o.id == obj.id
+                or o.type in ("Floor", *SINGLE_SLOT_TYPES)
+                or not o.flag("receptacle")
+            ):
                 continue
             dist = self.scene.horizontal_distance(agent, o.position)
             closed = o.flag("openable") and not o.flag("isOpen")
-            full = o.type in SINGLE_SLOT and bool(o.children)
+            full = o.type in SINGLE_SLOT_TYPES and bool(o.children)
             if dist <= reach and not closed and not full:
                 # Surfaces before containers: a robot told to put it down puts it on a counter.
                 options.append((o.type in CONTAINERS, dist, o.name, o))

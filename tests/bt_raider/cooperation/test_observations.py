@@ -20,12 +20,12 @@ from bt_raider.cooperation.observations import (
     Sighting,
     SubGoal,
     SymbolicRelevance,
-    parse_json_reply,
     relative_proximity,
     retrieve,
 )
 from bt_raider.errors import BackendError
 from bt_raider.llm.chat import ScriptedChat
+from bt_raider.llm.replies import parse_json_reply
 from bt_raider.simulation.multirobot import CATALOGUE, default_house
 
 GOAL = Goal(("cupcake", "apple"), "coffeetable", "on", "1", "livingroom", (2.0, 2.0))

@@ -12,6 +12,7 @@ import pytest
 from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.errors import RecoveryCodeError
 from bt_raider.llm.chat import OpenAIChat, ScriptedChat
+from bt_raider.llm.replies import clean_code
 from bt_raider.perception.scene import Scene
 from bt_raider.recovery.core import (
     LLMRecovery,
@@ -20,7 +21,6 @@ from bt_raider.recovery.core import (
     RecoveryRequest,
     SymbolicRecovery,
     builtin_examples,
-    clean_code,
     load_examples,
     split_action,
 )
