@@ -26,13 +26,14 @@ from typing import TYPE_CHECKING, Any
 from unified_planning.engines import PlanGenerationResultStatus, ValidationResultStatus
 from unified_planning.exceptions import UPException
 from unified_planning.io import PDDLReader
+from unified_planning.plans import ActionInstance, SequentialPlan
 from unified_planning.shortcuts import OneshotPlanner, PlanValidator, get_environment
 
+from bt_raider.checking.verdict import Category
 from bt_raider.errors import PlanningError, QueryError, require
 
 if TYPE_CHECKING:
-    from unified_planning.model import FNode, Problem
-    from unified_planning.plans import ActionInstance, SequentialPlan
+    from unified_planning.model import Action, FNode, Object, Problem
 
 # UP prints a credits banner on stdout each time an engine starts; a CLI must not.
 get_environment().credits_stream = None
@@ -274,6 +275,7 @@ def simulator(problem: Problem) -> Any:
         PlanningError: the problem has features the simulator cannot execute (durative
             actions, for instance); the message names them.
     """
+    # A submodule of UP's engines, loaded only when a simulator is first built.
     from unified_planning.engines.sequential_simulator import UPSequentialSimulator
 
     missing = set(problem.kind.features) - set(UPSequentialSimulator.supported_kind().features)
@@ -341,10 +343,6 @@ def to_plan(problem: Problem, steps: Iterable[Step | str]) -> SequentialPlan:
     Raises:
         QueryError: a step names an unknown action or object, or has the wrong arity.
     """
-    from unified_planning.plans import ActionInstance, SequentialPlan
-
-    from bt_raider.planners.preconditions import resolve
-
     instances = []
     for step in steps:
         action, objects = resolve(problem, parse_step(step) if isinstance(step, str) else step)
@@ -422,3 +420,70 @@ def conjuncts(node: FNode) -> list[FNode]:
             out.extend(conjuncts(arg))
         return out
     return [node]
+
+
+class GroundingError(QueryError):
+    """A step names an object the problem lacks, or one of the wrong type.
+
+    Attributes:
+        category: the issue category it amounts to (``not_present`` or ``wrong_property``).
+    """
+
+    def __init__(self, message: str, category: Category) -> None:
+        super().__init__(message)
+        self.category = category
+
+
+def _key(name: str) -> str:
+    # UP lowercases PDDL names; recovery code spells pick-up as pick_up (an identifier).
+    return name.lower().replace("-", "_")
+
+
+def _lookup(names: list[str], wanted: str) -> str | None:
+    """``wanted`` among ``names``: exactly, else ignoring case and ``-`` versus ``_``."""
+    if wanted in names:
+        return wanted
+    key = _key(wanted)
+    return next((n for n in names if _key(n) == key), None)
+
+
+def resolve(problem: Problem, step: Step) -> tuple[Action, list[Object]]:
+    """The UP action and objects a step names.
+
+    Raises:
+        QueryError: unknown action or wrong number of arguments (names the valid options).
+        GroundingError: an unknown object (``not_present``) or one of the wrong type
+            (``wrong_property``).
+    """
+    action_names = [a.name for a in problem.actions]
+    name = _lookup(action_names, step.name)
+    if name is None:
+        raise QueryError(
+            f"unknown action {step.name!r}: expected one of {', '.join(sorted(action_names))}"
+        )
+    action = problem.action(name)
+    params = action.parameters
+    if len(params) != len(step.args):
+        signature = " ".join(f"?{p.name} - {type_name(p.type)}" for p in params)
+        raise QueryError(
+            f"{pddl_text(step)}: {name} takes {len(params)} argument(s) ({signature}), "
+            f"got {len(step.args)}"
+        )
+    object_names = [o.name for o in problem.all_objects]
+    objects = []
+    for param, arg in zip(params, step.args, strict=True):
+        found = _lookup(object_names, str(arg))
+        if found is None:
+            raise GroundingError(
+                f"{pddl_text(step)}: no object {arg!r} in problem {problem.name!r}",
+                Category.NOT_PRESENT,
+            )
+        obj = problem.object(found)
+        if not param.type.is_compatible(obj.type):
+            raise GroundingError(
+                f"{pddl_text(step)}: {obj.name} is of type {type_name(obj.type)}, but ?{param.name} "
+                f"of {name} must be of type {type_name(param.type)}",
+                Category.WRONG_PROPERTY,
+            )
+        objects.append(obj)
+    return action, objects

@@ -20,33 +20,21 @@ from unified_planning.model.walkers import StateEvaluator
 
 from bt_raider.checking.contract import Query, as_query
 from bt_raider.checking.verdict import PRIORITY, Category, ToolCall, Verdict, parse_category
-from bt_raider.errors import QueryError
 from bt_raider.planners.pddl import (
+    GroundingError,
     Step,
     conjuncts,
     fact_text,
     parse_step,
     pddl_text,
+    resolve,
     simulator,
-    type_name,
 )
 
 if TYPE_CHECKING:
     from unified_planning.model import Action, FNode, Object, Problem, State
 
     from bt_raider.perception.scene import Scene
-
-
-class GroundingError(QueryError):
-    """A step names an object the problem lacks, or one of the wrong type.
-
-    Attributes:
-        category: the issue category it amounts to (``not_present`` or ``wrong_property``).
-    """
-
-    def __init__(self, message: str, category: Category) -> None:
-        super().__init__(message)
-        self.category = category
 
 
 @runtime_checkable
@@ -89,61 +77,6 @@ class PreconditionReport:
             unsatisfied=tuple(self.unsatisfied),
             bindings=dict(self.bindings),
         )
-
-
-def _key(name: str) -> str:
-    # UP lowercases PDDL names; recovery code spells pick-up as pick_up (an identifier).
-    return name.lower().replace("-", "_")
-
-
-def _lookup(names: list[str], wanted: str) -> str | None:
-    """``wanted`` among ``names``: exactly, else ignoring case and ``-`` versus ``_``."""
-    if wanted in names:
-        return wanted
-    key = _key(wanted)
-    return next((n for n in names if _key(n) == key), None)
-
-
-def resolve(problem: Problem, step: Step) -> tuple[Action, list[Object]]:
-    """The UP action and objects a step names.
-
-    Raises:
-        QueryError: unknown action or wrong number of arguments (names the valid options).
-        GroundingError: an unknown object (``not_present``) or one of the wrong type
-            (``wrong_property``).
-    """
-    action_names = [a.name for a in problem.actions]
-    name = _lookup(action_names, step.name)
-    if name is None:
-        raise QueryError(
-            f"unknown action {step.name!r}: expected one of {', '.join(sorted(action_names))}"
-        )
-    action = problem.action(name)
-    params = action.parameters
-    if len(params) != len(step.args):
-        signature = " ".join(f"?{p.name} - {type_name(p.type)}" for p in params)
-        raise QueryError(
-            f"{pddl_text(step)}: {name} takes {len(params)} argument(s) ({signature}), "
-            f"got {len(step.args)}"
-        )
-    object_names = [o.name for o in problem.all_objects]
-    objects = []
-    for param, arg in zip(params, step.args, strict=True):
-        found = _lookup(object_names, str(arg))
-        if found is None:
-            raise GroundingError(
-                f"{pddl_text(step)}: no object {arg!r} in problem {problem.name!r}",
-                Category.NOT_PRESENT,
-            )
-        obj = problem.object(found)
-        if not param.type.is_compatible(obj.type):
-            raise GroundingError(
-                f"{pddl_text(step)}: {obj.name} is of type {type_name(obj.type)}, but ?{param.name} "
-                f"of {name} must be of type {type_name(param.type)}",
-                Category.WRONG_PROPERTY,
-            )
-        objects.append(obj)
-    return action, objects
 
 
 def ground_preconditions(problem: Problem, action: Action, objects: list[Object]) -> list[FNode]:

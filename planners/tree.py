@@ -29,6 +29,7 @@ import py_trees
 from bt_raider.errors import PlanningError
 from bt_raider.planners.pddl import Step, pddl_text, plan_steps
 from bt_raider.runtime.actions import ActionBehaviour
+from bt_raider.runtime.guards import RaiderGuard
 
 if TYPE_CHECKING:
     from unified_planning.plans import SequentialPlan
@@ -179,8 +180,6 @@ def raider_guards(
     """
 
     def wrap(child: py_trees.behaviour.Behaviour, step: Step) -> py_trees.behaviour.Behaviour:
-        from bt_raider.runtime.guards import RaiderGuard  # the core's guard; imported when used
-
         if preconditions is None:
             query: Any = pddl_text(step)
         else:

@@ -18,8 +18,16 @@ from unified_planning.model.fluent import get_all_fluent_exp
 
 from bt_raider.checking.contract import Query
 from bt_raider.errors import ActionFailed, QueryError
-from bt_raider.planners.pddl import Step, conjuncts, fact_text, parse_step, pddl_text, simulator
-from bt_raider.planners.preconditions import PreconditionReport, Preconditions, resolve
+from bt_raider.planners.pddl import (
+    Step,
+    conjuncts,
+    fact_text,
+    parse_step,
+    pddl_text,
+    resolve,
+    simulator,
+)
+from bt_raider.planners.preconditions import PreconditionReport, Preconditions
 
 if TYPE_CHECKING:
     from unified_planning.model import FNode, Problem, State
