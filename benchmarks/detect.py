@@ -33,11 +33,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+# The patch format lives with the case generator in cases/, beside this script.
+from cases import build_cases
+
 HERE = Path(__file__).resolve().parent
 CASES = HERE / "cases" / "cases.jsonl"
-sys.path.insert(0, str(HERE / "cases"))
-
-import build_cases  # noqa: E402  (the patch format lives with the generator)
 
 #: What an explanation must say for each category (case-insensitive regular expressions).
 REASONS: dict[str, str] = {

@@ -32,9 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.memory_data import (  # noqa: E402
+# memory_data.py sits beside this script (Python puts the script's folder on the path).
+from memory_data import (
     HURIC,
     HURIC_FRAMES,
     Command,
@@ -42,8 +41,9 @@ from benchmarks.memory_data import (  # noqa: E402
     gold_conflict,
     huric_op,
 )
-from bt_raider.memory import SymbolicExtractor, TransformersEmbedder, VectorMemory  # noqa: E402
-from bt_raider.memory.extract import singular  # noqa: E402
+
+from bt_raider.memory import SymbolicExtractor, TransformersEmbedder, VectorMemory
+from bt_raider.memory.extract import singular
 
 K = 10
 

@@ -25,10 +25,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# memory_data.py sits beside this script (Python puts the script's folder on the path).
+from memory_data import build, scale_sentences
 
-from benchmarks.memory_data import build, scale_sentences  # noqa: E402
-from bt_raider.memory import TransformersEmbedder, VectorMemory  # noqa: E402
+from bt_raider.memory import TransformersEmbedder, VectorMemory
 
 
 class Precomputed:

@@ -28,10 +28,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+# build_cases.py sits beside this script (the patch format lives there).
+from build_cases import apply_patch, build_scene, load_kitchen
 
-from build_cases import apply_patch, build_scene, load_kitchen  # noqa: E402  (patch format)
+HERE = Path(__file__).resolve().parent
 
 REACH = 1.1
 HANDOVER = 0.5

@@ -13,9 +13,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from typing import Any
 
-BACKEND_CHOICES = ("symbolic", "openai", "transformers")
+from bt_raider.checking.contract import Query
+from bt_raider.checking.registry import BACKENDS, make_checker
+from bt_raider.commands import HELP
+from bt_raider.errors import QueryError
+from bt_raider.perception.scene import Scene
 
 
 def _positive_seconds(text: str) -> float:
@@ -28,10 +33,11 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction, argv: Sequence[str] = ()) -> None:
+    """Add the ``check`` sub-command to ``sub`` (``argv``: the words after its name)."""
     parser = sub.add_parser(
         "check",
-        help="check one action in a scene; print the verdict as JSON",
+        help=HELP["check"],
         description=(
             "Ground the query in the scene, ask and answer its preconditions with the "
             "perception tools, and print the verdict as one JSON object on stdout. "
@@ -43,7 +49,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--backend",
         default="symbolic",
-        choices=BACKEND_CHOICES,
+        choices=BACKENDS,
         help="reasoner: symbolic (default, offline), openai (any OpenAI-compatible endpoint) "
         "or transformers (a local model)",
     )
@@ -98,10 +104,6 @@ def format_trace(trace: list[dict[str, Any]]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bt_raider.checking.contract import Query
-    from bt_raider.checking.registry import make_checker
-    from bt_raider.errors import QueryError
-    from bt_raider.perception.scene import Scene
 
     scene = Scene.load(args.scene)
     if not args.query.strip():

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+from collections.abc import Sequence
+
+from bt_raider.commands import HELP
 
 DEMOS = {
     "medicine-delivery": "RAIDER's assistive plan: deliver a medicine, recovering from five issues",
@@ -19,19 +22,23 @@ def _module(name: str):
     return importlib.import_module(f"bt_raider.examples.{name.replace('-', '_')}.demo")
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("demo", help="run a shipped scenario end to end")
+def add_parser(sub: argparse._SubParsersAction, argv: Sequence[str] = ()) -> None:
+    """Add the ``demo`` sub-command to ``sub`` (``argv``: the words after its name)."""
+    parser = sub.add_parser("demo", help=HELP["demo"])
     demos = parser.add_subparsers(dest="demo", metavar="DEMO")
     demos.required = True
+    chosen = next((word for word in argv if not word.startswith("-")), None)
     for name, help_text in DEMOS.items():
         p = demos.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(run=run)
+        if name != chosen:
+            continue  # only the demo that runs is imported; the others are listed by name
         try:
             _module(name).add_arguments(p)
         except ModuleNotFoundError as exc:
             # Only a demo that is not shipped is skipped; a missing dependency must surface.
             if exc.name != f"bt_raider.examples.{name.replace('-', '_')}.demo":
                 raise
-        p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

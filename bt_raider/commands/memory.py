@@ -18,16 +18,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bt_raider.commands import HELP
 from bt_raider.errors import MemoryStoreError
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction, argv: Sequence[str] = ()) -> None:
+    """Add the ``memory`` sub-command to ``sub`` (``argv``: the words after its name)."""
     parser = sub.add_parser(
         "memory",
-        help="CDR-cleaned vector memory of past successes",
+        help=HELP["memory"],
         description="CDR-cleaned vector memory: store [information -> goal] pairs, retrieve "
         "few-shot examples without conflicting ones, calibrate theta, trim links.",
     )
@@ -87,6 +90,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _memory(args: argparse.Namespace):
+    # The memory loads torch and the embedding model: only for the sub-commands that use it.
     from bt_raider.memory import VectorMemory, make_embedder
 
     kwargs: dict[str, Any] = {}
@@ -297,6 +301,6 @@ _COMMANDS = {
 }
 
 if __name__ == "__main__":  # pragma: no cover
-    from bt_raider.cli import main
+    from bt_raider.cli import main  # python -m bt_raider.commands.memory: the CLI runs it
 
     sys.exit(main(["memory", *sys.argv[1:]]))

@@ -10,14 +10,24 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Sequence
+
+import py_trees
+
+from bt_raider.commands import HELP
+from bt_raider.planners import pddl
+from bt_raider.planners.tree import plan_to_tree, robot_actions
+from bt_raider.planners.world import PddlWorld
+from bt_raider.runtime.actions import SyncRobot
 
 ENGINE_CHOICES = ("auto", "pyperplan", "fast-downward")
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction, argv: Sequence[str] = ()) -> None:
+    """Add the ``plan`` sub-command to ``sub`` (``argv``: the words after its name)."""
     parser = sub.add_parser(
         "plan",
-        help="solve a PDDL problem, print the plan and its behaviour tree, optionally run it",
+        help=HELP["plan"],
         description="Solve DOMAIN + PROBLEM with a real planner (unified-planning), print the "
         "plan and the py_trees tree built from it; with --run, execute the tree in a simulated "
         "PDDL world until it succeeds or fails.",
@@ -43,12 +53,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import py_trees
-
-    from bt_raider.planners import pddl
-    from bt_raider.planners.tree import plan_to_tree, robot_actions
-    from bt_raider.planners.world import PddlWorld
-    from bt_raider.runtime.actions import SyncRobot
 
     problem = pddl.load(args.domain, args.problem)
     engine = pddl.choose_engine(problem, args.engine)
