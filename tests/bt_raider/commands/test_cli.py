@@ -34,3 +34,42 @@ def test_parser_builds_every_command():
     parser = build_parser()
     choices = parser._subparsers._group_actions[0].choices  # noqa: SLF001
     assert {"check", "plan", "demo", "memory"} <= set(choices)
+
+
+def _modules_after(code: str) -> set[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", f"import sys; {code}; print(sorted(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return {m.strip(" '") for m in out.stdout.strip()[1:-1].split(",")}
+
+
+def test_building_the_cli_imports_no_demo_and_no_reasoner():
+    loaded = _modules_after("from bt_raider.cli import build_parser; build_parser(['--help'])")
+    assert not {m for m in loaded if m.startswith("bt_raider.commands.")}
+    loaded = _modules_after(
+        "from bt_raider.cli import build_parser; "
+        "build_parser(['check', '--scene', 's.json', 'pick(Apple)'])"
+    )
+    assert "bt_raider.commands.check" in loaded
+    assert not {m for m in loaded if m.startswith(("bt_raider.examples", "bt_raider.planners"))}
+    assert "bt_raider.checking.symbolic" not in loaded and "bt_raider.checking.agent" not in loaded
+    assert "bt_raider.commands.demo" not in loaded and "bt_raider.commands.memory" not in loaded
+
+
+def test_a_demo_imports_only_its_own_scenario():
+    loaded = _modules_after(
+        "from bt_raider.cli import build_parser; "
+        "build_parser(['demo', 'medicine-delivery', '--no-memory'])"
+    )
+    assert "bt_raider.examples.medicine_delivery.demo" in loaded
+    assert not {m for m in loaded if m.startswith("bt_raider.examples.cooperative_table")}
+
+
+def test_the_chosen_command_parses_its_options_after_lazy_building():
+    args = build_parser(["demo", "cooperative-table", "--seed", "3"]).parse_args(
+        ["demo", "cooperative-table", "--seed", "3"]
+    )
+    assert args.command == "demo" and args.demo == "cooperative-table" and args.seed == 3
