@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from bt_raider.checking.agent import RaiderAgent, find_final, loads_lenient, parse_tool_calls
+from bt_raider.checking.agent import RaiderAgent
 from bt_raider.checking.contract import Checker, Query
 from bt_raider.checking.registry import check, make_checker
 from bt_raider.checking.verdict import Category, Response, ToolCall
@@ -249,37 +249,6 @@ def test_unreadable_final_response_gets_warning_4_and_prose_mentions_no_warning_
 
 
 # --------------------------------------------------------------------------- parsing
-
-
-def test_tool_calls_are_read_leniently():
-    text = (
-        "call\\_tool{tool: get_obj_state, args: [Fridge]} "
-        "call_tool{'tool': 'check_obj_relationship', 'args': ['on top of', 'Plate',]}\n"
-        'call_tool: {"tool": "dist_to_target", "args": "Bowl|+00.27|+01.10|-00.75"}'
-    )
-    calls, _ = parse_tool_calls(text)
-    assert [(c.name, c.args, c.error) for c in calls] == [
-        ("get_obj_state", ["Fridge"], None),
-        ("check_obj_relationship", ["on top of", "Plate"], None),
-        ("dist_to_target", "Bowl|+00.27|+01.10|-00.75", None),
-    ]
-    assert loads_lenient("{final_response: none, x: None, y: True}") == {
-        "final_response": "none",
-        "x": None,
-        "y": True,
-    }
-    with pytest.raises(ValueError, match="not JSON"):
-        loads_lenient("{{{")
-
-
-def test_final_response_is_found_in_prose_and_code_fences():
-    answer, seen = find_final(
-        'Decision:\n```json\n{"final_response": "ambiguity", "a": {"b": 1}}\n```'
-    )
-    assert seen and answer == {"final_response": "ambiguity", "a": {"b": 1}}
-    assert find_final("no answer yet") == (None, False)
-    assert find_final("I will give the final_response after the tools.") == (None, False)
-    assert find_final('{"final_response": "none", oops') == (None, True)
 
 
 def test_raider_labels_and_single_quotes_are_accepted(kitchen, tools):

@@ -25,7 +25,6 @@ from bt_raider.cooperation.observations import (
 )
 from bt_raider.errors import BackendError
 from bt_raider.llm.chat import ScriptedChat
-from bt_raider.llm.replies import parse_json_reply
 from bt_raider.simulation.multirobot import CATALOGUE, default_house
 
 GOAL = Goal(("cupcake", "apple"), "coffeetable", "on", "1", "livingroom", (2.0, 2.0))
@@ -103,13 +102,6 @@ def test_llm_relevance_feeds_mistakes_back_then_falls_back():
     strict = LLMRelevance(ScriptedChat(["no json here", "still none"]), retries=1)
     with pytest.raises(BackendError, match="no usable JSON after 2 tries"):
         strict.estimate([obj("7", "apple")], GOAL)
-
-
-def test_parse_json_reply_tolerates_fences_and_text():
-    assert parse_json_reply('```json\n{"a": 1}\n```') == {"a": 1}
-    assert parse_json_reply('Sure: {"choice": "B"} done') == {"choice": "B"}
-    with pytest.raises(ValueError, match="no JSON object"):
-        parse_json_reply("B")
 
 
 def test_relative_proximity_is_phrased_for_the_model():

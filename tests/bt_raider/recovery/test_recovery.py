@@ -12,7 +12,6 @@ import pytest
 from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.errors import RecoveryCodeError
 from bt_raider.llm.chat import OpenAIChat, ScriptedChat
-from bt_raider.llm.replies import clean_code
 from bt_raider.perception.scene import Scene
 from bt_raider.recovery.core import (
     LLMRecovery,
@@ -317,13 +316,6 @@ def test_llm_prompt_follows_figure_7() -> None:
         RecoveryRequest("slice(Lettuce)", request.verdict, feedback="line 1: import")
     )
     assert "Your previous answer was rejected: line 1: import" in again
-
-
-def test_clean_code() -> None:
-    assert clean_code("```python\n  x = ask('?')\n  pick(x)\n```\nThis plan works.") == (
-        "x = ask('?')\npick(x)"
-    )
-    assert clean_code("corrective actions: say('hi')\n\n  pick('A')") == "say('hi')\npick('A')"
 
 
 def test_rejected_code_goes_back_with_the_reason() -> None:
