@@ -24,8 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bt_raider.checking.parse import GENERIC_HEADS, ArgPhrase
+from bt_raider.checking.parse import ArgPhrase
 from bt_raider.checking.verdict import ToolCall
+from bt_raider.checking.vocabulary import GENERIC_HEADS
 from bt_raider.errors import BtRaiderError, ToolError
 from bt_raider.perception import relations
 from bt_raider.perception.lexicon import Lexicon, singulars

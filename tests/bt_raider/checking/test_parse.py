@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bt_raider.checking.parse import ACTIONS, action_for_name, parse_phrase, parse_query
+from bt_raider.checking.parse import action_for_name, parse_phrase, parse_query
+from bt_raider.checking.vocabulary import ACTIONS
 from bt_raider.errors import BtRaiderError, QueryError
 from bt_raider.perception.lexicon import Lexicon
 
