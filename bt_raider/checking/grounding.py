@@ -604,3 +604,23 @@ def _where_is(scene: Scene, objs: list[Referent]) -> str:
         if isinstance(o, SceneObject) and o.parents:
             parts.append(f"the {o.name} is on or in the {scene.name_of(o.parents[0])}")
     return (_cap(listing(parts)) + ".") if parts else ""
+
+
+def article(name: str) -> str:
+    """``an Apple``, ``a Mug``, ``the Cabinet_2`` (numbered names are specific)."""
+    if re.search(r"_\d+$", name):
+        return f"the {name}"
+    return ("an " if name[:1].lower() in "aeiou" else "a ") + name
+
+
+def metres(value: float) -> str:
+    return f"{value:.2f} m"
+
+
+def reach_text(value: float) -> str:
+    return f"{value:g} m"
+
+
+def natural_key(name: str) -> tuple[str, int]:
+    m = re.match(r"^(.*?)_(\d+)$", name)
+    return (m.group(1), int(m.group(2))) if m else (name, 0)
