@@ -32,15 +32,13 @@ from bt_raider.cooperation.observations import (
     CollaboratorInfo,
     InformationError,
     ObjectInfo,
-    Proximity,
     Relevance,
-    RevecaMemory,
     SubGoal,
     WorldMap,
-    ask_json,
-    collaborator_place,
-    retrieve,
 )
+from bt_raider.cooperation.proximity import Proximity, collaborator_place, retrieve
+from bt_raider.cooperation.relevance import ask_json
+from bt_raider.cooperation.reveca_memory import RevecaMemory
 from bt_raider.errors import BackendError, CommunicationError
 from bt_raider.llm.prompts import render
 

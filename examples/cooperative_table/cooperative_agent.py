@@ -41,15 +41,9 @@ import py_trees
 from py_trees.common import Status
 
 from bt_raider.cooperation.messaging import MessageBus
-from bt_raider.cooperation.observations import (
-    Goal,
-    ObjectInfo,
-    RelevanceEstimator,
-    RevecaMemory,
-    Seen,
-    SubGoal,
-    SymbolicRelevance,
-)
+from bt_raider.cooperation.observations import Goal, ObjectInfo, SubGoal
+from bt_raider.cooperation.relevance import RelevanceEstimator, SymbolicRelevance
+from bt_raider.cooperation.reveca_memory import RevecaMemory, Seen
 from bt_raider.cooperation.validator import (
     WAIT,
     GreedyPlanner,

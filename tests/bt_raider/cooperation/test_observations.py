@@ -11,18 +11,14 @@ from bt_raider.cooperation.observations import (
     CollaboratorInfo,
     Goal,
     InformationError,
-    LLMRelevance,
     ObjectInfo,
-    Proximity,
     Relevance,
-    RevecaMemory,
-    Seen,
     Sighting,
     SubGoal,
-    SymbolicRelevance,
-    relative_proximity,
-    retrieve,
 )
+from bt_raider.cooperation.proximity import Proximity, relative_proximity, retrieve
+from bt_raider.cooperation.relevance import LLMRelevance, SymbolicRelevance
+from bt_raider.cooperation.reveca_memory import RevecaMemory, Seen
 from bt_raider.errors import BackendError
 from bt_raider.llm.chat import ScriptedChat
 from bt_raider.simulation.multirobot import CATALOGUE, default_house

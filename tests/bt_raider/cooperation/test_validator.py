@@ -12,11 +12,11 @@ from bt_raider.cooperation.observations import (
     InformationError,
     ObjectInfo,
     Relevance,
-    RevecaMemory,
     Sighting,
     SubGoal,
-    SymbolicRelevance,
 )
+from bt_raider.cooperation.relevance import SymbolicRelevance
+from bt_raider.cooperation.reveca_memory import RevecaMemory
 from bt_raider.cooperation.validator import (
     WAIT,
     GreedyPlanner,
