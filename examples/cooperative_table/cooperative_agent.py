@@ -40,23 +40,19 @@ from typing import Any
 import py_trees
 from py_trees.common import Status
 
-from bt_raider.cooperation.messaging import MessageBus
-from bt_raider.cooperation.observations import Goal, ObjectInfo, SubGoal
-from bt_raider.cooperation.relevance import RelevanceEstimator, SymbolicRelevance
-from bt_raider.cooperation.reveca_memory import RevecaMemory, Seen
-from bt_raider.cooperation.validator import (
-    WAIT,
-    GreedyPlanner,
-    Planner,
-    PlanOption,
-    TrajectoryEstimator,
-    Validator,
+from bt_raider.cooperation.messages import (
     achieved_message,
     hello_message,
-    plan_options,
     serve_answers,
     status_message,
 )
+from bt_raider.cooperation.messaging import MessageBus
+from bt_raider.cooperation.observations import Goal, ObjectInfo, SubGoal
+from bt_raider.cooperation.planning import WAIT, GreedyPlanner, Planner, PlanOption, plan_options
+from bt_raider.cooperation.relevance import RelevanceEstimator, SymbolicRelevance
+from bt_raider.cooperation.reveca_memory import RevecaMemory, Seen
+from bt_raider.cooperation.trajectory import TrajectoryEstimator
+from bt_raider.cooperation.validator import Validator
 from bt_raider.errors import ActionFailed
 from bt_raider.runtime.actions import ActionBehaviour, ActionState, Progress
 from bt_raider.runtime.shared_goal import SharedGoalGuard

@@ -6,6 +6,13 @@ import json
 
 import pytest
 
+from bt_raider.cooperation.messages import (
+    achieved_message,
+    answer_request,
+    hello_message,
+    request_message,
+    serve_answers,
+)
 from bt_raider.cooperation.messaging import MAX_FRAME_CHARS, InProcessHub, Message, MessageKind
 from bt_raider.cooperation.observations import (
     Goal,
@@ -15,22 +22,11 @@ from bt_raider.cooperation.observations import (
     Sighting,
     SubGoal,
 )
+from bt_raider.cooperation.planning import WAIT, GreedyPlanner, LLMPlanner, plan_options
 from bt_raider.cooperation.relevance import SymbolicRelevance
 from bt_raider.cooperation.reveca_memory import RevecaMemory
-from bt_raider.cooperation.validator import (
-    WAIT,
-    GreedyPlanner,
-    LLMPlanner,
-    LLMTrajectory,
-    SymbolicTrajectory,
-    Validator,
-    achieved_message,
-    answer_request,
-    hello_message,
-    plan_options,
-    request_message,
-    serve_answers,
-)
+from bt_raider.cooperation.trajectory import LLMTrajectory, SymbolicTrajectory
+from bt_raider.cooperation.validator import Validator
 from bt_raider.llm.chat import ScriptedChat
 from bt_raider.simulation.multirobot import CATALOGUE, default_house
 

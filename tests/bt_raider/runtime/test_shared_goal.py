@@ -9,11 +9,12 @@ import py_trees
 import pytest
 from py_trees.common import Status
 
+from bt_raider.cooperation.messages import answer_request
 from bt_raider.cooperation.messaging import InProcessHub, Message
 from bt_raider.cooperation.observations import Goal, ObjectInfo, Relevance, Sighting
 from bt_raider.cooperation.relevance import SymbolicRelevance
 from bt_raider.cooperation.reveca_memory import RevecaMemory
-from bt_raider.cooperation.validator import Validator, answer_request
+from bt_raider.cooperation.validator import Validator
 from bt_raider.runtime.shared_goal import SHARED_GOALS_NAMESPACE, SharedGoalGuard
 from bt_raider.simulation.multirobot import CATALOGUE, default_house
 
