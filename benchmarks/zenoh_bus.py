@@ -25,7 +25,8 @@ from collections.abc import Callable, Sequence
 from bt_raider.cooperation.messaging import InProcessHub, Message, MessageBus, MessageKind
 from bt_raider.examples.cooperative_table.episode import run_episode
 from bt_raider.examples.cooperative_table.processes import FIGURES, run_processes
-from bt_raider.fleet.zenoh_bus import ZenohBus, loopback_endpoint
+from bt_raider.fleet.zenoh_bus import ZenohBus
+from bt_raider.fleet.zenoh_config import loopback_endpoint
 
 
 def _request(n: int) -> Message:

@@ -9,16 +9,21 @@ likely collaborator; *confirmed* -> the plan and its stale information are dropp
 replans; *denied* or no answer -> ask the next; nobody left -> commit. Answers are structured
 (``data["answer"]`` is ``yes``/``no``/``unknown``), never parsed from free text.
 
+:class:`ReobservingValidator` adds the policy for *unknown* answers (a collaborator that timed
+out or left): look again when possible, else commit and say so.
+
 Planning lives in :mod:`bt_raider.cooperation.planning`, the messages in
 :mod:`bt_raider.cooperation.messages`.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bt_raider.cooperation.messages import request_message
 from bt_raider.cooperation.messaging import Message, MessageBus
@@ -38,6 +43,8 @@ from bt_raider.errors import CommunicationError
 
 if TYPE_CHECKING:
     pass
+
+log = logging.getLogger(__name__)
 
 #: Validation modes: REVECA's, and the two ablations ("always ask before acting", "w/o
 #: validation").
@@ -276,3 +283,66 @@ class Validator:
 
 
 # --------------------------------------------------------------------------- messages
+
+
+class ReobservingValidator:
+    """The policy for *unknown* answers, around a REVECA :class:`~bt_raider.cooperation.validator.Validator`.
+
+    REVECA's validator asks the likely collaborators in turn and commits when nobody confirms.
+    Over a network some answers are *unknown* -- the collaborator timed out, left, or answered
+    garbage -- and committing on silence alone could repeat a collaborator's work. The policy:
+
+    * every unknown answer is counted (``counts["unknown"]``) and logged;
+    * if the sub-goal's object is **reachable** -- ``reobserve(subgoal)`` can look at it now
+      (it is in my room) -- look again: still there -> commit (``reobserved_present``); gone ->
+      the plan is stale, it counts as done by the silent collaborator (``reobserved_gone``);
+    * otherwise **commit and say so** (``committed_blind``): the result's reason names the
+      collaborators that did not answer.
+
+    Args:
+        validator: anything with ``validate(subgoal, *, cancel) -> ValidationResult``.
+        reobserve: ``subgoal -> True`` (seen now), ``False`` (should be seen, is gone) or
+            ``None`` (cannot look from here).
+
+    Attributes:
+        counts: what the policy did.
+    """
+
+    def __init__(self, validator: Any, reobserve: Callable[[Any], bool | None]) -> None:
+        self.validator = validator
+        self.reobserve = reobserve
+        self.counts: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self.validator, attr)
+
+    def _count(self, key: str, n: int = 1) -> None:
+        with self._lock:
+            self.counts[key] += n
+
+    def validate(self, subgoal: Any, *, cancel: threading.Event | None = None) -> Any:
+        result = self.validator.validate(subgoal, cancel=cancel)
+        silent = [name for name, answer in result.answers.items() if answer == "unknown"]
+        if not silent or result.achieved:
+            return result
+        self._count("unknown", len(silent))
+        who = ", ".join(silent)
+        try:
+            seen = self.reobserve(subgoal)
+        except Exception as exc:  # looking again failed: the same as not reachable
+            log.warning("re-observing %s failed: %s", subgoal, exc)
+            seen = None
+        if seen is False:
+            self._count("reobserved_gone")
+            reason = f"no answer from {who}; re-observed: {subgoal} is gone, taken as done"
+            log.warning("%s", reason)
+            return replace(result, achieved_by=silent[0], reason=reason)
+        if seen is True:
+            self._count("reobserved_present")
+            reason = f"no answer from {who}; re-observed: still there, committing"
+        else:
+            self._count("committed_blind")
+            reason = f"no answer from {who}; cannot re-observe from here, committing anyway"
+        log.warning("%s: %s", subgoal, reason)
+        return replace(result, reason=reason)

@@ -33,153 +33,39 @@ a :class:`CommunicationError` from ``request`` becomes ``None`` and is counted.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import queue
-import re
-import socket
 import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from bt_raider.cooperation.messaging import (
     MAX_FRAME_CHARS,
     Handler,
     Message,
-    MessageBus,
     MessageStats,
     Server,
 )
 from bt_raider.errors import CommunicationError, require
+from bt_raider.fleet.zenoh_config import (
+    DEFAULT_PREFIX,
+    DEFAULT_TEAM,
+    LOOPBACK_LISTEN,
+    Fault,
+    _check_prefix,
+    _check_segment,
+    make_config,
+)
 
 log = logging.getLogger("bt_raider.fleet.zenoh_bus")
 
-#: First segment of every key.
-DEFAULT_PREFIX = "bt_raider"
-#: Team used when none is given.
-DEFAULT_TEAM = "default"
-#: Where a bus listens when no endpoint is given: loopback, a port the OS picks.
-LOOPBACK_LISTEN = ("tcp/127.0.0.1:0",)
-#: Session modes a bus accepts.
-MODES = ("peer", "client", "router")
 #: Longest topic payload (the fleet memory's records), in characters.
 MAX_TOPIC_CHARS = 4000
 #: Seconds a request waits, beyond its timeout, for Zenoh to hand over the final reply.
 GRACE = 0.5
-#: Kinds of fault a bus counts.
-FAULTS = (
-    "timeout",  # the collaborator did not answer within the timeout
-    "unreachable",  # no queryable answered: the collaborator is not (or no longer) there
-    "malformed",  # an answer or publication that is not a valid frame
-    "oversized",  # an answer or publication longer than the frame bound
-    "mismatched",  # a valid frame that does not answer this request, or a spoofed sender
-    "error_reply",  # the collaborator replied with an error
-    "bad_request",  # a request reaching us that we could not read or answer
-    "handler_error",  # a subscriber or server handler of ours raised
-    "duplicate",  # a publication delivered twice (dropped)
-)
-
-_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
-
-
-def _check_segment(what: str, value: Any) -> str:
-    """A key segment: letters, digits, ``_ . -`` (no ``/``, ``*``, ``$``, ``?``, ``#``)."""
-    if not isinstance(value, str) or not _NAME.match(value):
-        raise CommunicationError(
-            f"{what} {value!r} cannot be a Zenoh key segment: use letters, digits, '_', '.', '-'"
-        )
-    return value
-
-
-def _check_prefix(prefix: Any) -> str:
-    if not isinstance(prefix, str) or not prefix or prefix.startswith("/") or prefix.endswith("/"):
-        raise CommunicationError(
-            f"key prefix {prefix!r} must be segments joined by '/', e.g. 'bt_raider' or 'lab/bt_raider'"
-        )
-    for part in prefix.split("/"):
-        _check_segment("key prefix segment", part)
-    return prefix
-
-
-def _check_endpoints(what: str, endpoints: Iterable[str]) -> list[str]:
-    out = []
-    for e in endpoints:
-        if not isinstance(e, str) or "/" not in e or not e.split("/", 1)[1]:
-            raise CommunicationError(
-                f"{what} endpoint {e!r} is not a Zenoh locator: expected e.g. 'tcp/127.0.0.1:7447'"
-            )
-        out.append(e)
-    return out
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port free on ``host`` right now (for tests and the process runner)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
-
-
-def loopback_endpoint(port: int | None = None) -> str:
-    """``tcp/127.0.0.1:<port>`` (a free port when ``port`` is None)."""
-    return f"tcp/127.0.0.1:{free_port() if port is None else int(port)}"
-
-
-def make_config(
-    *,
-    mode: str = "peer",
-    listen: Sequence[str] | None = None,
-    connect: Sequence[str] = (),
-    multicast: bool = False,
-    options: Mapping[str, Any] | None = None,
-) -> Any:
-    """A ``zenoh.Config`` for one robot.
-
-    Args:
-        mode: ``peer`` (default), ``client`` or ``router``.
-        listen: endpoints to listen on; None: :data:`LOOPBACK_LISTEN` (loopback only). Pass
-            ``["tcp/0.0.0.0:7447"]`` to be reachable from other machines.
-        connect: endpoints of peers (or a router) to connect to.
-        multicast: enable multicast scouting (off: peers are found through ``connect``).
-        options: further ``path -> value`` settings, each inserted with ``insert_json5``.
-
-    Raises:
-        CommunicationError: a bad mode or endpoint, or Zenoh refused a setting.
-    """
-    zenoh = require("zenoh", "zenoh", "eclipse-zenoh")
-    if mode not in MODES:
-        raise CommunicationError(
-            f"zenoh mode {mode!r} is unknown: expected one of {', '.join(MODES)}"
-        )
-    listen = list(LOOPBACK_LISTEN) if listen is None else _check_endpoints("listen", listen)
-    connect = _check_endpoints("connect", connect)
-    settings: dict[str, Any] = {
-        "mode": mode,
-        "listen/endpoints": listen,
-        "connect/endpoints": connect,
-        "scouting/multicast/enabled": bool(multicast),
-    }
-    settings.update(options or {})
-    config = zenoh.Config()
-    for path, value in settings.items():
-        try:
-            config.insert_json5(path, json.dumps(value))
-        except Exception as exc:  # zenoh raises its own ZError
-            raise CommunicationError(f"zenoh refused setting {path} = {value!r}: {exc}") from exc
-    return config
-
-
-@dataclass(frozen=True)
-class Fault:
-    """One fault the bus met: when, what kind, with whom, and why."""
-
-    time: float
-    kind: str
-    peer: str | None
-    detail: str
 
 
 class ZenohBus:
@@ -805,134 +691,3 @@ def _err_text(err: Any) -> str:
         return err.payload.to_string()
     except Exception:
         return repr(err)
-
-
-class FaultTolerantBus:
-    """Any :class:`MessageBus` whose ``request`` never raises for the network's faults.
-
-    A :class:`CommunicationError` from the wrapped ``request`` (a collaborator that left, a
-    malformed answer on the in-process bus) is logged, counted in :attr:`faults` and returned
-    as ``None`` -- *unknown*. A ``None`` answer is counted as ``no_answer``. Everything else is
-    passed through.
-
-    Args:
-        bus: the bus to wrap.
-    """
-
-    def __init__(self, bus: MessageBus) -> None:
-        self.bus = bus
-        self.name = bus.name
-        self.faults: Counter[str] = Counter()
-        self.fault_log: deque[Fault] = deque(maxlen=1000)
-        self._lock = threading.Lock()
-
-    def __getattr__(self, attr: str) -> Any:
-        return getattr(self.bus, attr)
-
-    def _fault(self, kind: str, peer: str | None, detail: str) -> None:
-        with self._lock:
-            self.faults[kind] += 1
-            self.fault_log.append(Fault(time.time(), kind, peer, detail))
-        log.warning("%s: %s fault with %s: %s", self.name, kind, peer or "?", detail)
-
-    def fault_summary(self) -> dict[str, int]:
-        """Fault kinds seen by this wrapper and, for a :class:`ZenohBus`, by the bus itself."""
-        with self._lock:
-            out = Counter(self.faults)
-        inner = getattr(self.bus, "fault_summary", None)
-        if callable(inner):
-            out.update(inner())
-        return {k: v for k, v in sorted(out.items()) if v}
-
-    def publish(self, msg: Message) -> None:
-        self.bus.publish(msg)
-
-    def subscribe(self, handler: Handler) -> None:
-        self.bus.subscribe(handler)
-
-    def poll(self) -> list[Message]:
-        return self.bus.poll()
-
-    def request(self, to: str, msg: Message, timeout: float) -> Message | None:
-        try:
-            answer = self.bus.request(to, msg, timeout)
-        except CommunicationError as exc:
-            self._fault("request_error", to, str(exc))
-            return None
-        if answer is None and not isinstance(self.bus, ZenohBus):
-            # A ZenohBus has already counted why; another bus only says "nothing".
-            self._fault(
-                "no_answer", to, f"no answer to {msg.kind.value} {msg.id} within {timeout} s"
-            )
-        return answer
-
-    def serve(self, handler: Server) -> None:
-        self.bus.serve(handler)
-
-    def close(self) -> None:
-        self.bus.close()
-
-
-class ReobservingValidator:
-    """The policy for *unknown* answers, around a REVECA :class:`~bt_raider.cooperation.validator.Validator`.
-
-    REVECA's validator asks the likely collaborators in turn and commits when nobody confirms.
-    Over a network some answers are *unknown* -- the collaborator timed out, left, or answered
-    garbage -- and committing on silence alone could repeat a collaborator's work. The policy:
-
-    * every unknown answer is counted (``counts["unknown"]``) and logged;
-    * if the sub-goal's object is **reachable** -- ``reobserve(subgoal)`` can look at it now
-      (it is in my room) -- look again: still there -> commit (``reobserved_present``); gone ->
-      the plan is stale, it counts as done by the silent collaborator (``reobserved_gone``);
-    * otherwise **commit and say so** (``committed_blind``): the result's reason names the
-      collaborators that did not answer.
-
-    Args:
-        validator: anything with ``validate(subgoal, *, cancel) -> ValidationResult``.
-        reobserve: ``subgoal -> True`` (seen now), ``False`` (should be seen, is gone) or
-            ``None`` (cannot look from here).
-
-    Attributes:
-        counts: what the policy did.
-    """
-
-    def __init__(self, validator: Any, reobserve: Callable[[Any], bool | None]) -> None:
-        self.validator = validator
-        self.reobserve = reobserve
-        self.counts: Counter[str] = Counter()
-        self._lock = threading.Lock()
-
-    def __getattr__(self, attr: str) -> Any:
-        return getattr(self.validator, attr)
-
-    def _count(self, key: str, n: int = 1) -> None:
-        with self._lock:
-            self.counts[key] += n
-
-    def validate(self, subgoal: Any, *, cancel: threading.Event | None = None) -> Any:
-        from dataclasses import replace
-
-        result = self.validator.validate(subgoal, cancel=cancel)
-        silent = [name for name, answer in result.answers.items() if answer == "unknown"]
-        if not silent or result.achieved:
-            return result
-        self._count("unknown", len(silent))
-        who = ", ".join(silent)
-        try:
-            seen = self.reobserve(subgoal)
-        except Exception as exc:  # looking again failed: the same as not reachable
-            log.warning("re-observing %s failed: %s", subgoal, exc)
-            seen = None
-        if seen is False:
-            self._count("reobserved_gone")
-            reason = f"no answer from {who}; re-observed: {subgoal} is gone, taken as done"
-            log.warning("%s", reason)
-            return replace(result, achieved_by=silent[0], reason=reason)
-        if seen is True:
-            self._count("reobserved_present")
-            reason = f"no answer from {who}; re-observed: still there, committing"
-        else:
-            self._count("committed_blind")
-            reason = f"no answer from {who}; cannot re-observe from here, committing anyway"
-        log.warning("%s: %s", subgoal, reason)
-        return replace(result, reason=reason)

@@ -42,16 +42,12 @@ from typing import Any
 
 from bt_raider.cooperation.messaging import Message, MessageKind
 from bt_raider.cooperation.observations import SubGoal
+from bt_raider.cooperation.validator import ReobservingValidator
 from bt_raider.errors import ActionFailed, CommunicationError
 from bt_raider.examples.cooperative_table.cooperative_agent import POLICIES, CooperativeAgent
 from bt_raider.examples.cooperative_table.episode import Episode
-from bt_raider.fleet.zenoh_bus import (
-    DEFAULT_PREFIX,
-    ReobservingValidator,
-    ZenohBus,
-    direct_callback,
-    loopback_endpoint,
-)
+from bt_raider.fleet.zenoh_bus import ZenohBus, direct_callback
+from bt_raider.fleet.zenoh_config import DEFAULT_PREFIX, loopback_endpoint
 from bt_raider.simulation.multirobot import (
     HORIZON,
     ROBOT_NAMES,

@@ -30,7 +30,8 @@ from dataclasses import asdict
 from typing import Any
 
 from bt_raider.errors import ActionFailed, BtRaiderError, CommunicationError, require
-from bt_raider.fleet.zenoh_bus import DEFAULT_PREFIX, direct_callback, make_config
+from bt_raider.fleet.zenoh_bus import direct_callback
+from bt_raider.fleet.zenoh_config import DEFAULT_PREFIX, make_config
 from bt_raider.simulation.multirobot import HORIZON, MultiRobotSim, SimulationError
 
 log = logging.getLogger("bt_raider.examples.world_server")

@@ -147,7 +147,8 @@ def test_spoofed_or_rewritten_records_are_rejected(memories):
 @pytest.mark.zenoh
 def test_records_cross_zenoh_and_redelivery_adds_nothing(memories):
     pytest.importorskip("zenoh")
-    from bt_raider.fleet.zenoh_bus import ZenohBus, loopback_endpoint
+    from bt_raider.fleet.zenoh_bus import ZenohBus
+    from bt_raider.fleet.zenoh_config import loopback_endpoint
 
     ea, eb = loopback_endpoint(), loopback_endpoint()
     a = ZenohBus("alice", team="fleet", listen=[ea])

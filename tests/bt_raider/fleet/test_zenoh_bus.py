@@ -12,14 +12,11 @@ import pytest
 zenoh = pytest.importorskip("zenoh")
 
 from bt_raider.cooperation.messaging import InProcessHub, Message, MessageKind  # noqa: E402
+from bt_raider.cooperation.validator import ReobservingValidator  # noqa: E402
 from bt_raider.errors import CommunicationError  # noqa: E402
-from bt_raider.fleet.zenoh_bus import (  # noqa: E402
-    FaultTolerantBus,
-    ReobservingValidator,
-    ZenohBus,
-    loopback_endpoint,
-    make_config,
-)
+from bt_raider.fleet.faults import FaultTolerantBus  # noqa: E402
+from bt_raider.fleet.zenoh_bus import ZenohBus  # noqa: E402
+from bt_raider.fleet.zenoh_config import loopback_endpoint, make_config  # noqa: E402
 
 pytestmark = pytest.mark.zenoh
 
