@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import argparse
 
+from bt_raider.errors import BtRaiderError
+from bt_raider.examples.cooperative_table.cooperative_agent import POLICIES
+from bt_raider.examples.cooperative_table.episode import Episode
+from bt_raider.simulation.multirobot import GOALS, ROBOT_NAMES
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from bt_raider.examples.cooperative_table.cooperative_agent import POLICIES
-
     parser.add_argument("--seed", type=int, default=0, help="episode seed (default 0)")
     parser.add_argument("--robots", type=int, default=2, help="how many robots (default 2)")
     parser.add_argument("--noisy", action="store_true", help="add dummy objects (Noisy-C-WAH)")
@@ -42,12 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bt_raider.errors import BtRaiderError
-    from bt_raider.examples.cooperative_table.cooperative_agent import POLICIES
-    from bt_raider.examples.cooperative_table.episode import Episode
-    from bt_raider.simulation.multirobot import GOALS, ROBOT_NAMES
-
     if args.processes:
+        # One process per robot needs the zenoh extra: imported only when asked for.
         from bt_raider.examples.cooperative_table.processes import run_demo
 
         return run_demo(args)
