@@ -1,6 +1,6 @@
 """A PDDL recovery planner: make the failed action's preconditions true, by planning.
 
-:class:`PddlRecovery` implements :class:`bt_raider.recovery.core.RecoveryPlanner`. Given a request
+:class:`PddlRecovery` implements :class:`bt_raider.recovery.pipeline.RecoveryPlanner`. Given a request
 for a PDDL action whose preconditions do not hold, it plans from the world's *current* state
 to a state where they all hold and writes the plan as RAIDER recovery code, ending with the
 action itself (the guard's resume step)::
@@ -24,7 +24,7 @@ from bt_raider.errors import PlanningError, QueryError
 from bt_raider.planners.pddl import Step, parse_step, plan_steps, solve
 from bt_raider.planners.preconditions import ground_preconditions, resolve
 from bt_raider.planners.world import PddlWorld, problem_at
-from bt_raider.recovery.core import RecoveryRequest
+from bt_raider.recovery.contract import RecoveryRequest
 from bt_raider.recovery.safecode import INTERACTION_ACTIONS, Vocabulary
 
 if TYPE_CHECKING:

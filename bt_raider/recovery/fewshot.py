@@ -1,4 +1,4 @@
-"""The CDR memory as recovery sees it: few-shot examples in, successes out, off the tick.
+"""Few-shot examples for recovery: the built-in ones, and the CDR memory as recovery sees it.
 
 Recovery asks for examples while planning (already on a worker) and reports a success from a
 guard's tick. Embedding a sentence takes milliseconds once the model is loaded and seconds
@@ -14,13 +14,41 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
+import re
 from concurrent.futures import Future, ThreadPoolExecutor
+from importlib import resources
 from typing import Any
 
-from bt_raider.recovery.core import ExamplesProvider, builtin_examples
+from bt_raider.recovery.contract import ExamplesProvider
 
 log = logging.getLogger(__name__)
+
+
+def load_examples() -> list[dict[str, str]]:
+    """The built-in examples (``bt_raider/recovery/data/recovery_examples.json``)."""
+    path = resources.files("bt_raider.recovery") / "data" / "recovery_examples.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return [dict(e) for e in data["examples"]]
+
+
+_WORD = re.compile(r"[a-z]+")
+
+
+def builtin_examples(text: str, k: int) -> list[tuple[str, str]]:
+    """The ``k`` built-in examples closest to ``text`` by shared words (deterministic).
+
+    An :data:`ExamplesProvider` that needs no model; the CDR memory replaces it when given.
+    """
+    words = set(_WORD.findall(text.lower()))
+    scored = []
+    for i, ex in enumerate(load_examples()):
+        other = set(_WORD.findall(ex["information"].lower()))
+        overlap = len(words & other) / (len(words | other) or 1)
+        scored.append((-overlap, i, ex))
+    scored.sort(key=lambda t: (t[0], t[1]))
+    return [(ex["information"], ex["goal"]) for _, _, ex in scored[: max(0, k)]]
 
 
 def record_id(information: str, goal: str) -> str:

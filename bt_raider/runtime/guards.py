@@ -31,7 +31,8 @@ from py_trees.common import Status
 
 from bt_raider.checking.contract import Checker, Query, as_query
 from bt_raider.checking.verdict import Category, Verdict
-from bt_raider.recovery.core import Recovery, RecoveryPlan, RecoveryRequest, same_action
+from bt_raider.recovery.contract import RecoveryPlan, RecoveryRequest, same_action
+from bt_raider.recovery.pipeline import Recovery
 from bt_raider.recovery.safecode import Ref
 from bt_raider.runtime import worker
 from bt_raider.runtime.actions import ActionBehaviour, Var
@@ -96,7 +97,7 @@ class RaiderGuard(py_trees.decorators.Decorator):
         checker: any :class:`~bt_raider.checking.contract.Checker`.
         scene: the scene, a callable returning the current one (e.g. ``robot.observe``; called
             on the worker, not on the tick), or None for checkers that need none.
-        recovery: a :class:`~bt_raider.recovery.core.Recovery`; None: an issue is a FAILURE.
+        recovery: a :class:`~bt_raider.recovery.pipeline.Recovery`; None: an issue is a FAILURE.
         max_attempts: recoveries allowed per run of the child.
         name: the node's name (default ``Guard <child name>``).
         executor: the thread pool checks and planning run on (the shared one by default).
@@ -106,7 +107,7 @@ class RaiderGuard(py_trees.decorators.Decorator):
         query: the query being checked (refined by a recovery's resolved arguments).
         verdict: the latest verdict of this run.
         attempts: recoveries started in this run.
-        plan: the latest :class:`~bt_raider.recovery.core.RecoveryPlan`.
+        plan: the latest :class:`~bt_raider.recovery.pipeline.RecoveryPlan`.
         recovery_tree: the latest recovery subtree (ticked from inside the guard).
     """
 
@@ -127,7 +128,7 @@ class RaiderGuard(py_trees.decorators.Decorator):
             raise TypeError(f"checker must have check(scene, query, *, cancel), got {checker!r}")
         if recovery is not None and not isinstance(recovery, Recovery):
             raise TypeError(
-                f"recovery must be a bt_raider.recovery.core.Recovery, got {type(recovery).__name__}: "
+                f"recovery must be a bt_raider.recovery.pipeline.Recovery, got {type(recovery).__name__}: "
                 "wrap a planner as Recovery(planner, robot, human)"
             )
         if not isinstance(max_attempts, int) or isinstance(max_attempts, bool) or max_attempts < 0:

@@ -255,7 +255,8 @@ class _Reporter:
 def _make_backend(backend: str, model: str | None, base_url: str | None) -> tuple[Any, Any]:
     """The checker and the recovery planner of a backend."""
     from bt_raider.checking.registry import make_checker
-    from bt_raider.recovery.core import LLMRecovery, SymbolicRecovery
+    from bt_raider.recovery.llm import LLMRecovery
+    from bt_raider.recovery.symbolic import SymbolicRecovery
 
     if backend == "symbolic":
         return make_checker("symbolic"), SymbolicRecovery()
@@ -276,8 +277,8 @@ def _make_backend(backend: str, model: str | None, base_url: str | None) -> tupl
 def _memory_link(path: str | Path, planner: Any) -> Any:
     """Open the CDR memory in the background and plug it into recovery."""
     from bt_raider.memory.vector import VectorMemory
-    from bt_raider.recovery.core import LLMRecovery
     from bt_raider.recovery.fewshot import MemoryLink
+    from bt_raider.recovery.llm import LLMRecovery
 
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     link = MemoryLink(VectorMemory(path))
@@ -323,7 +324,7 @@ def run_scenario(
     from bt_raider.perception.scene import Scene
     from bt_raider.planners.pddl import load, plan_steps, solve
     from bt_raider.planners.tree import plan_to_tree, raider_guards
-    from bt_raider.recovery.core import Recovery
+    from bt_raider.recovery.pipeline import Recovery
     from bt_raider.runtime.actions import SyncRobot
     from bt_raider.simulation.simworld import SimWorld
 

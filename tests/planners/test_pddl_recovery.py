@@ -13,7 +13,8 @@ from bt_raider.planners.pddl_recovery import PddlRecovery, code_line, code_name,
 from bt_raider.planners.preconditions import PddlChecker
 from bt_raider.planners.tree import plan_to_tree, raider_guards, robot_actions
 from bt_raider.planners.world import PddlWorld
-from bt_raider.recovery.core import Recovery, RecoveryPlanner, RecoveryRequest
+from bt_raider.recovery.contract import RecoveryPlanner, RecoveryRequest
+from bt_raider.recovery.pipeline import Recovery
 from bt_raider.recovery.safecode import parse_recovery
 from bt_raider.runtime.actions import SyncRobot
 from bt_raider.runtime.human import ScriptedHuman

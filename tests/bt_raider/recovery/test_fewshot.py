@@ -8,8 +8,9 @@ import pytest
 
 from bt_raider.checking.verdict import Verdict
 from bt_raider.memory.vector import VectorMemory
-from bt_raider.recovery.core import LLMRecovery, RecoveryRequest
+from bt_raider.recovery.contract import RecoveryRequest
 from bt_raider.recovery.fewshot import MemoryLink, record_id
+from bt_raider.recovery.llm import LLMRecovery
 from tests.memory.conftest import HashEmbedder
 
 

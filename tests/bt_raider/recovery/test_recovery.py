@@ -13,17 +13,12 @@ from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.errors import RecoveryCodeError
 from bt_raider.llm.chat import OpenAIChat, ScriptedChat
 from bt_raider.perception.scene import Scene
-from bt_raider.recovery.core import (
-    LLMRecovery,
-    Recovery,
-    RecoveryPlanner,
-    RecoveryRequest,
-    SymbolicRecovery,
-    builtin_examples,
-    load_examples,
-    split_action,
-)
+from bt_raider.recovery.contract import RecoveryPlanner, RecoveryRequest, split_action
+from bt_raider.recovery.fewshot import builtin_examples, load_examples
+from bt_raider.recovery.llm import LLMRecovery
+from bt_raider.recovery.pipeline import Recovery
 from bt_raider.recovery.safecode import Ref, Vocabulary, parse_recovery
+from bt_raider.recovery.symbolic import SymbolicRecovery
 from bt_raider.runtime.actions import ActionBehaviour
 from bt_raider.runtime.human import AskBehaviour, ScriptedHuman
 

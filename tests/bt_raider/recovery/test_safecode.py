@@ -11,7 +11,7 @@ import pytest
 from py_trees.common import Status
 
 from bt_raider.errors import RecoveryCodeError
-from bt_raider.recovery.core import load_examples
+from bt_raider.recovery.fewshot import load_examples
 from bt_raider.recovery.safecode import (
     DEFAULT_ACTIONS,
     Limits,

@@ -20,7 +20,9 @@ from bt_raider.checking.contract import Query
 from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.errors import ActionFailed
 from bt_raider.perception.scene import Scene
-from bt_raider.recovery.core import Recovery, SymbolicRecovery, split_action
+from bt_raider.recovery.contract import split_action
+from bt_raider.recovery.pipeline import Recovery
+from bt_raider.recovery.symbolic import SymbolicRecovery
 from bt_raider.runtime.actions import ActionBehaviour, ActionState, Progress, SyncRobot
 from bt_raider.runtime.guards import LAST_VERDICT, Phase, RaiderGuard, guard_tree, verdict_key
 from bt_raider.runtime.human import ScriptedHuman
