@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from bt_raider.checking.verdict import Verdict
 from bt_raider.errors import QueryError
 from bt_raider.recovery.safecode import (
+    CodeStep,
     Program,
-    Step,
 )
 
 if TYPE_CHECKING:
@@ -138,7 +138,7 @@ class RecoveryPlan:
     code: str
     program: Program
     run: Program
-    resume: Step | None
+    resume: CodeStep | None
     proposals: int = 1
     rejected: list[str] = field(default_factory=list)
 

@@ -32,6 +32,7 @@ import py_trees
 
 from bt_raider.errors import RecoveryCodeError
 from bt_raider.llm.replies import clean_code
+from bt_raider.recovery.compiler import compile_program
 from bt_raider.recovery.contract import (
     RecoveryPlan,
     RecoveryPlanner,
@@ -41,12 +42,11 @@ from bt_raider.recovery.contract import (
 from bt_raider.recovery.safecode import (
     DEFAULT_LIMITS,
     INTERACTION_ACTIONS,
+    CodeStep,
     Limits,
     Program,
     Ref,
-    Step,
     Vocabulary,
-    compile_program,
     parse_recovery,
 )
 
@@ -170,6 +170,6 @@ class Recovery:
             self.on_success(plan.request.information(), plan.code)
 
 
-def resolve_resume(step: Step, values: dict[str, Any]) -> list[Any]:
+def resolve_resume(step: CodeStep, values: dict[str, Any]) -> list[Any]:
     """The resume step's arguments with variables replaced by their values."""
     return [values[a.name] if isinstance(a, Ref) else a for a in step.args]

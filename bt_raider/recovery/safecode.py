@@ -33,13 +33,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
-import py_trees
-
 from bt_raider.errors import RecoveryCodeError
 
 if TYPE_CHECKING:
-    from bt_raider.runtime.actions import Robot
-    from bt_raider.runtime.human import HumanInterface
+    pass
 
 #: Actions compiled to interaction behaviours; their arity is fixed.
 INTERACTION_ACTIONS = ("ask", "say", "wait_for")
@@ -191,7 +188,7 @@ Arg: TypeAlias = "str | int | float | Ref"
 
 
 @dataclass(frozen=True)
-class Step:
+class CodeStep:
     """One accepted statement: ``target = action(*args)`` (target only for ``ask``)."""
 
     action: str
@@ -215,7 +212,7 @@ def _arg_code(arg: Arg) -> str:
 class Program:
     """An accepted recovery program: its steps in order and the source it came from."""
 
-    steps: tuple[Step, ...]
+    steps: tuple[CodeStep, ...]
     source: str = ""
 
     @property
@@ -347,7 +344,7 @@ class _Parser:
             )
         return Program(tuple(self.statement(stmt) for stmt in body), self.source)
 
-    def statement(self, stmt: ast.stmt) -> Step:
+    def statement(self, stmt: ast.stmt) -> CodeStep:
         if isinstance(stmt, ast.Expr):
             if not isinstance(stmt.value, ast.Call):
                 raise self.reject(stmt, f"a bare {_construct(stmt.value)}")
@@ -394,7 +391,7 @@ class _Parser:
             )
 
     # -- calls and arguments
-    def call(self, call: ast.Call, target: str | None) -> Step:
+    def call(self, call: ast.Call, target: str | None) -> CodeStep:
         func = call.func
         if not isinstance(func, ast.Name):
             raise self.reject(call, f"calling through a {_construct(func)}")
@@ -426,7 +423,7 @@ class _Parser:
                     f"waiting {args[0]} s",
                     f"wait_for(seconds) takes 0 < seconds <= {self.limits.max_wait_s:g}",
                 )
-        return Step(name, args, call.lineno, target)
+        return CodeStep(name, args, call.lineno, target)
 
     def argument(self, call: ast.Call, arg: ast.expr) -> Arg:
         if isinstance(arg, ast.Constant):
@@ -507,45 +504,3 @@ def parse_recovery(
             f"recovery code cannot be parsed ({type(exc).__name__}: {exc}); expected {ALLOWED}"
         ) from None
     return _Parser(code, vocab, limits).program(module)
-
-
-# ---------------------------------------------------------------------------- compiling
-
-
-def compile_program(
-    program: Program,
-    robot: Robot,
-    human: HumanInterface,
-    *,
-    name: str = "Recovery",
-) -> py_trees.composites.Sequence:
-    """Turn an accepted program into a ``Sequence(memory=True)`` of behaviours.
-
-    ``x = ask(q)`` becomes an :class:`~bt_raider.runtime.human.AskBehaviour` writing the answer to
-    ``/bt_raider/vars/x``; ``say`` a :class:`~bt_raider.runtime.human.SayBehaviour`; ``wait_for`` a
-    :class:`~bt_raider.runtime.human.WaitFor`; every other action an
-    :class:`~bt_raider.runtime.actions.ActionBehaviour` whose :class:`~bt_raider.runtime.actions.Var`
-    arguments are read from the blackboard when it starts.
-    """
-    from bt_raider.runtime.actions import ActionBehaviour, Var
-    from bt_raider.runtime.human import AskBehaviour, SayBehaviour, WaitFor
-
-    def value(arg: Arg):
-        return Var(arg.name) if isinstance(arg, Ref) else arg
-
-    root = py_trees.composites.Sequence(name=name, memory=True)
-    for step in program.steps:
-        label = f"{step.to_code()[:70]}"
-        args = [value(a) for a in step.args]
-        if step.action == "ask":
-            node: py_trees.behaviour.Behaviour = AskBehaviour(
-                args[0], human, var=step.target, name=label
-            )
-        elif step.action == "say":
-            node = SayBehaviour(args[0], human, name=label)
-        elif step.action == "wait_for":
-            node = WaitFor(args[0], human, name=label)
-        else:
-            node = ActionBehaviour(step.action, args, robot, name=label)
-        root.add_child(node)
-    return root

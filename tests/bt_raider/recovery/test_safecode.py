@@ -11,15 +11,9 @@ import pytest
 from py_trees.common import Status
 
 from bt_raider.errors import RecoveryCodeError
+from bt_raider.recovery.compiler import compile_program
 from bt_raider.recovery.fewshot import load_examples
-from bt_raider.recovery.safecode import (
-    DEFAULT_ACTIONS,
-    Limits,
-    Ref,
-    Vocabulary,
-    compile_program,
-    parse_recovery,
-)
+from bt_raider.recovery.safecode import DEFAULT_ACTIONS, Limits, Ref, Vocabulary, parse_recovery
 from bt_raider.runtime.actions import VARS_NAMESPACE, ActionBehaviour, ActionState, Progress, Var
 from bt_raider.runtime.human import AskBehaviour, SayBehaviour, ScriptedHuman, WaitFor
 
