@@ -52,7 +52,7 @@ from __future__ import annotations
 import copy
 import math
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,7 +60,8 @@ import numpy as np
 
 from bt_raider.errors import ActionFailed, SceneError, ToolError
 from bt_raider.perception.relations import SINGLE_SLOT_TYPES
-from bt_raider.perception.scene import CAPABILITIES, STATES, Human, Scene, SceneObject
+from bt_raider.perception.scene import Human, Scene, SceneObject
+from bt_raider.simulation.events import ScheduledEvent, WorldEvents
 
 #: How close (m) the robot stops in front of an object it approaches (capped at 0.9 x reach).
 OBJECT_STANDOFF = 0.6
@@ -75,8 +76,6 @@ CONTAINERS = ("Bowl", "Cup", "Mug", "Pot", "Pan", "Kettle", "GarbageCan", "SinkB
 HAND_OFFSET = 0.3
 #: Height (m) at which a person holds what she is handed.
 PERSON_HAND_HEIGHT = 0.9
-#: Fields :meth:`SimWorld.set_human` may change.
-HUMAN_FIELDS = ("name", "position", "looking_at_robot", "hands_free", "holding")
 
 #: Canonical action -> arities it accepts.
 ACTIONS: dict[str, tuple[int, ...]] = {
@@ -133,22 +132,6 @@ class PreconditionFailed(ActionFailed):
 
 
 @dataclass
-class ScheduledEvent:
-    """A world change waiting for its moment (see :meth:`SimWorld.schedule`)."""
-
-    fn: Callable[[SimWorld], Any]
-    label: str
-    after_actions: int | None = None
-    after_ticks: int | None = None
-    before: str | None = None
-    fired: bool = False
-    cancelled: bool = False
-
-    def cancel(self) -> None:
-        self.cancelled = True
-
-
-@dataclass
 class _Target:
     """What an approach/move argument named: a location, a person or an object."""
 
@@ -160,35 +143,12 @@ class _Target:
     yaw: float | None = None
 
 
-def _xyz(value: Any, where: str, default_y: float = 0.0) -> dict[str, float]:
-    """A position from ``{x, y, z}``, ``(x, z)`` or ``(x, y, z)``; SceneError otherwise."""
-    if isinstance(value, dict):
-        try:
-            return {
-                "x": float(value["x"]),
-                "y": float(value.get("y", default_y)),
-                "z": float(value["z"]),
-            }
-        except (KeyError, TypeError, ValueError):
-            pass
-    elif isinstance(value, (list, tuple, np.ndarray)) and len(value) in (2, 3):
-        try:
-            nums = [float(v) for v in value]
-        except (TypeError, ValueError):
-            nums = []
-        if len(nums) == 2:
-            return {"x": nums[0], "y": float(default_y), "z": nums[1]}
-        if len(nums) == 3:
-            return {"x": nums[0], "y": nums[1], "z": nums[2]}
-    raise SceneError(f"{where}: expected {{x, y, z}}, (x, z) or (x, y, z), got {value!r}")
-
-
 def _yaw_towards(src: np.ndarray, dst: np.ndarray) -> float:
     """Yaw in degrees (0 faces +z, 90 faces +x) that points from ``src`` to ``dst``."""
     return math.degrees(math.atan2(dst[0] - src[0], dst[2] - src[2])) % 360.0
 
 
-class SimWorld:
+class SimWorld(WorldEvents):
     """A scene that robot actions change, with events injected between ticks.
 
     Args:
@@ -267,161 +227,6 @@ class SimWorld:
             for e in self.log
             if e["kind"] == "action" and e["ok"]
         ]
-
-    # ------------------------------------------------------------------ events
-    def inject(self, fn: Callable[[SimWorld], Any], label: str | None = None) -> Any:
-        """Apply a world change now (between ticks) and log it; returns what ``fn`` returns."""
-        with self._lock:
-            return self._run_event(fn, label or getattr(fn, "__name__", "event"))
-
-    def schedule(
-        self,
-        fn: Callable[[SimWorld], Any],
-        *,
-        after_actions: int | None = None,
-        after_ticks: int | None = None,
-        before: str | None = None,
-        label: str | None = None,
-    ) -> ScheduledEvent:
-        """Apply ``fn(world)`` later: exactly one of the three triggers must be given.
-
-        Args:
-            fn: the change, e.g. ``lambda w: w.set_human("person_1", looking_at_robot=False)``.
-            after_actions: fire once this many more actions were executed (failed ones count).
-            after_ticks: fire on the :meth:`tick` call that many ticks from now.
-            before: fire just before the next execution of this action (e.g. ``"handover"``),
-                so the action meets a world its check did not see.
-            label: name for the log.
-
-        Returns:
-            The :class:`ScheduledEvent` (call ``.cancel()`` to withdraw it).
-        """
-        given = [t for t in (after_actions, after_ticks, before) if t is not None]
-        if len(given) != 1:
-            raise SceneError(
-                "schedule needs exactly one trigger: after_actions=N, after_ticks=N or before=ACTION"
-            )
-        for key, val in (("after_actions", after_actions), ("after_ticks", after_ticks)):
-            if val is not None and (not isinstance(val, int) or val < 0):
-                raise SceneError(f"schedule: {key} must be a non-negative int, got {val!r}")
-        if before is not None:
-            before = self._canonical(before, None)
-        with self._lock:
-            event = ScheduledEvent(
-                fn,
-                label or getattr(fn, "__name__", "event"),
-                after_actions=None if after_actions is None else self.actions_done + after_actions,
-                after_ticks=None if after_ticks is None else self.ticks + after_ticks,
-                before=before,
-            )
-            self._events.append(event)
-            if after_actions == 0 or after_ticks == 0:
-                self._fire_due()
-            return event
-
-    def tick(self) -> None:
-        """Advance the world's tick counter and fire events that are due.
-
-        Hook it to a tree: ``tree.add_post_tick_handler(lambda _tree: world.tick())``.
-        """
-        with self._lock:
-            self.ticks += 1
-            self._fire_due()
-
-    @property
-    def pending_events(self) -> list[ScheduledEvent]:
-        return [e for e in self._events if not (e.fired or e.cancelled)]
-
-    # ------------------------------------------------------------------ event helpers
-    def move_object(self, obj: str, position: Any, *, parent: str | None = None) -> None:
-        """Move an object (a person moving it, not the robot); keep its height unless given.
-
-        Args:
-            obj: objectId or display name.
-            position: ``{x, y, z}``, ``(x, z)`` or ``(x, y, z)``.
-            parent: when given, the object now rests on/in this receptacle (both sides of
-                the receptacle links are updated).
-        """
-        with self._lock:
-            target = self._object(obj)
-            if self._is_held(target):
-                raise SceneError(f"cannot move {target.name}: the robot is holding it")
-            pos = _xyz(position, f"move_object({target.name})", default_y=target.position[1])
-            self._shift(target.raw, pos)
-            if parent is not None:
-                dest = self._object(parent)
-                self._detach(target)
-                self._attach(target, dest)
-            self._note(f"move_object({target.name}, {self._fmt(pos)})")
-
-    def block(self, target: str, blocker: str) -> None:
-        """Record that ``blocker`` (an object) blocks reaching or approaching ``target``."""
-        with self._lock:
-            key = self._blocked_key(target)
-            blocker_id = self._object(blocker).id
-            blocked = self.scene.data.setdefault("blocked", {})
-            if blocker_id not in blocked.setdefault(key, []):
-                blocked[key].append(blocker_id)
-            self._note(f"block({key}, {self.scene.name_of(blocker_id)})")
-
-    def unblock(self, target: str) -> list[str]:
-        """Clear every blocker of ``target``; returns the blockers' objectIds."""
-        with self._lock:
-            key = self._blocked_key(target)
-            blocked = self.scene.data.get("blocked") or {}
-            removed = []
-            for k in [k for k in blocked if k == key or self._key_or_none(k) == key]:
-                removed.extend(blocked.pop(k))
-            self._note(f"unblock({key})")
-            return removed
-
-    def set_human(self, person: str, **fields: Any) -> None:
-        """Change a person: ``name`` (she introduced herself), ``looking_at_robot``,
-        ``hands_free``, ``position``, ``holding``.
-        """
-        with self._lock:
-            human = self.scene.human(person)
-            for key, val in fields.items():
-                if key not in HUMAN_FIELDS:
-                    raise SceneError(
-                        f"set_human: unknown field {key!r}: expected one of {', '.join(HUMAN_FIELDS)}"
-                    )
-                if key == "position":
-                    val = _xyz(val, f"set_human({human.id}).position", human.position[1])
-                elif key in ("looking_at_robot", "hands_free") and not isinstance(val, bool):
-                    raise SceneError(f"set_human: {key} must be true or false, got {val!r}")
-                elif key == "name" and val is not None and not isinstance(val, str):
-                    raise SceneError(f"set_human: name must be a string or None, got {val!r}")
-                human.raw[key] = val
-            shown = ", ".join(f"{k}={v!r}" for k, v in fields.items())
-            self._note(f"set_human({human.id}, {shown})")
-
-    def set_state(self, obj: str, flag: str, value: bool) -> None:
-        """Set one AI2-THOR state or capability flag of an object."""
-        with self._lock:
-            target = self._object(obj)
-            if flag not in STATES + CAPABILITIES:
-                raise SceneError(
-                    f"set_state: unknown flag {flag!r}: expected one of "
-                    + ", ".join(STATES + CAPABILITIES)
-                )
-            if not isinstance(value, bool):
-                raise SceneError(f"set_state: {flag} must be true or false, got {value!r}")
-            target.raw[flag] = value
-            if flag == "isOpen":
-                target.raw["openness"] = 1.0 if value else 0.0
-            self._note(f"set_state({target.name}, {flag}={value})")
-
-    def set_agent(self, position: Any = None, yaw: float | None = None) -> None:
-        """Put the robot somewhere (a test's starting pose); what it holds moves with it."""
-        with self._lock:
-            agent = self.scene.data["agent"]
-            if position is not None:
-                agent["position"] = _xyz(position, "set_agent", self.scene.agent_position[1])
-            if yaw is not None:
-                agent.setdefault("rotation", {"x": 0.0, "y": 0.0, "z": 0.0})["y"] = float(yaw) % 360
-            self._carry()
-            self._note(f"set_agent({agent['position']}, yaw={self.scene.agent_yaw:.0f})")
 
     # ------------------------------------------------------------------ actions
     def _do_move_to(self, target: str) -> str:
@@ -865,60 +670,6 @@ class SimWorld:
                     [float(c[0]) + delta[0], float(c[1]) + delta[1], float(c[2]) + delta[2]]
                     for c in box["cornerPoints"]
                 ]
-
-    # ------------------------------------------------------------------ event machinery
-    def _run_event(self, fn: Callable[[SimWorld], Any], label: str) -> Any:
-        out = fn(self)
-        self.scene.reindex()  # an event may have added objects or people
-        self.log.append(
-            {
-                "kind": "event",
-                "action": label,
-                "args": [],
-                "ok": True,
-                "result": None if out is None else str(out),
-                "reason": None,
-                "error": None,
-                "tick": self.ticks,
-            }
-        )
-        return out
-
-    def _note(self, text: str) -> None:
-        """Log a helper's change (helpers called inside an event are logged too)."""
-        self.log.append(
-            {
-                "kind": "event",
-                "action": text,
-                "args": [],
-                "ok": True,
-                "result": None,
-                "reason": None,
-                "error": None,
-                "tick": self.ticks,
-            }
-        )
-
-    def _fire_before(self, action: str) -> None:
-        for ev in list(self._events):
-            if not (ev.fired or ev.cancelled) and ev.before == action:
-                ev.fired = True
-                self._run_event(ev.fn, ev.label)
-
-    def _after_action(self) -> None:
-        self.actions_done += 1
-        self._fire_due()
-
-    def _fire_due(self) -> None:
-        for ev in list(self._events):
-            if ev.fired or ev.cancelled:
-                continue
-            due = (ev.after_actions is not None and self.actions_done >= ev.after_actions) or (
-                ev.after_ticks is not None and self.ticks >= ev.after_ticks
-            )
-            if due:
-                ev.fired = True
-                self._run_event(ev.fn, ev.label)
 
     @staticmethod
     def _fmt(pos: dict[str, float]) -> str:
