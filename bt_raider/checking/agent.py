@@ -44,11 +44,11 @@ from bt_raider.errors import BackendError, ToolError
 from bt_raider.llm.chat import ChatModel, ChatReply, ToolCallRequest, make_chat
 from bt_raider.llm.prompts import render
 from bt_raider.llm.replies import TextCall, find_final, loads_lenient, parse_tool_calls
-from bt_raider.perception.tools import UnknownToolError
+from bt_raider.perception.toolset import UnknownToolError
 
 if TYPE_CHECKING:
     from bt_raider.perception.scene import Scene
-    from bt_raider.perception.tools import ToolSet
+    from bt_raider.perception.toolset import ToolSet
 
 PROTOCOLS = ("text", "native", "auto")
 

@@ -31,7 +31,8 @@ from bt_raider.errors import BtRaiderError, ToolError
 from bt_raider.perception import relations
 from bt_raider.perception.lexicon import Lexicon, singulars
 from bt_raider.perception.scene import Human, Scene, SceneObject
-from bt_raider.perception.tools import Place, ToolSet
+from bt_raider.perception.tools import Place
+from bt_raider.perception.toolset import ToolSet
 
 #: Words that refer to a person without naming them.
 PERSON_WORDS = frozenset(

@@ -40,7 +40,8 @@ from bt_raider.checking.grounding import Cancelled, ToolFailure, ToolRunner
 from bt_raider.checking.parse import ArgPhrase, parse_query
 from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.perception.scene import Scene, SceneObject
-from bt_raider.perception.tools import ToolSet, default_tools
+from bt_raider.perception.tools import default_tools
+from bt_raider.perception.toolset import ToolSet
 
 #: Object types that count as a knife for ``robot_holding knife`` (exact types only).
 KNIFE_TYPES = frozenset({"Knife", "ButterKnife"})

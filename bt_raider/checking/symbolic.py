@@ -59,7 +59,8 @@ from bt_raider.perception import relations
 from bt_raider.perception.lexicon import Lexicon
 from bt_raider.perception.relations import SINGLE_SLOT_TYPES
 from bt_raider.perception.scene import Human, Scene, SceneObject
-from bt_raider.perception.tools import Place, ToolSet, default_tools
+from bt_raider.perception.tools import Place, default_tools
+from bt_raider.perception.toolset import ToolSet
 
 #: Destinations that hold one item at a time: occupied means obstructed.
 

@@ -14,15 +14,12 @@ from bt_raider.errors import ToolError
 from bt_raider.perception import tools as T
 from bt_raider.perception.scene import CAPABILITIES, Scene
 from bt_raider.perception.tools import (
-    Param,
-    Tool,
-    ToolSet,
-    UnknownToolError,
     assistive_tools,
     default_tools,
     household_tools,
     make_retrieve_user_information,
 )
+from bt_raider.perception.toolset import Param, Tool, ToolSet, UnknownToolError
 
 KITCHEN = Path(__file__).resolve().parents[3] / "shared" / "scenes" / "floorplan1_kitchen.json"
 

@@ -1,0 +1,371 @@
+"""The tool machinery: a Tool is a typed Python function with a docstring, a ToolSet the tools
+one check may call, described to a model as JSON schema and called with checked arguments.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bt_raider.errors import ToolError
+from bt_raider.perception.scene import Scene
+
+_JSON_TYPES = {"str": "string", "float": "number", "int": "integer", "bool": "boolean"}
+
+
+class UnknownToolError(ToolError):
+    """A tool name that is not in the tool set (the message lists the valid names)."""
+
+
+# ---------------------------------------------------------------------- tool model
+@dataclass(frozen=True)
+class Param:
+    """One model-facing parameter of a tool.
+
+    Attributes:
+        name: the parameter's name.
+        type: ``"str"``, ``"float"``, ``"int"`` or ``"bool"``.
+        description: what to pass (from the docstring's ``Args:``).
+        required: False when the function gives a default.
+    """
+
+    name: str
+    type: str = "str"
+    description: str = ""
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A perception tool: a function of ``(scene, *args)`` plus what a model needs to know."""
+
+    name: str
+    func: Callable[..., Any] = field(repr=False)
+    description: str
+    params: tuple[Param, ...] = ()
+    returns: str = ""
+
+    @classmethod
+    def from_function(
+        cls, func: Callable[..., Any], name: str | None = None, description: str | None = None
+    ) -> Tool:
+        """Build a tool from a function whose first parameter is the scene.
+
+        Args:
+            func: ``func(scene, arg1, ...)`` with a Google-style docstring.
+            name: the tool's name (default: the function's ``__name__``).
+            description: overrides the docstring's summary.
+
+        Raises:
+            ToolError: when the function takes no scene parameter or has ``*args``.
+        """
+        tool_name = name or getattr(func, "__name__", None)
+        if not tool_name or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", tool_name):
+            raise ToolError(f"a tool needs an identifier name, got {tool_name!r}")
+        try:
+            sig = inspect.signature(func)
+        except (TypeError, ValueError) as exc:
+            raise ToolError(f"tool {tool_name!r}: cannot read its signature ({exc})") from exc
+        params = list(sig.parameters.values())
+        if not params or params[0].kind not in (
+            inspect.Parameter.POSITIONAL_ONLY,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        ):
+            raise ToolError(
+                f"tool {tool_name!r}: the first parameter must be the scene, e.g. "
+                f"def {tool_name}(scene, obj: str)"
+            )
+        try:
+            hints = typing.get_type_hints(func)
+        except Exception:  # unresolvable forward references: fall back to the raw strings
+            hints = {p.name: p.annotation for p in params}
+        summary, arg_docs, returns = _parse_docstring(inspect.getdoc(func) or "")
+        model_params = []
+        for p in params[1:]:
+            if p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+                raise ToolError(f"tool {tool_name!r}: *args/**kwargs are not supported ({p})")
+            model_params.append(
+                Param(
+                    p.name,
+                    _type_name(hints.get(p.name, p.annotation)),
+                    arg_docs.get(p.name, ""),
+                    p.default is inspect.Parameter.empty,
+                )
+            )
+        return cls(
+            name=tool_name,
+            func=func,
+            description=description or summary or tool_name.replace("_", " "),
+            params=tuple(model_params),
+            returns=returns,
+        )
+
+    def signature(self) -> str:
+        """``name(arg1, arg2)`` as shown to the model."""
+        args = ", ".join(p.name if p.required else f"{p.name}?" for p in self.params)
+        return f"{self.name}({args})"
+
+    def call(self, scene: Scene, args: Sequence[Any] | Mapping[str, Any] = ()) -> Any:
+        """Run the tool on ``scene``.
+
+        Args:
+            scene: the scene the tool looks at.
+            args: positional arguments (a list, as RAIDER's ``call_tool`` gives them) or a
+                mapping of parameter names (as OpenAI function calling gives them).
+
+        Raises:
+            ToolError: wrong number or type of arguments, an unknown object or person, or any
+                failure inside the tool (the message says which tool and what went wrong).
+        """
+        values = self._bind(args)
+        try:
+            return self.func(scene, *values)
+        except ToolError:
+            raise
+        except Exception as exc:  # a failing tool is reported, never a traceback to the model
+            raise ToolError(
+                f"tool {self.signature()} failed on {values!r}: {type(exc).__name__}: {exc}"
+            ) from exc
+
+    def _bind(self, args: Sequence[Any] | Mapping[str, Any]) -> list[Any]:
+        if isinstance(args, Mapping):
+            unknown = [k for k in args if k not in {p.name for p in self.params}]
+            if unknown:
+                raise ToolError(
+                    f"tool {self.signature()} has no parameter {unknown[0]!r}; parameters are: "
+                    + (", ".join(p.name for p in self.params) or "none")
+                )
+            missing = [p.name for p in self.params if p.required and p.name not in args]
+            if missing:
+                raise ToolError(f"tool {self.signature()} is missing argument {missing[0]!r}")
+            given = [args[p.name] for p in self.params if p.name in args]
+        elif isinstance(args, (str, bytes)) or not isinstance(args, Sequence):
+            raise ToolError(
+                f"tool {self.signature()}: arguments must be a list, got {type(args).__name__} "
+                f"{args!r}"
+            )
+        else:
+            given = list(args)
+        low = sum(p.required for p in self.params)
+        if not low <= len(given) <= len(self.params):
+            want = str(low) if low == len(self.params) else f"{low} to {len(self.params)}"
+            raise ToolError(
+                f"tool {self.signature()} takes {want} argument(s), got {len(given)}: {given!r}"
+            )
+        return [_coerce(v, p, self) for v, p in zip(given, self.params, strict=False)]
+
+
+def _type_name(annotation: Any) -> str:
+    if annotation in (float, "float"):
+        return "float"
+    if annotation in (int, "int"):
+        return "int"
+    if annotation in (bool, "bool"):
+        return "bool"
+    return "str"
+
+
+def _coerce(value: Any, param: Param, tool: Tool) -> Any:
+    where = f"tool {tool.signature()}, argument {param.name!r}"
+    if param.type == "str":
+        if isinstance(value, str):
+            return value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return str(value)
+        raise ToolError(f"{where}: expected a name (string), got {value!r}")
+    if param.type in ("float", "int"):
+        try:
+            num = float(value)
+        except (TypeError, ValueError):
+            raise ToolError(f"{where}: expected a number, got {value!r}") from None
+        return int(num) if param.type == "int" else num
+    if param.type == "bool":
+        if isinstance(value, bool):
+            return value
+        if str(value).lower() in ("true", "false"):
+            return str(value).lower() == "true"
+        raise ToolError(f"{where}: expected true or false, got {value!r}")
+    return value
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str], str]:
+    """Summary paragraph, ``Args:`` descriptions and ``Returns:`` text of a Google docstring."""
+    sections: dict[str, list[str]] = {"": []}
+    current = ""
+    for line in doc.splitlines():
+        head = re.fullmatch(r"(Args|Arguments|Returns|Raises|Example|Examples|Note):\s*", line)
+        if head:
+            current = head.group(1)
+            sections[current] = []
+        else:
+            sections.setdefault(current, []).append(line)
+    # Every paragraph before the first section: RAIDER's descriptions carry examples there.
+    summary = " ".join(" ".join(sections[""]).split())
+    args: dict[str, str] = {}
+    name = None
+    for line in sections.get("Args", []) + sections.get("Arguments", []):
+        m = re.match(r"\s{0,8}(\w+)(?:\s*\([^)]*\))?:\s*(.*)", line)
+        if m and (name is None or len(line) - len(line.lstrip()) <= 4):
+            name = m.group(1)
+            args[name] = m.group(2).strip()
+        elif name and line.strip():
+            args[name] = f"{args[name]} {line.strip()}"
+    returns = " ".join(" ".join(sections.get("Returns", [])).split())
+    return summary, args, returns
+
+
+# ---------------------------------------------------------------------- tool sets
+class ToolSet:
+    """An ordered set of tools, looked up by name.
+
+    Args:
+        tools: tools or plain functions (registered with :meth:`register`).
+    """
+
+    def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for t in tools:
+            self.register(t)
+
+    def register(
+        self,
+        func: Tool | Callable[..., Any] | None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+    ) -> Any:
+        """Add a tool; usable as ``@tools.register``, ``@tools.register(name=...)`` or a call.
+
+        The function's first parameter is the scene (hidden from the model); its docstring's
+        summary and ``Returns:`` text are what the model reads. A tool with the same name as an
+        existing one replaces it (so a team can swap in its own perception).
+
+        Returns:
+            The function (so the decorator leaves it usable), or the Tool when given a Tool.
+        """
+        if func is None:
+            return lambda f: self.register(f, name=name, description=description)
+        if isinstance(func, Tool):
+            tool = func
+            if name or description:
+                tool = Tool(
+                    name or tool.name,
+                    tool.func,
+                    description or tool.description,
+                    tool.params,
+                    tool.returns,
+                )
+        elif callable(func):
+            tool = Tool.from_function(func, name=name, description=description)
+        else:
+            raise ToolError(f"register() needs a function or a Tool, got {func!r}")
+        self._tools[tool.name] = tool
+        return func
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(list(self._tools.values()))
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __or__(self, other: ToolSet) -> ToolSet:
+        """The union; on a name clash the right-hand tool wins."""
+        if not isinstance(other, ToolSet):
+            return NotImplemented
+        return ToolSet([*self, *other])
+
+    def __repr__(self) -> str:
+        return f"ToolSet({', '.join(self._tools)})"
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def get(self, name: str) -> Tool:
+        """The tool called ``name``.
+
+        Raises:
+            UnknownToolError: naming the valid tools (and the closest one).
+        """
+        tool = self._tools.get(name) if isinstance(name, str) else None
+        if tool is not None:
+            return tool
+        if isinstance(name, str):
+            key = re.sub(r"[\s\-]+", "_", name.strip()).lower()
+            matches = [t for n, t in self._tools.items() if n.lower() == key]
+            if len(matches) == 1:
+                return matches[0]
+        hint = ""
+        if isinstance(name, str) and self._tools:
+            from rapidfuzz import process
+
+            best = process.extractOne(name, list(self._tools), score_cutoff=60)
+            if best is not None:
+                hint = f" (did you mean {best[0]!r}?)"
+        raise UnknownToolError(
+            f"unknown tool {name!r}{hint}: valid tools are {', '.join(self._tools) or 'none'}"
+        )
+
+    def select(self, *names: str) -> ToolSet:
+        """A tool set with only the named tools, in the given order."""
+        return ToolSet([self.get(n) for n in names])
+
+    def without(self, *names: str) -> ToolSet:
+        """A tool set without the named tools (for ablations)."""
+        for n in names:
+            self.get(n)  # unknown names are an error, not a silent no-op
+        return ToolSet([t for t in self if t.name not in names])
+
+    def call(self, scene: Scene, name: str, args: Sequence[Any] | Mapping[str, Any] = ()) -> Any:
+        """Call a tool by name.
+
+        Raises:
+            UnknownToolError: for a name not in the set.
+            ToolError: for bad arguments or a failure inside the tool.
+        """
+        return self.get(name).call(scene, args)
+
+    def describe(self) -> str:
+        """One ``- name(arg1, arg2): description Returns: ...`` line per tool, for prompts."""
+        lines = []
+        for t in self:
+            text = f"- {t.signature()}: {t.description}"
+            if t.returns:
+                text += f" Returns: {t.returns}"
+            lines.append(text)
+        return "\n".join(lines)
+
+    def openai_tools(self) -> list[dict[str, Any]]:
+        """The tools as OpenAI function-calling schemas (``tools=`` of chat completions)."""
+        out = []
+        for t in self:
+            props = {
+                p.name: {
+                    "type": _JSON_TYPES.get(p.type, "string"),
+                    "description": p.description or p.name.replace("_", " "),
+                }
+                for p in t.params
+            }
+            desc = t.description + (f" Returns: {t.returns}" if t.returns else "")
+            out.append(
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": desc,
+                        "parameters": {
+                            "type": "object",
+                            "properties": props,
+                            "required": [p.name for p in t.params if p.required],
+                            "additionalProperties": False,
+                        },
+                    },
+                }
+            )
+        return out
