@@ -1,7 +1,8 @@
 """CDR-cleaned vector memory: embeddings, hnswlib index, conflict detection rules.
 
-Ground floor: imports nothing of bt_raider but :mod:`bt_raider.errors`. Importing this package
-loads no model (torch is imported on the first embedding).
+Ground floor: imports nothing of bt_raider but :mod:`bt_raider.errors` and the leaf
+:mod:`bt_raider.llm` (prompt rendering, reply parsing). Importing this package loads no model
+(torch is imported on the first embedding).
 
 Main entry point: :class:`VectorMemory` (``record``, ``examples``, ``calibrate``, ``trim``).
 """
@@ -15,15 +16,9 @@ from bt_raider.memory.embedder import (
 )
 from bt_raider.memory.extract import Action, Extractor, SymbolicExtractor
 from bt_raider.memory.llm import LLMExtractor
+from bt_raider.memory.records import Context, Example, Record, Resolution
 from bt_raider.memory.rules import Judgement, Rule, RuleSet
-from bt_raider.memory.vector import (
-    DEFAULT_THETA,
-    Context,
-    Example,
-    Record,
-    Resolution,
-    VectorMemory,
-)
+from bt_raider.memory.vector import DEFAULT_THETA, VectorMemory
 
 __all__ = [
     "DEFAULT_THETA",

@@ -1,7 +1,7 @@
 """The paper's LLM extractor: a chat model decomposes a sentence into ``(operation, object)``.
 
 Ma et al. (section 4.2) use GPT-4o "as an extractor and comparator": it extracts the actions of
-the query and of each context, and the rules compare them. The prompt (``data/cdr_extract.j2``,
+the query and of each context, and the rules compare them. The prompt (``bt_raider/llm/templates/cdr_extract.j2``,
 rendered with ``StrictUndefined``) opens with the paper's judgement rules (Table 4) and asks
 for the actions as JSON, in the operation vocabulary of the symbolic lexicon, so LLM-extracted
 and symbolically extracted records compare with each other.
@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from importlib import resources
 from typing import Any
 
-import jinja2
-
 from bt_raider.errors import BackendError
+from bt_raider.llm import prompts
 from bt_raider.llm.replies import json_in_reply
-from bt_raider.memory.extract import Action, Extractor, Lexicon, SymbolicExtractor, tokenize
+from bt_raider.memory.extract import Action, Extractor, SymbolicExtractor, tokenize
+from bt_raider.memory.verbs import VerbLexicon
 
 TEMPLATE = "cdr_extract.j2"
 
@@ -51,10 +50,8 @@ EXAMPLES = [
 
 
 def render(template: str = TEMPLATE, **variables: Any) -> str:
-    """Render a prompt template of ``bt_raider/memory/data`` strictly (missing vars raise)."""
-    source = (resources.files("bt_raider.memory") / "data" / template).read_text("utf-8")
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
-    return env.from_string(source).render(**variables)
+    """Render the extraction prompt (``bt_raider/llm/templates/cdr_extract.j2``) strictly."""
+    return prompts.render(template, **variables)
 
 
 class LLMExtractor:
@@ -76,7 +73,7 @@ class LLMExtractor:
         chat: Any,
         *,
         fallback: Extractor | None = None,
-        lexicon: Lexicon | None = None,
+        lexicon: VerbLexicon | None = None,
         retries: int = 1,
         cache_size: int = 4096,
     ) -> None:
@@ -86,7 +83,7 @@ class LLMExtractor:
                 "such as bt_raider.llm.chat.OpenAIChat"
             )
         self.chat = chat
-        self.lexicon = lexicon or Lexicon.load()
+        self.lexicon = lexicon or VerbLexicon.load()
         self.fallback = fallback
         self.retries = int(retries)
         self.operations = sorted(

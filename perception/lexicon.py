@@ -9,10 +9,10 @@ knowledge that is *data*, not code: ``perception/data/categories.json`` holds
   ButterKnife, since both slice in AI2-THOR),
 - ``states`` {adjective: {flag: bool}} ("clean" -> isDirty false),
 
-and a user merges a file of their own over it with :meth:`Lexicon.load`. Custom object types
+and a user merges a file of their own over it with :meth:`CategoryLexicon.load`. Custom object types
 (the medicine demo's ``Medicine`` and ``PillBottle``) are just more strings.
 
-How :meth:`Lexicon.types_for` reads a noun, first hit wins:
+How :meth:`CategoryLexicon.types_for` reads a noun, first hit wins:
 
 1. an exact type name ("CoffeeMachine", "Knife") means that type only;
 2. otherwise, lower-cased and without articles, and then in singular form ("apples",
@@ -115,7 +115,7 @@ def _merge_entry(old: Any, new: Any, where: str) -> Any:
     return new
 
 
-class Lexicon:
+class CategoryLexicon:
     """Nouns, categories and state adjectives, validated.
 
     Args:
@@ -194,14 +194,16 @@ class Lexicon:
         return list(value)
 
     @classmethod
-    def default(cls) -> Lexicon:
+    def default(cls) -> CategoryLexicon:
         """The bundled lexicon (``perception/data/categories.json``), loaded once."""
         return _default()
 
     @classmethod
     def load(
-        cls, path_or_dict: str | Path | Mapping[str, Any], base: Lexicon | None | str = "default"
-    ) -> Lexicon:
+        cls,
+        path_or_dict: str | Path | Mapping[str, Any],
+        base: CategoryLexicon | None | str = "default",
+    ) -> CategoryLexicon:
         """A user's lexicon merged over ``base`` (the bundled one unless told otherwise).
 
         In each section a user's entry replaces the base entry of the same name; an entry
@@ -230,8 +232,8 @@ class Lexicon:
         base_lex = cls.default() if base == "default" else base
         if base_lex is None:
             return cls(data, source)
-        if not isinstance(base_lex, Lexicon):
-            raise LexiconError(f"base must be a Lexicon, None or 'default', got {base!r}")
+        if not isinstance(base_lex, CategoryLexicon):
+            raise LexiconError(f"base must be a CategoryLexicon, None or 'default', got {base!r}")
         merged = base_lex.to_dict()
         for key, value in data.items():
             if str(key).startswith("_"):
@@ -361,18 +363,18 @@ class Lexicon:
 
     def __repr__(self) -> str:
         return (
-            f"Lexicon({self.source!r}: {len(self._categories)} categories, "
+            f"CategoryLexicon({self.source!r}: {len(self._categories)} categories, "
             f"{len(self._synonyms)} synonyms, {len(self._states)} states)"
         )
 
 
 @lru_cache(maxsize=1)
-def _default() -> Lexicon:
-    return Lexicon.load(DEFAULT_PATH, base=None)
+def _default() -> CategoryLexicon:
+    return CategoryLexicon.load(DEFAULT_PATH, base=None)
 
 
 @lru_cache(maxsize=32)
-def _nouns(lex: Lexicon) -> tuple[str, ...]:
+def _nouns(lex: CategoryLexicon) -> tuple[str, ...]:
     nouns: set[str] = set(lex._synonyms) | set(lex._categories) | set(lex._aliases)
     nouns.update(split_type(t) for t in lex._known)
     nouns.update(

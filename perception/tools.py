@@ -35,7 +35,7 @@ import numpy as np
 
 from bt_raider.errors import ToolError
 from bt_raider.perception import relations
-from bt_raider.perception.lexicon import Lexicon, split_type
+from bt_raider.perception.lexicon import CategoryLexicon, split_type
 from bt_raider.perception.scene import CAPABILITIES, Human, Scene, SceneObject
 from bt_raider.perception.toolset import ToolSet
 
@@ -364,7 +364,7 @@ def _terms(text: str) -> list[str]:
     return [_stem(w.strip("'")) for w in words if w.strip("'") and w.strip("'") not in _STOP]
 
 
-def _expand(terms: list[str], lexicon: Lexicon) -> set[str]:
+def _expand(terms: list[str], lexicon: CategoryLexicon) -> set[str]:
     """Words of the object types a query term may mean ("fruit" -> apple, banana...)."""
     extra: set[str] = set()
     for t in terms:
@@ -374,7 +374,7 @@ def _expand(terms: list[str], lexicon: Lexicon) -> set[str]:
 
 
 def rank_facts_lexically(
-    query: str, facts: Sequence[str], lexicon: Lexicon | None = None
+    query: str, facts: Sequence[str], lexicon: CategoryLexicon | None = None
 ) -> list[tuple[float, int]]:
     """Score facts against a query by IDF-weighted term overlap.
 
@@ -391,7 +391,7 @@ def rank_facts_lexically(
     """
     from rapidfuzz import fuzz
 
-    lex = lexicon or Lexicon.default()
+    lex = lexicon or CategoryLexicon.default()
     docs = [set(_terms(f)) for f in facts]
     n = len(docs)
     q = list(dict.fromkeys(_terms(query)))
@@ -422,7 +422,7 @@ def rank_facts_lexically(
 def make_retrieve_user_information(
     embed: Callable[[list[str]], np.ndarray] | None = None,
     top_k: int = 3,
-    lexicon: Lexicon | None = None,
+    lexicon: CategoryLexicon | None = None,
 ) -> Callable[[Scene, str], list[str]]:
     """Build the ``retrieve_user_information`` tool over the scene's ``user_info`` facts.
 

@@ -29,7 +29,7 @@ from bt_raider.checking.verdict import ToolCall
 from bt_raider.checking.vocabulary import GENERIC_HEADS
 from bt_raider.errors import BtRaiderError, ToolError
 from bt_raider.perception import relations
-from bt_raider.perception.lexicon import Lexicon, singulars
+from bt_raider.perception.lexicon import CategoryLexicon, singulars
 from bt_raider.perception.scene import Human, Scene, SceneObject
 from bt_raider.perception.tools import Place
 from bt_raider.perception.toolset import ToolSet
@@ -213,7 +213,7 @@ class Grounder:
         lexicon: nouns, categories and state adjectives.
     """
 
-    def __init__(self, runner: ToolRunner, lexicon: Lexicon) -> None:
+    def __init__(self, runner: ToolRunner, lexicon: CategoryLexicon) -> None:
         self.runner = runner
         self.scene = runner.scene
         self.lexicon = lexicon

@@ -126,7 +126,7 @@ def parse_query(
             replaced by its scene name; an empty value drops that argument too. Parameter
             name -> scene name, in parameter order (as :mod:`bt_raider.planners` gives them),
             works as well.
-        lexicon: a :class:`~bt_raider.perception.lexicon.Lexicon` whose state adjectives are
+        lexicon: a :class:`~bt_raider.perception.lexicon.CategoryLexicon` whose state adjectives are
             recognised besides :data:`STATE_WORDS` (default: the bundled one).
 
     Raises:

@@ -56,7 +56,7 @@ from bt_raider.checking.parse import ParsedQuery, parse_query
 from bt_raider.checking.plan_facts import PlanFacts
 from bt_raider.checking.verdict import PRIORITY, Category, ToolCall, Verdict
 from bt_raider.perception import relations
-from bt_raider.perception.lexicon import Lexicon
+from bt_raider.perception.lexicon import CategoryLexicon
 from bt_raider.perception.relations import SINGLE_SLOT_TYPES
 from bt_raider.perception.scene import Human, Scene, SceneObject
 from bt_raider.perception.tools import Place, default_tools
@@ -108,13 +108,13 @@ class SymbolicReasoner:
     def __init__(
         self,
         tools: ToolSet | None = None,
-        lexicon: Lexicon | None = None,
+        lexicon: CategoryLexicon | None = None,
         *,
         time_limit: float | None = None,
         single_slot: frozenset[str] | set[str] = SINGLE_SLOT_TYPES,
     ) -> None:
         self.tools = tools if tools is not None else default_tools()
-        self.lexicon = lexicon if lexicon is not None else Lexicon.default()
+        self.lexicon = lexicon if lexicon is not None else CategoryLexicon.default()
         self.time_limit = time_limit
         self.single_slot = frozenset(single_slot)
 

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from bt_raider.perception.lexicon import Lexicon
+from bt_raider.perception.lexicon import CategoryLexicon
 
 #: The action vocabulary every backend understands.
 ACTIONS: tuple[str, ...] = (
@@ -282,7 +282,7 @@ def _state_vocab(lexicon: Any | None) -> _Vocab:
     """:data:`STATE_WORDS` plus the lexicon's state adjectives (the bundled lexicon by default)."""
     if lexicon is None:
         try:
-            lexicon = Lexicon.default()
+            lexicon = CategoryLexicon.default()
         except Exception:  # pragma: no cover - a broken lexicon file must not break parsing
             return _BASE_VOCAB
     hit = _VOCABS.get(id(lexicon))

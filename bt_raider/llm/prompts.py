@@ -29,6 +29,10 @@ class PromptError(BtRaiderError, LookupError):
     """A prompt template is missing, malformed, or was rendered without a variable it needs."""
 
 
+class MissingVariableError(PromptError, jinja2.UndefinedError):
+    """A template was rendered without a variable it needs (also a jinja2 ``UndefinedError``)."""
+
+
 def _folder() -> Any:
     return resources.files("bt_raider.llm") / PROMPT_DIR
 
@@ -97,6 +101,6 @@ def render(name: str, **variables: Any) -> str:
         if isinstance(exc, TypeError) and "Undefined" not in str(exc):
             raise
         given = ", ".join(sorted(variables)) or "none"
-        raise PromptError(
+        raise MissingVariableError(
             f"prompt template {name!r} needs a variable that was not given ({exc}); given: {given}"
         ) from None

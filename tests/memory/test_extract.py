@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from bt_raider.errors import MemoryStoreError
-from bt_raider.memory.extract import Action, Lexicon, SymbolicExtractor, singular, tokenize
+from bt_raider.memory.extract import Action, SymbolicExtractor, tokenize
+from bt_raider.memory.verbs import VerbLexicon, singular
 
 HURIC = (
     Path(__file__).resolve().parents[2].parent
@@ -150,7 +151,7 @@ def test_custom_lexicon_and_malformed_lexicon(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"verbs": {}}))
     with pytest.raises(MemoryStoreError, match="malformed lexicon"):
-        Lexicon.load(bad)
+        VerbLexicon.load(bad)
 
 
 def test_multiword_preposition_means_what_it_maps_to(ex):
@@ -351,4 +352,4 @@ def test_a_malformed_verb_entry_is_refused_when_loaded(tmp_path, entry, message)
     path = tmp_path / "lex.json"
     path.write_text(json.dumps(data))
     with pytest.raises(MemoryStoreError, match=message):
-        Lexicon.load(path)
+        VerbLexicon.load(path)

@@ -8,7 +8,7 @@ import pytest
 
 from bt_raider.perception.lexicon import (
     DEFAULT_PATH,
-    Lexicon,
+    CategoryLexicon,
     LexiconError,
     plural,
     singulars,
@@ -31,12 +31,12 @@ VacuumCleaner Vase Watch WateringCan Window WineBottle""".split()
 
 
 @pytest.fixture(scope="module")
-def lex() -> Lexicon:
-    return Lexicon.default()
+def lex() -> CategoryLexicon:
+    return CategoryLexicon.default()
 
 
 def test_default_is_cached_and_read_from_the_package_file(lex):
-    assert Lexicon.default() is lex
+    assert CategoryLexicon.default() is lex
     data = json.loads(DEFAULT_PATH.read_text())
     assert set(data["categories"]) == set(lex.categories)
 
@@ -194,7 +194,7 @@ def test_plural_and_singular_helpers():
 
 # ---------------------------------------------------------------------- user files
 def test_load_merges_a_users_dict_over_the_defaults(lex):
-    user = Lexicon.load(
+    user = CategoryLexicon.load(
         {
             "categories": {
                 "snack food": ["Chips", "Cookie"],  # new category
@@ -223,9 +223,9 @@ def test_load_merges_a_users_dict_over_the_defaults(lex):
 def test_load_from_a_file_and_without_base(tmp_path):
     path = tmp_path / "mine.json"
     path.write_text(json.dumps({"categories": {"toy": ["Robot"]}, "synonyms": {"bot": ["Robot"]}}))
-    merged = Lexicon.load(path)
+    merged = CategoryLexicon.load(path)
     assert merged.types_for("bot") == {"Robot"} and merged.types_for("apple") == {"Apple"}
-    alone = Lexicon.load(path, base=None)
+    alone = CategoryLexicon.load(path, base=None)
     assert alone.types_for("bot") == {"Robot"}
     assert alone.types_for("refrigerator") == set()
     assert alone.source == str(path)
@@ -248,7 +248,7 @@ def test_load_from_a_file_and_without_base(tmp_path):
 )
 def test_malformed_lexicons_are_named(data, words):
     with pytest.raises(LexiconError) as err:
-        Lexicon.load(data)
+        CategoryLexicon.load(data)
     for w in words:
         assert w in str(err.value)
 
@@ -257,10 +257,10 @@ def test_bad_files_are_named(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     with pytest.raises(LexiconError, match="bad.json: not JSON"):
-        Lexicon.load(bad)
+        CategoryLexicon.load(bad)
     with pytest.raises(LexiconError, match="cannot read"):
-        Lexicon.load(tmp_path / "missing.json")
+        CategoryLexicon.load(tmp_path / "missing.json")
     listed = tmp_path / "list.json"
     listed.write_text("[1, 2]")
     with pytest.raises(LexiconError, match="JSON object"):
-        Lexicon.load(listed)
+        CategoryLexicon.load(listed)

@@ -8,7 +8,7 @@ import pytest
 
 from bt_raider.checking.grounding import Cancelled, Grounder, ToolFailure, ToolRunner
 from bt_raider.checking.parse import parse_phrase, parse_query
-from bt_raider.perception.lexicon import Lexicon
+from bt_raider.perception.lexicon import CategoryLexicon
 from bt_raider.perception.scene import Scene
 from bt_raider.perception.tools import default_tools, household_tools
 
@@ -24,7 +24,7 @@ def obj(d, object_type):
 
 def grounder(scene, tools=None):
     runner = ToolRunner(scene, tools or default_tools())
-    return Grounder(runner, Lexicon.default()), runner
+    return Grounder(runner, CategoryLexicon.default()), runner
 
 
 def ground(scene, text, kind="object"):
@@ -78,7 +78,7 @@ def test_an_category_grounds_through_the_lexicon(kitchen):
 
 
 def test_an_user_lexicon_extends_categories(kitchen):
-    lex = Lexicon.load({"categories": {"breakfast": ["Bread", "Egg"]}})
+    lex = CategoryLexicon.load({"categories": {"breakfast": ["Bread", "Egg"]}})
     g = Grounder(ToolRunner(kitchen, default_tools()), lex)
     found = g.ground(parse_phrase("the breakfast"))
     assert sorted(found.names) == ["Bread", "Egg"]

@@ -7,7 +7,7 @@ import pytest
 from bt_raider.checking.parse import action_for_name, parse_phrase, parse_query
 from bt_raider.checking.vocabulary import ACTIONS
 from bt_raider.errors import BtRaiderError, QueryError
-from bt_raider.perception.lexicon import Lexicon
+from bt_raider.perception.lexicon import CategoryLexicon
 
 
 def heads(parsed):
@@ -199,7 +199,7 @@ def test_state_adjectives_including_negation_and_relative_clauses():
 def test_lexicon_adjectives_are_recognised():
     # "washed" is not in the parser's own list; the bundled lexicon knows it.
     assert parse_query("pick the washed mug").args[0].states == ("washed",)
-    custom = Lexicon.load({"states": {"sparkling": {"isDirty": False}}})
+    custom = CategoryLexicon.load({"states": {"sparkling": {"isDirty": False}}})
     assert parse_query("pick the sparkling mug", lexicon=custom).args[0].states == ("sparkling",)
     assert parse_query("pick the sparkling mug").args[0].head == "sparkling mug"
 
