@@ -43,7 +43,7 @@ from memory_data import (
 )
 
 from bt_raider.memory import SymbolicExtractor, TransformersEmbedder, VectorMemory
-from bt_raider.memory.verbs import singular
+from bt_raider.words import singular
 
 K = 10
 

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from bt_raider.errors import MemoryStoreError
-from bt_raider.memory.verbs import VerbLexicon, singular
+from bt_raider.memory.verbs import VerbLexicon
+from bt_raider.words import singular
 
 #: The slots an :class:`Action` carries; rules may compare any of them.
 SLOTS = ("operation", "object", "location", "source", "negated", "lu", "head")

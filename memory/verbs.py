@@ -14,22 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from bt_raider.errors import MemoryStoreError
-
-
-def singular(word: str) -> str:
-    """A plain English singular (``boxes`` -> ``box``, ``knives`` -> ``knife``)."""
-    w = word
-    if len(w) <= 3 or w.endswith(("ss", "us", "is", "ous")):
-        return w
-    if w.endswith("ies") and len(w) > 4:
-        return w[:-3] + "y"
-    if w.endswith("ves") and w not in {"gloves", "stoves", "sleeves", "olives", "curves"}:
-        return w[:-3] + ("fe" if w[:-3].endswith(("kni", "wi", "li")) else "f")
-    if w.endswith(("sses", "xes", "ches", "shes", "zes", "oes")):
-        return w[:-2]
-    if w.endswith("s") and not w.endswith("'s"):
-        return w[:-1]
-    return w
+from bt_raider.words import singular
 
 
 def _inflections(base: str) -> set[str]:

@@ -32,6 +32,7 @@ from typing import Any
 
 from bt_raider.errors import BtRaiderError
 from bt_raider.perception.scene import STATES
+from bt_raider.words import plural, singulars
 
 DEFAULT_PATH = Path(__file__).resolve().parent / "data" / "categories.json"
 #: State flags an adjective may constrain (the AI2-THOR state flags of the scene format).
@@ -59,47 +60,6 @@ def split_type(object_type: str) -> str:
     """An objectType spelled as words: ``"CoffeeMachine"`` -> ``"coffee machine"``, ``"TVStand"`` -> ``"tv stand"``."""
     parts = re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+", object_type)
     return " ".join(p.lower() for p in parts) or object_type.lower()
-
-
-def singulars(phrase: str) -> list[str]:
-    """Candidate singular forms of a phrase's last word, most likely first ("knives" -> "knife")."""
-    head, _, last = phrase.rpartition(" ")
-    prefix = f"{head} " if head else ""
-    out: list[str] = []
-    rules = (
-        ("ies", "y"),
-        ("ves", "fe"),
-        ("ves", "f"),
-        ("oes", "o"),
-        ("ches", "ch"),
-        ("shes", "sh"),
-        ("sses", "ss"),
-        ("xes", "x"),
-        ("zes", "z"),
-        ("ses", "s"),
-        ("s", ""),
-    )
-    for suffix, repl in rules:
-        if last.endswith(suffix) and len(last) > len(suffix) + 1 and not last.endswith("ss"):
-            form = prefix + last[: -len(suffix)] + repl
-            if form not in out:
-                out.append(form)
-    return out
-
-
-def plural(phrase: str) -> str:
-    """A regular English plural of a phrase's last word ("knife" -> "knives")."""
-    head, _, last = phrase.rpartition(" ")
-    prefix = f"{head} " if head else ""
-    if re.search(r"[^aeiou]y$", last):
-        last = last[:-1] + "ies"
-    elif last.endswith("fe"):
-        last = last[:-2] + "ves"
-    elif re.search(r"(s|x|z|ch|sh)$", last) or re.search(r"[^aeiou]o$", last):
-        last += "es"
-    else:
-        last += "s"
-    return prefix + last
 
 
 def _merge_entry(old: Any, new: Any, where: str) -> Any:

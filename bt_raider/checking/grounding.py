@@ -29,10 +29,11 @@ from bt_raider.checking.verdict import ToolCall
 from bt_raider.checking.vocabulary import GENERIC_HEADS
 from bt_raider.errors import BtRaiderError, ToolError
 from bt_raider.perception import relations
-from bt_raider.perception.lexicon import CategoryLexicon, singulars
+from bt_raider.perception.lexicon import CategoryLexicon
 from bt_raider.perception.scene import Human, Scene, SceneObject
 from bt_raider.perception.tools import Place
 from bt_raider.perception.toolset import ToolSet
+from bt_raider.words import singulars
 
 #: Words that refer to a person without naming them.
 PERSON_WORDS = frozenset(

@@ -9,7 +9,8 @@ import pytest
 
 from bt_raider.errors import MemoryStoreError
 from bt_raider.memory.extract import Action, SymbolicExtractor, tokenize
-from bt_raider.memory.verbs import VerbLexicon, singular
+from bt_raider.memory.verbs import VerbLexicon
+from bt_raider.words import singular
 
 HURIC = (
     Path(__file__).resolve().parents[2].parent

@@ -6,14 +6,7 @@ import json
 
 import pytest
 
-from bt_raider.perception.lexicon import (
-    DEFAULT_PATH,
-    CategoryLexicon,
-    LexiconError,
-    plural,
-    singulars,
-    split_type,
-)
+from bt_raider.perception.lexicon import DEFAULT_PATH, CategoryLexicon, LexiconError, split_type
 
 #: The AI2-THOR object types (iTHOR object-types page) the bundled lexicon must cover.
 AI2THOR_TYPES = """AlarmClock AluminumFoil Apple AppleSliced ArmChair BaseballBat BasketBall Bathtub
@@ -181,15 +174,6 @@ def test_object_nouns_longest_first_with_plurals(lex):
         assert n in nouns, n
     assert "something to sit ons" not in nouns  # no plurals of phrases
     assert nouns.index("butter knife") < nouns.index("knife")
-
-
-def test_plural_and_singular_helpers():
-    assert plural("knife") == "knives" and "knife" in singulars("knives")
-    assert plural("cherry") == "cherries" and singulars("cherries")[0] == "cherry"
-    assert plural("box") == "boxes" and "box" in singulars("boxes")
-    assert plural("coffee machine") == "coffee machines"
-    assert singulars("glass") == []
-    assert split_type("TVStand") == "tv stand" and split_type("CD") == "cd"
 
 
 # ---------------------------------------------------------------------- user files
