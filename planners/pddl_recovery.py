@@ -20,6 +20,7 @@ import re
 import threading
 from typing import TYPE_CHECKING, Any
 
+from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.errors import PlanningError, QueryError
 from bt_raider.planners.pddl import Step, parse_step, plan_steps, solve
 from bt_raider.planners.preconditions import ground_preconditions, resolve
@@ -118,7 +119,5 @@ def _say(text: str) -> str:
 
 def propose_for(world: PddlWorld, action: str, **options: Any) -> str:
     """One-shot: the recovery code for ``action`` (``(pick ball1 rooma left)``) in ``world``."""
-    from bt_raider.checking.verdict import Category, Verdict
-
     request = RecoveryRequest(action, Verdict(Category.WRONG_STATE, "preconditions do not hold"))
     return PddlRecovery(world, **options).propose(request)

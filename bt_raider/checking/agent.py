@@ -44,6 +44,7 @@ from bt_raider.errors import BackendError, ToolError
 from bt_raider.llm.chat import ChatModel, ChatReply, ToolCallRequest, make_chat
 from bt_raider.llm.prompts import render
 from bt_raider.llm.replies import TextCall, find_final, loads_lenient, parse_tool_calls
+from bt_raider.perception.tools import default_tools
 from bt_raider.perception.toolset import UnknownToolError
 
 if TYPE_CHECKING:
@@ -166,8 +167,6 @@ class RaiderAgent:
         if max_parallel_tools < 1:
             raise BackendError(f"max_parallel_tools must be >= 1, got {max_parallel_tools!r}")
         if tools is None:
-            from bt_raider.perception.tools import default_tools
-
             tools = default_tools()
         self.chat = chat
         self.tools = tools

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from bt_raider.checking.parse import parse_query
 from bt_raider.checking.verdict import Verdict
 from bt_raider.errors import QueryError
 from bt_raider.recovery.safecode import (
@@ -81,11 +82,9 @@ def split_action(text: str, bindings: dict[str, str] | None = None) -> tuple[str
     come back as scene names through ``bindings``); else a purely syntactic split.
     """
     try:
-        from bt_raider.checking.parse import parse_query
-
         parsed = parse_query(text, bindings or None)
         return parsed.action, [a.text for a in parsed.args]
-    except (ImportError, QueryError):
+    except QueryError:
         pass
     match = re.fullmatch(r"\s*([A-Za-z][\w\-]*)\s*\((.*)\)\s*[.!?]?\s*", text, re.DOTALL)
     if match:

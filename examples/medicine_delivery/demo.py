@@ -27,6 +27,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import py_trees
+
+from bt_raider.checking.registry import make_checker
+from bt_raider.errors import QueryError
+from bt_raider.examples.medicine_delivery import scenario
+from bt_raider.perception.scene import Scene
+from bt_raider.planners.pddl import load, plan_steps, solve
+from bt_raider.planners.tree import ActionRegistry, plan_to_tree, raider_guards
+from bt_raider.recovery.fewshot import MemoryLink
+from bt_raider.recovery.llm import LLMRecovery
+from bt_raider.recovery.pipeline import Recovery
+from bt_raider.recovery.symbolic import SymbolicRecovery
+from bt_raider.runtime.actions import ActionBehaviour, SyncRobot
+from bt_raider.simulation.simworld import SimWorld
+
 DEFAULT_OUT = "./out/medicine_delivery"
 #: Seconds the tree may take (a real LLM needs many calls per step).
 TIME_LIMITS = {"symbolic": 60.0, "openai": 900.0}
@@ -41,9 +56,6 @@ def action_registry(robot: Any, bindings: Mapping[str, str]) -> Any:
     ``(approach_person r from p)`` -> ``approach(p)``, ``(handover r item p)`` ->
     ``handover(item, p)``.
     """
-    from bt_raider.planners.tree import ActionRegistry
-    from bt_raider.runtime.actions import ActionBehaviour
-
     registry = ActionRegistry()
 
     def factory(action: str, pick_args: Callable[[list[str]], list[str]]):
@@ -99,8 +111,6 @@ class DemoResult:
     memory_recorded: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        from bt_raider.examples.medicine_delivery import scenario
-
         person = self.world.scene.human(scenario.PERSON)
         return {
             "scenario": "medicine-delivery",
@@ -178,7 +188,6 @@ class _Reporter:
         A guard's first tick only submits its check, so every action, question and world
         change of a tick belongs to the guard that was already running (or to the first).
         """
-        import py_trees
 
         status = py_trees.common.Status
         running = [i for i, g in enumerate(self.guards) if g.status == status.RUNNING]
@@ -254,13 +263,10 @@ class _Reporter:
 
 def _make_backend(backend: str, model: str | None, base_url: str | None) -> tuple[Any, Any]:
     """The checker and the recovery planner of a backend."""
-    from bt_raider.checking.registry import make_checker
-    from bt_raider.recovery.llm import LLMRecovery
-    from bt_raider.recovery.symbolic import SymbolicRecovery
-
     if backend == "symbolic":
         return make_checker("symbolic"), SymbolicRecovery()
     if backend == "openai":
+        # The openai SDK: only for --backend openai.
         from bt_raider.llm.chat import make_chat
 
         options: dict[str, Any] = {}
@@ -269,16 +275,13 @@ def _make_backend(backend: str, model: str | None, base_url: str | None) -> tupl
         if base_url:
             options["base_url"] = base_url
         return make_checker("openai", **options), LLMRecovery(make_chat("openai", **options))
-    from bt_raider.errors import QueryError
-
     raise QueryError(f"unknown backend {backend!r}: expected one of symbolic, openai")
 
 
 def _memory_link(path: str | Path, planner: Any) -> Any:
     """Open the CDR memory in the background and plug it into recovery."""
+    # The memory loads torch and the embedding model: not with --no-memory.
     from bt_raider.memory.vector import VectorMemory
-    from bt_raider.recovery.fewshot import MemoryLink
-    from bt_raider.recovery.llm import LLMRecovery
 
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     link = MemoryLink(VectorMemory(path))
@@ -318,16 +321,6 @@ def run_scenario(
             and an LLM recovery planner takes its few-shot examples from it (None: no memory).
         echo: where the step-by-step lines go.
     """
-    import py_trees
-
-    from bt_raider.examples.medicine_delivery import scenario
-    from bt_raider.perception.scene import Scene
-    from bt_raider.planners.pddl import load, plan_steps, solve
-    from bt_raider.planners.tree import plan_to_tree, raider_guards
-    from bt_raider.recovery.pipeline import Recovery
-    from bt_raider.runtime.actions import SyncRobot
-    from bt_raider.simulation.simworld import SimWorld
-
     problem = load(scenario.DOMAIN, scenario.PROBLEM)
     steps = plan_steps(solve(problem, engine="pyperplan"))
     world = SimWorld(Scene.load(scenario.SCENE))
@@ -419,7 +412,6 @@ def write_tree_picture(
     Returns:
         format -> file written, plus ``"note"`` when a picture could not be made.
     """
-    import py_trees
 
     out.mkdir(parents=True, exist_ok=True)
     if shutil.which("dot"):

@@ -27,6 +27,8 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from bt_raider.runtime.human import ConsoleHuman, ScriptedHuman
+
 HERE = Path(__file__).resolve().parent
 DOMAIN = HERE / "domain.pddl"
 PROBLEM = HERE / "problem.pddl"
@@ -304,8 +306,6 @@ class Adriana:
 
     def scripted(self) -> Any:
         """A :class:`bt_raider.runtime.human.ScriptedHuman` answering as in RAIDER's Appendix D."""
-        from bt_raider.runtime.human import ScriptedHuman
-
         answers = {pattern: answer for pattern, answer in TOPICS.values()}
         answers[r"."] = FALLBACK_ANSWER
         return ScriptedHuman(
@@ -317,8 +317,6 @@ class Adriana:
 
     def console(self, stdin: Any = None, stdout: Any = None) -> Any:
         """A console person (answers typed by a user) whose words act in the world as hers."""
-        from bt_raider.runtime.human import ConsoleHuman
-
         person = self
 
         class ConsoleAdriana(ConsoleHuman):
