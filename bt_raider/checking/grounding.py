@@ -9,7 +9,7 @@ A phrase is grounded at the four abstraction levels of ``docs/scene-format.md`` 
   with ``check_obj_relationship`` ("the fruit on the left of the bowl");
 - **AC** (by conditioned state): candidates are filtered by ``get_obj_state`` ("the clean mug").
 
-Every fact is asked through the :class:`~bt_raider.perception.tools.ToolSet` (via
+Every fact is asked through the :class:`~bt_raider.perception.toolset.ToolSet` (via
 :class:`ToolRunner`, which records each call), so a verdict shows the tool calls that justify
 its grounding. People are grounded through ``recognize_humans``; a person must be recognised
 (have a name) to count as present.
