@@ -273,6 +273,7 @@ class Scene:
         if len(typed) > 1:
             names = ", ".join(sorted(o.name for o in typed))
             raise ToolError(f"{ref!r} is ambiguous: it matches {names}")
+        # rapidfuzz only for a near miss, off the common path of every check.
         from rapidfuzz import fuzz, process
 
         # Compare squashed forms so "coffee machine" and "CoffeeMachine" agree.

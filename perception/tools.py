@@ -70,6 +70,7 @@ def resolve_object(scene: Scene, ref: Any) -> SceneObject:
     key = _squash(ref)
     if key in (_squash(obj.name), _squash(obj.type)) or ref.strip() == obj.id:
         return obj
+    # rapidfuzz only for a near miss, off the common path of every check.
     from rapidfuzz import fuzz
 
     scores = {o.name: fuzz.ratio(key, _squash(o.name)) for o in scene.objects}
@@ -389,6 +390,7 @@ def rank_facts_lexically(
         ``(score, index)`` pairs, best first, for facts with a positive score of at least
         :data:`RELATIVE_CUTOFF` times the best one.
     """
+    # rapidfuzz only when user facts are ranked, off the common path of every check.
     from rapidfuzz import fuzz
 
     lex = lexicon or CategoryLexicon.default()

@@ -303,6 +303,7 @@ class ToolSet:
                 return matches[0]
         hint = ""
         if isinstance(name, str) and self._tools:
+            # rapidfuzz only for a near miss, off the common path of every check.
             from rapidfuzz import process
 
             best = process.extractOne(name, list(self._tools), score_cutoff=60)

@@ -422,6 +422,7 @@ class Grounder:
             first = first or hit
         if first is not None:
             return first
+        # rapidfuzz only for a near miss, off the common path of every check.
         from rapidfuzz import fuzz, process
 
         best = process.extractOne(
