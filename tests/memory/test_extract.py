@@ -335,22 +335,3 @@ def test_superlative_near_is_a_place_not_a_destination(ex):
 
 def test_an_adverb_ends_the_object(ex):
     assert keys(ex, "place the tissue box vertically on the toilet tank") == [("put", "tissues")]
-
-
-@pytest.mark.parametrize(
-    ("entry", "message"),
-    [
-        ({"op": "take", "particle_alternatives": ["bring"]}, "particle_alternatives"),
-        ({"op": "take", "stacked_goal": True}, "stacked_goal True: expected an operation"),
-        ({"op": ["take"]}, "verb 'yeet' has op"),
-    ],
-)
-def test_a_malformed_verb_entry_is_refused_when_loaded(tmp_path, entry, message):
-    data = json.loads(
-        (Path(__file__).resolve().parents[2] / "memory" / "data" / "lexicon.json").read_text()
-    )
-    data["verbs"]["yeet"] = entry
-    path = tmp_path / "lex.json"
-    path.write_text(json.dumps(data))
-    with pytest.raises(MemoryStoreError, match=message):
-        VerbLexicon.load(path)
