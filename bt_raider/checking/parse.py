@@ -19,30 +19,30 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from bt_raider.checking.vocabulary import (
-    _AMBIGUOUS_STATES,
-    _DEST_PREPS,
-    _DETERMINERS,
-    _FILLERS,
-    _HAND_ARG,
-    _HAND_PARAM,
-    _LOCATION_ARG,
-    _LOCATION_PARAM,
-    _NAME_SUFFIXES,
-    _NAME_TO_ACTION,
-    _NON_DEST_RELATIONS,
-    _PREFIXES,
-    _REL_PATTERNS,
-    _ROBOT_ARG,
-    _ROBOT_PARAM,
-    _SPLIT_PARTICLES,
-    _SUFFIXES,
-    _VERBS,
     ACTIONS,
+    AMBIGUOUS_STATES,
+    DESTINATION_PREPOSITIONS,
+    DETERMINERS,
+    FILLERS,
     GENERIC_HEADS,
+    HAND_ARG,
+    HAND_PARAM,
+    LOCATION_ARG,
+    LOCATION_PARAM,
     MIN_ARGS,
+    NAME_SUFFIXES,
+    NAME_TO_ACTION,
+    NON_DESTINATION_RELATIONS,
+    POLITE_PREFIXES,
+    POLITE_SUFFIXES,
+    RELATION_PATTERNS,
+    ROBOT_ARG,
+    ROBOT_PARAM,
     ROLES,
-    _state_vocab,
-    _Vocab,
+    SPLIT_PARTICLES,
+    VERB_PHRASES,
+    Vocab,
+    state_vocab,
 )
 from bt_raider.errors import QueryError
 
@@ -139,7 +139,7 @@ def parse_query(
             + ", ".join(ACTIONS)
         )
     stripped = text.strip()
-    vocab = _state_vocab(lexicon)
+    vocab = state_vocab(lexicon)
     if stripped.startswith("("):
         return _parse_pddl(stripped, bindings or {}, vocab)
     match = re.fullmatch(r"\s*([A-Za-z][\w\-]*)\s*\((.*)\)\s*[.!?]?\s*", stripped, re.DOTALL)
@@ -151,15 +151,15 @@ def parse_query(
 def action_for_name(name: str) -> str | None:
     """The action a structured or PDDL action name stands for (``pick-up`` -> ``pick``)."""
     key = re.sub(r"[\s_\-]+", "", name.lower())
-    if key in _NAME_TO_ACTION:
-        return _NAME_TO_ACTION[key]
-    for suffix in _NAME_SUFFIXES:
-        if key.endswith(suffix) and key[: -len(suffix)] in _NAME_TO_ACTION:
-            return _NAME_TO_ACTION[key[: -len(suffix)]]
+    if key in NAME_TO_ACTION:
+        return NAME_TO_ACTION[key]
+    for suffix in NAME_SUFFIXES:
+        if key.endswith(suffix) and key[: -len(suffix)] in NAME_TO_ACTION:
+            return NAME_TO_ACTION[key[: -len(suffix)]]
     # Longest known prefix: "pickupobjectinreceptacle1", "move-to-counter", "deliver-medicine".
-    for syn in sorted(_NAME_TO_ACTION, key=len, reverse=True):
+    for syn in sorted(NAME_TO_ACTION, key=len, reverse=True):
         if len(syn) >= 3 and key.startswith(syn):
-            return _NAME_TO_ACTION[syn]
+            return NAME_TO_ACTION[syn]
     return None
 
 
@@ -187,7 +187,7 @@ def _with_role(arg: ArgPhrase, role: str) -> ArgPhrase:
 
 
 # --------------------------------------------------------------------------- structured
-def _parse_structured(text: str, name: str, inner: str, vocab: _Vocab) -> ParsedQuery:
+def _parse_structured(text: str, name: str, inner: str, vocab: Vocab) -> ParsedQuery:
     action = action_for_name(name)
     if action is None:
         raise _unknown_action(name)
@@ -198,7 +198,7 @@ def _parse_structured(text: str, name: str, inner: str, vocab: _Vocab) -> Parsed
 
 
 # --------------------------------------------------------------------------- PDDL
-def _parse_pddl(text: str, bindings: Mapping[str, str | None], vocab: _Vocab) -> ParsedQuery:
+def _parse_pddl(text: str, bindings: Mapping[str, str | None], vocab: Vocab) -> ParsedQuery:
     inner = text.strip()
     if not inner.endswith(")") or "(" in inner[1:-1] or ")" in inner[1:-1]:
         raise QueryError(f"malformed PDDL action instance {text!r}: expected '(name arg ...)'")
@@ -242,17 +242,17 @@ class _Slot:
 
     def robot_like(self) -> bool:
         return bool(
-            (self.param and _ROBOT_PARAM.match(self.param))
-            or (self.param and _HAND_PARAM.match(self.param))
-            or _ROBOT_ARG.match(self.name)
-            or _HAND_ARG.match(self.name)
+            (self.param and ROBOT_PARAM.match(self.param))
+            or (self.param and HAND_PARAM.match(self.param))
+            or ROBOT_ARG.match(self.name)
+            or HAND_ARG.match(self.name)
         )
 
     def location_like(self) -> bool:
         return bool(
-            (self.param and _LOCATION_PARAM.match(self.param))
-            or _LOCATION_ARG.match(self.name)
-            or _LOCATION_ARG.match(self.value)
+            (self.param and LOCATION_PARAM.match(self.param))
+            or LOCATION_ARG.match(self.name)
+            or LOCATION_ARG.match(self.value)
         )
 
 
@@ -300,12 +300,12 @@ def _normalise(text: str) -> str:
     previous = None
     while previous != t:
         previous = t
-        t = _PREFIXES.sub("", t).strip()
-        t = _SUFFIXES.sub("", t).strip()
+        t = POLITE_PREFIXES.sub("", t).strip()
+        t = POLITE_SUFFIXES.sub("", t).strip()
     return t
 
 
-def _parse_natural(text: str, vocab: _Vocab) -> ParsedQuery:
+def _parse_natural(text: str, vocab: Vocab) -> ParsedQuery:
     norm = _normalise(text)
     if not norm:
         raise QueryError(
@@ -363,7 +363,7 @@ def _recipient_to(words: list[str]) -> bool:
     )
 
 
-def _names_an_object(phrase: ArgPhrase, vocab: _Vocab) -> bool:
+def _names_an_object(phrase: ArgPhrase, vocab: Vocab) -> bool:
     """Whether a recipient phrase names an object type the lexicon knows ("the microwave")."""
     if vocab.lexicon is None or phrase.generic:
         return False
@@ -392,14 +392,14 @@ def _match_verb(words: list[str]) -> tuple[str | None, list[str]]:
 
 
 def _match_verb_form(words: list[str]) -> tuple[str | None, list[str]]:
-    for phrase, action in _VERBS:
+    for phrase, action in VERB_PHRASES:
         n = len(phrase.split())
         if words[:n] == phrase.split():
             rest = words[n:]
             return action, _strip_particle(rest)
     head = words[0]
-    if head in _SPLIT_PARTICLES and len(words) > 1:
-        particles = _SPLIT_PARTICLES[head]
+    if head in SPLIT_PARTICLES and len(words) > 1:
+        particles = SPLIT_PARTICLES[head]
         if words[-1] in particles:
             return particles[words[-1]], words[1:-1]
         for i, w in enumerate(words[1:], start=1):
@@ -424,7 +424,7 @@ def _relation_spans(words: list[str]) -> list[tuple[int, int, str]]:
     spans: list[tuple[int, int, str]] = []
     i = 0
     while i < len(words):
-        for pattern, rel in _REL_PATTERNS:
+        for pattern, rel in RELATION_PATTERNS:
             n = len(pattern)
             if tuple(words[i : i + n]) == pattern:
                 spans.append((i, n, rel))
@@ -438,7 +438,7 @@ def _relation_spans(words: list[str]) -> list[tuple[int, int, str]]:
 class _Splitter:
     """Splits the words after the verb into argument phrases."""
 
-    def __init__(self, words: list[str], original: list[str], vocab: _Vocab) -> None:
+    def __init__(self, words: list[str], original: list[str], vocab: Vocab) -> None:
         self.words = words
         self.original = original if len(original) == len(words) else []
         self.vocab = vocab
@@ -463,11 +463,11 @@ class _Splitter:
         words = self.words
         blocked: set[int] = set()
         for start, n, rel in _relation_spans(words):
-            if rel in _NON_DEST_RELATIONS:
+            if rel in NON_DESTINATION_RELATIONS:
                 blocked.update(range(start, start + n))
         best: tuple[int, int] | None = None
         for i in range(1, len(words)):
-            for prep in _DEST_PREPS:
+            for prep in DESTINATION_PREPOSITIONS:
                 n = len(prep)
                 span = set(range(i, i + n))
                 if tuple(words[i : i + n]) == prep and not blocked & span:
@@ -488,7 +488,7 @@ class _Splitter:
                 return self.around(i, 1)
         if len(words) >= 2:
             # Double object: the recipient comes first ("give Adriana the medicine").
-            cut = next((i for i in range(1, len(words)) if words[i] in _DETERMINERS), 1)
+            cut = next((i for i in range(1, len(words)) if words[i] in DETERMINERS), 1)
             person = self.phrase(0, cut)
             obj = self.phrase(cut, len(words))
             return [p for p in (obj, person) if p is not None]
@@ -507,7 +507,7 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _DISPLAY_NAME = re.compile(r"^[A-Za-z]+_\d+$")
 
 
-def parse_phrase(text: str, *, pddl: bool = False, vocab: _Vocab | None = None) -> ArgPhrase:
+def parse_phrase(text: str, *, pddl: bool = False, vocab: Vocab | None = None) -> ArgPhrase:
     """Parse one argument phrase: determiners, state adjectives, head, relation and anchor.
 
     ``parse_phrase("the clean mug to the left of the bowl")`` gives head ``mug``, states
@@ -518,7 +518,7 @@ def parse_phrase(text: str, *, pddl: bool = False, vocab: _Vocab | None = None) 
     if "|" in raw or _DISPLAY_NAME.match(raw):
         return ArgPhrase(raw, raw.lower() if "|" not in raw else raw)
     words = _words(raw, pddl=pddl)
-    return _parse_words(raw, words, vocab or _state_vocab(None))
+    return _parse_words(raw, words, vocab or state_vocab(None))
 
 
 def _words(text: str, *, pddl: bool) -> list[str]:
@@ -536,11 +536,11 @@ def _words(text: str, *, pddl: bool) -> list[str]:
     return [re.sub(r"'s$", "", w) for w in out]
 
 
-def _parse_words(text: str, words: list[str], vocab: _Vocab) -> ArgPhrase:
+def _parse_words(text: str, words: list[str], vocab: Vocab) -> ArgPhrase:
     # A conditional clause adds nothing we can check ("the bowl if it is empty" -> bowl, empty).
     if "if" in words:
         i = words.index("if")
-        tail = [w for w in words[i + 1 :] if w in vocab.single and w not in _AMBIGUOUS_STATES]
+        tail = [w for w in words[i + 1 :] if w in vocab.single and w not in AMBIGUOUS_STATES]
         words = words[:i] + tail
     spans = _relation_spans(words)
     # "on"/"off" at the end are states ("the stove that is on"), not relations.
@@ -557,11 +557,11 @@ def _parse_words(text: str, words: list[str], vocab: _Vocab) -> ArgPhrase:
         words = words[:start]
         break
     states, head_words = _split_states(words, vocab)
-    head = " ".join(w for w in head_words if w not in _DETERMINERS and w not in _FILLERS)
+    head = " ".join(w for w in head_words if w not in DETERMINERS and w not in FILLERS)
     return ArgPhrase(text, head, tuple(states), relation, anchor)
 
 
-def _split_states(words: list[str], vocab: _Vocab) -> tuple[list[str], list[str]]:
+def _split_states(words: list[str], vocab: Vocab) -> tuple[list[str], list[str]]:
     states: list[str] = []
     rest: list[str] = []
     i = 0
@@ -579,7 +579,7 @@ def _split_states(words: list[str], vocab: _Vocab) -> tuple[list[str], list[str]
             negate = False
             continue
         is_last = i == len(words) - 1
-        if w in vocab.single and (w not in _AMBIGUOUS_STATES or (is_last and i > 0)):
+        if w in vocab.single and (w not in AMBIGUOUS_STATES or (is_last and i > 0)):
             # "cut" is a state only after the head ("the tomato that is cut").
             if w == "cut" and not is_last:
                 rest.append(w)

@@ -91,17 +91,17 @@ _NAME_SYNONYMS: dict[str, tuple[str, ...]] = {
 }
 
 
-_NAME_TO_ACTION: dict[str, str] = {
+NAME_TO_ACTION: dict[str, str] = {
     syn: action for action, syns in _NAME_SYNONYMS.items() for syn in syns
 }
 
 
 #: Suffixes of planner action names that carry no meaning (ALFRED ``PickupObject``).
-_NAME_SUFFIXES = ("objectinreceptacle", "object", "location", "action")
+NAME_SUFFIXES = ("objectinreceptacle", "object", "location", "action")
 
 
 #: Natural-language verbs (multi-word first), mapped to actions.
-_VERBS: list[tuple[str, str]] = sorted(
+VERB_PHRASES: list[tuple[str, str]] = sorted(
     [
         ("pick up", "pick"),
         ("pick out", "pick"),
@@ -195,7 +195,7 @@ _VERBS: list[tuple[str, str]] = sorted(
 
 
 #: Verbs that take a particle at the end: "turn the light off", "pick the apple up".
-_SPLIT_PARTICLES: dict[str, dict[str, str]] = {
+SPLIT_PARTICLES: dict[str, dict[str, str]] = {
     "turn": {"on": "turnon", "off": "turnoff"},
     "switch": {"on": "turnon", "off": "turnoff"},
     "power": {"on": "turnon", "off": "turnoff"},
@@ -206,7 +206,7 @@ _SPLIT_PARTICLES: dict[str, dict[str, str]] = {
 
 
 #: Politeness and framing removed before the verb ("Can you please ...?").
-_PREFIXES = re.compile(
+POLITE_PREFIXES = re.compile(
     r"^(?:(?:hey|hi|ok|okay|now|so|then|and|please|kindly|robot|tiago)\b[,:]?\s+"
     r"|(?:would|do|could)\s+you\s+mind\s+"
     r"|(?:can|could|would|will)\s+(?:you|u)\s+"
@@ -219,7 +219,7 @@ _PREFIXES = re.compile(
 )
 
 
-_SUFFIXES = re.compile(
+POLITE_SUFFIXES = re.compile(
     r"(?:\s+(?:please|for\s+me|now|right\s+now|thanks|thank\s+you|if\s+you\s+can"
     r"|in\s+half|(?:in|into)\s+(?:\w+\s+)?(?:slices|pieces|halves|chunks|bits)))+$"
 )
@@ -259,7 +259,7 @@ STATE_WORDS: tuple[str, ...] = (
 
 
 @dataclass(frozen=True)
-class _Vocab:
+class Vocab:
     """State adjectives a parser recognises: multi-word ones and single words."""
 
     multi: tuple[tuple[str, ...], ...]
@@ -267,18 +267,18 @@ class _Vocab:
     lexicon: Any = None
 
 
-def _make_vocab(words: tuple[str, ...], lexicon: Any = None) -> _Vocab:
+def _make_vocab(words: tuple[str, ...], lexicon: Any = None) -> Vocab:
     multi = sorted({tuple(w.split()) for w in words if " " in w}, key=len, reverse=True)
-    return _Vocab(tuple(multi), frozenset(w for w in words if " " not in w), lexicon)
+    return Vocab(tuple(multi), frozenset(w for w in words if " " not in w), lexicon)
 
 
 _BASE_VOCAB = _make_vocab(STATE_WORDS)
 
 
-_VOCABS: dict[int, tuple[Any, _Vocab]] = {}
+_VOCABS: dict[int, tuple[Any, Vocab]] = {}
 
 
-def _state_vocab(lexicon: Any | None) -> _Vocab:
+def state_vocab(lexicon: Any | None) -> Vocab:
     """:data:`STATE_WORDS` plus the lexicon's state adjectives (the bundled lexicon by default)."""
     if lexicon is None:
         try:
@@ -295,11 +295,11 @@ def _state_vocab(lexicon: Any | None) -> _Vocab:
 
 
 #: ``on``/``off`` are prepositions in noun phrases unless they end the phrase ("the stove on").
-_AMBIGUOUS_STATES = frozenset({"on", "off", "cut"})
+AMBIGUOUS_STATES = frozenset({"on", "off", "cut"})
 
 
 #: Relation phrases inside a noun phrase (longest first), mapped to :data:`RELATIONS`.
-_REL_PATTERNS: list[tuple[tuple[str, ...], str]] = sorted(
+RELATION_PATTERNS: list[tuple[tuple[str, ...], str]] = sorted(
     [
         (tuple(p.split()), rel)
         for p, rel in [
@@ -351,11 +351,13 @@ _REL_PATTERNS: list[tuple[tuple[str, ...], str]] = sorted(
 
 
 #: Relation phrases that may never be the destination preposition of ``place``.
-_NON_DEST_RELATIONS = frozenset({"left of", "right of", "near", "next to", "closest to", "from"})
+NON_DESTINATION_RELATIONS = frozenset(
+    {"left of", "right of", "near", "next to", "closest to", "from"}
+)
 
 
 #: Destination prepositions of ``place``.
-_DEST_PREPS: list[tuple[str, ...]] = sorted(
+DESTINATION_PREPOSITIONS: list[tuple[str, ...]] = sorted(
     [
         tuple(p.split())
         for p in (
@@ -380,13 +382,13 @@ _DEST_PREPS: list[tuple[str, ...]] = sorted(
 )
 
 
-_DETERMINERS = frozenset(
+DETERMINERS = frozenset(
     "the a an any some this that these those one my your our his her their its".split()
 )
 
 
 #: Words that make a relative clause and carry no meaning here.
-_FILLERS = frozenset(
+FILLERS = frozenset(
     "that which who is are was be been being located placed sitting lying standing "
     "currently there it".split()
 )
@@ -397,28 +399,28 @@ GENERIC_HEADS = frozenset({"", "item", "object", "thing", "something", "stuff", 
 
 
 #: Tokens that name the robot in a PDDL instance (dropped when no bindings are given).
-_ROBOT_ARG = re.compile(
+ROBOT_ARG = re.compile(
     r"^(?:(?:robot|agent|tiago|pr2|fetch|spot|stretch|pepper|turtlebot|hsr)(?:[_\-]\w+|\d+)?"
     r"|r\d+|me|self)$",
     re.IGNORECASE,
 )
 
 
-_HAND_ARG = re.compile(r"^(?:gripper|hand|arm|left|right)(?:[_\-]\w+|\d+)?$", re.IGNORECASE)
+HAND_ARG = re.compile(r"^(?:gripper|hand|arm|left|right)(?:[_\-]\w+|\d+)?$", re.IGNORECASE)
 
 
-_ROBOT_PARAM = re.compile(r"^(?:r|rob|robot\w*|agent\w*|a|ag|bot|self)\d*$", re.IGNORECASE)
+ROBOT_PARAM = re.compile(r"^(?:r|rob|robot\w*|agent\w*|a|ag|bot|self)\d*$", re.IGNORECASE)
 
 
-_HAND_PARAM = re.compile(r"^(?:g|gripper\w*|hand\w*|arm\w*)\d*$", re.IGNORECASE)
+HAND_PARAM = re.compile(r"^(?:g|gripper\w*|hand\w*|arm\w*)\d*$", re.IGNORECASE)
 
 
-_LOCATION_PARAM = re.compile(
+LOCATION_PARAM = re.compile(
     r"^(?:l|loc\w*|location\w*|from|to|room\w*|start|end|wp|waypoint\w*|place|pos\w*)\d*$",
     re.IGNORECASE,
 )
 
 
-_LOCATION_ARG = re.compile(
+LOCATION_ARG = re.compile(
     r"^(?:loc|location|room|waypoint|wp)(?:[_\-]\w+|\d+|[a-z])?$", re.IGNORECASE
 )

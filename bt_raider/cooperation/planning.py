@@ -273,7 +273,7 @@ class LLMPlanner:
                 room=memory.room or None,
                 held=[f"{n} ({i})" for i, n in memory.held.items()],
                 completed=memory.history.completed[-5:],
-                collaborators=[_collaborator_view(c, memory.world) for c in memory.collaborators],
+                collaborators=[collaborator_view(c, memory.world) for c in memory.collaborators],
                 options=[
                     {"letter": letter, "text": o.describe()}
                     for letter, o in zip(_letters(len(options)), options, strict=True)
@@ -306,7 +306,8 @@ class LLMPlanner:
             return self.fallback.choose(memory, options)
 
 
-def _collaborator_view(c: CollaboratorInfo, world: WorldMap) -> dict[str, Any]:
+def collaborator_view(c: CollaboratorInfo, world: WorldMap) -> dict[str, Any]:
+    """What a prompt says of a collaborator: where it is, what it holds, what it did, said."""
     place = collaborator_place(c, world)
     last = c.last
     return {

@@ -15,7 +15,7 @@ from bt_raider.cooperation.observations import (
     SubGoal,
     WorldMap,
 )
-from bt_raider.cooperation.planning import _collaborator_view
+from bt_raider.cooperation.planning import collaborator_view
 from bt_raider.cooperation.relevance import ask_json
 from bt_raider.errors import BackendError
 from bt_raider.llm.prompts import render
@@ -187,7 +187,7 @@ class LLMTrajectory:
         rules = SymbolicTrajectory()
         people = []
         for c in ctx.collaborators:
-            view = _collaborator_view(c, ctx.world)
+            view = collaborator_view(c, ctx.world)
             alpha = info.step if info else 0
             view["messages"] = [f"step {m.step}: {m.text}" for m in c.messages if m.step >= alpha]
             view["trail"] = [

@@ -55,8 +55,8 @@ from bt_raider.fleet.zenoh_config import (
     DEFAULT_TEAM,
     LOOPBACK_LISTEN,
     Fault,
-    _check_prefix,
-    _check_segment,
+    check_prefix,
+    check_segment,
     make_config,
 )
 
@@ -114,9 +114,9 @@ class ZenohBus:
         keep_log: bool = False,
     ) -> None:
         zenoh = require("zenoh", "zenoh", "eclipse-zenoh")
-        self.name = _check_segment("robot name", name)
-        self.team = _check_segment("team name", team)
-        self.prefix = _check_prefix(prefix)
+        self.name = check_segment("robot name", name)
+        self.team = check_segment("team name", team)
+        self.prefix = check_prefix(prefix)
         if max_chars <= 0 or max_topic_chars <= 0:
             raise CommunicationError(
                 f"max_chars and max_topic_chars must be > 0, got {max_chars!r}, {max_topic_chars!r}"
@@ -340,7 +340,7 @@ class ZenohBus:
         if msg.to is None:
             key = f"{self.base}/{self.name}/out/{msg.kind.value}"
         else:
-            key = f"{self.base}/{_check_segment('addressee', msg.to)}/direct/{self.name}"
+            key = f"{self.base}/{check_segment('addressee', msg.to)}/direct/{self.name}"
         stamp = self.logical_time
         self._publisher(key).put(
             frame.encode("utf-8"), attachment=None if stamp is None else str(int(stamp)).encode()
@@ -446,7 +446,7 @@ class ZenohBus:
             CommunicationError: the bus is closed, a bad topic, or ``text`` is too long.
         """
         self._check_open()
-        _check_segment("topic", topic)
+        check_segment("topic", topic)
         if not isinstance(text, str):
             raise CommunicationError(f"topic payload must be text, got {type(text).__name__}")
         if len(text) > self.max_topic_chars:
@@ -461,7 +461,7 @@ class ZenohBus:
     def subscribe_topic(self, topic: str, handler: Callable[[str, str], None]) -> None:
         """Call ``handler(sender, text)`` for every payload a collaborator publishes on ``topic``."""
         self._check_open()
-        _check_segment("topic", topic)
+        check_segment("topic", topic)
         base_len = len(self.base.split("/"))
 
         def on_sample(sample: Any) -> None:
@@ -501,7 +501,7 @@ class ZenohBus:
             raise CommunicationError(
                 f"request timeout must be a number of seconds >= 0, got {timeout!r}"
             )
-        _check_segment("addressee", to)
+        check_segment("addressee", to)
         if msg.sender != self.name:
             raise CommunicationError(
                 f"{self.name!r} cannot send a message signed by {msg.sender!r}"

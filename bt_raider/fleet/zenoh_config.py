@@ -46,7 +46,7 @@ FAULTS = (
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
-def _check_segment(what: str, value: Any) -> str:
+def check_segment(what: str, value: Any) -> str:
     """A key segment: letters, digits, ``_ . -`` (no ``/``, ``*``, ``$``, ``?``, ``#``)."""
     if not isinstance(value, str) or not _NAME.match(value):
         raise CommunicationError(
@@ -55,17 +55,19 @@ def _check_segment(what: str, value: Any) -> str:
     return value
 
 
-def _check_prefix(prefix: Any) -> str:
+def check_prefix(prefix: Any) -> str:
+    """A key prefix: key segments joined by ``/`` (``bt_raider``, ``lab/bt_raider``)."""
     if not isinstance(prefix, str) or not prefix or prefix.startswith("/") or prefix.endswith("/"):
         raise CommunicationError(
             f"key prefix {prefix!r} must be segments joined by '/', e.g. 'bt_raider' or 'lab/bt_raider'"
         )
     for part in prefix.split("/"):
-        _check_segment("key prefix segment", part)
+        check_segment("key prefix segment", part)
     return prefix
 
 
-def _check_endpoints(what: str, endpoints: Iterable[str]) -> list[str]:
+def check_endpoints(what: str, endpoints: Iterable[str]) -> list[str]:
+    """Zenoh locators such as ``tcp/127.0.0.1:7447``; ``what`` names them in the error."""
     out = []
     for e in endpoints:
         if not isinstance(e, str) or "/" not in e or not e.split("/", 1)[1]:
@@ -114,8 +116,8 @@ def make_config(
         raise CommunicationError(
             f"zenoh mode {mode!r} is unknown: expected one of {', '.join(MODES)}"
         )
-    listen = list(LOOPBACK_LISTEN) if listen is None else _check_endpoints("listen", listen)
-    connect = _check_endpoints("connect", connect)
+    listen = list(LOOPBACK_LISTEN) if listen is None else check_endpoints("listen", listen)
+    connect = check_endpoints("connect", connect)
     settings: dict[str, Any] = {
         "mode": mode,
         "listen/endpoints": listen,

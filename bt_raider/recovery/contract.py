@@ -71,7 +71,8 @@ class RecoveryRequest:
         )
 
 
-def _squash(name: str) -> str:
+def squash_name(name: str) -> str:
+    """An action or object name compared loosely: lower case, no spaces, ``_`` or ``-``."""
     return re.sub(r"[\s_\-]+", "", name.lower())
 
 
@@ -107,7 +108,7 @@ def action_name(
 
 def same_action(a: str | None, b: str | None) -> bool:
     """``pick`` and ``Pick`` and ``pick-up``... compare case and separator blind."""
-    return bool(a) and bool(b) and _squash(a) == _squash(b)  # type: ignore[arg-type]
+    return bool(a) and bool(b) and squash_name(a) == squash_name(b)  # type: ignore[arg-type]
 
 
 @runtime_checkable

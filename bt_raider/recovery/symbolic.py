@@ -15,8 +15,8 @@ from bt_raider.errors import BtRaiderError
 from bt_raider.recovery.contract import (
     FREE_SPOT,
     RecoveryRequest,
-    _squash,
     split_action,
+    squash_name,
 )
 from bt_raider.recovery.safecode import (
     DEFAULT_ACTIONS,
@@ -376,7 +376,7 @@ class SymbolicRecovery:
             return [*lines, _call("move_to", ctx.arg(0)), *ctx.resume()]
         if ctx.action == "place":
             thing = ctx.arg(0)
-            if any(_squash(h) == _squash(thing) for h in held):
+            if any(squash_name(h) == squash_name(thing) for h in held):
                 return self._explain(ctx)
             lines = ctx.put_down_held()
             if ctx.obj(thing) is not None:

@@ -43,7 +43,7 @@ from bt_raider.errors import CommunicationError
 from bt_raider.examples.cooperative_table.cooperative_agent import POLICIES
 from bt_raider.examples.cooperative_table.robot_process import (
     WORLD_TIMEOUT,
-    _parse_fault,
+    parse_fault,
     robot_main,
 )
 from bt_raider.examples.cooperative_table.world_server import main as world_main
@@ -162,7 +162,7 @@ def run_processes(
     kill = dict(kill or {})
     names = list(ROBOT_NAMES[:n])
     for spec in faults.values():
-        _parse_fault(spec)
+        parse_fault(spec)
     for who in [*faults, *kill]:
         if who not in names:
             raise CommunicationError(

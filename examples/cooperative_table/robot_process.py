@@ -271,7 +271,8 @@ class _TurnDriver:
             self.charged = self.bus.stats.messages
 
 
-def _parse_fault(spec: str | None) -> tuple[str | None, float]:
+def parse_fault(spec: str | None) -> tuple[str | None, float]:
+    """``--fault garbage``, ``delay:SECONDS``, ... -> (mode, seconds); no spec -> no fault."""
     if not spec:
         return None, 0.0
     mode, _, value = spec.partition(":")
@@ -312,7 +313,7 @@ def _reobserver(agent: CooperativeAgent, world: RemoteWorld):
 
 def robot_main(args: argparse.Namespace) -> int:
     """``processes robot``: one robot -- its bus, tree and memories -- playing its turns."""
-    fault, delay = _parse_fault(args.fault)
+    fault, delay = parse_fault(args.fault)
     common = dict(
         team=args.team,
         prefix=args.prefix,
