@@ -25,8 +25,9 @@ fault is logged (logger ``bt_raider.fleet.zenoh_bus``) and counted in :attr:`Zen
 counted the same way. Only our own mistakes (a bad argument, a closed bus, a frame we would
 send that is too long) raise :class:`~bt_raider.errors.CommunicationError`.
 
-:class:`FaultTolerantBus` puts the same guarantee in front of any other bus (the in-process one):
-a :class:`CommunicationError` from ``request`` becomes ``None`` and is counted.
+:class:`~bt_raider.fleet.faults.FaultTolerantBus` puts the same guarantee in front of any other
+bus (the in-process one): a :class:`CommunicationError` from ``request`` becomes ``None`` and is
+counted.
 
 ``zenoh`` (the ``eclipse-zenoh`` package) is optional: it is imported when a bus is created.
 """

@@ -18,9 +18,10 @@ definition, wrong arity, oversized literals or source) is rejected with a
 :class:`~bt_raider.errors.RecoveryCodeError` whose message names the line, the construct and
 what is allowed, so it can be fed back to the model.
 
-:func:`compile_program` turns an accepted :class:`Program` into a ``Sequence(memory=True)`` of
-:class:`~bt_raider.runtime.human.AskBehaviour`, :class:`~bt_raider.runtime.human.SayBehaviour`,
-:class:`~bt_raider.runtime.human.WaitFor` and :class:`~bt_raider.runtime.actions.ActionBehaviour` nodes.
+:func:`~bt_raider.recovery.compiler.compile_program` turns an accepted :class:`Program` into a
+``Sequence(memory=True)`` of :class:`~bt_raider.runtime.human.AskBehaviour`,
+:class:`~bt_raider.runtime.human.SayBehaviour`, :class:`~bt_raider.runtime.human.WaitFor` and
+:class:`~bt_raider.runtime.actions.ActionBehaviour` nodes.
 """
 
 from __future__ import annotations
