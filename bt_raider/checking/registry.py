@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from bt_raider.checking.contract import Checker, as_query
+from bt_raider.checking.contract import Checker, Query, as_query
 from bt_raider.errors import QueryError
 from bt_raider.perception.scene import Scene
 
@@ -38,7 +38,7 @@ def register_checker(name: str, module: str, factory: str, *, replace: bool = Fa
     """Make ``make_checker(name, **options)`` call ``module.factory(**options)``.
 
     Args:
-        name: the backend name users pass (``make_checker(name)``, ``--backend name``).
+        name: the backend name users pass to ``make_checker(name)`` and ``check(..., name)``.
         module: dotted path of the module holding the factory; imported on first use.
         factory: a class or function in ``module``, called with the options.
         replace: allow overriding an existing name (else a clash is an error).
@@ -75,7 +75,7 @@ def make_checker(backend: str | Checker = "symbolic", **options: Any) -> Checker
 
 def check(
     scene: Scene | dict[str, Any] | str,
-    query: str | Any,
+    query: str | Query,
     backend: str | Checker = "symbolic",
     **options: Any,
 ) -> Verdict:
