@@ -2,9 +2,16 @@
 
 The database is the source of truth. The index file ``<db>.hnsw`` has a sidecar
 ``<db>.hnsw.json`` naming the database (its ``store_id``), the database's mutation counter at
-save time, the dimension and the parameters. On open, an index whose sidecar does not match
-the database -- missing, from another database, saved before the last write, another
-dimension -- is rebuilt from the embeddings stored in SQLite, so no model is needed.
+save time, the dimension, the parameters, the file's size and its BLAKE2b checksum; the
+checksum is also stored in the database (meta key ``index_blake2b``). On open, an index whose
+sidecar does not match the database -- missing, from another database, saved before the last
+write, another dimension -- is rebuilt from the embeddings stored in SQLite, so no model is
+needed.
+
+An index proves itself before hnswlib sees it: hnswlib trusts the file's bytes and crashes the
+process (SIGSEGV) or returns other neighbours on a damaged file, so the bytes are hashed first
+and loaded only when the checksum matches both the sidecar and the database. Any mismatch is
+logged (naming the file) and the index is rebuilt; a damaged index is never loaded.
 
 Labels are the records' integer labels. Deleted records are ``mark_deleted`` in hnswlib (and
 left out of a rebuild); the set of marked labels is tracked here because hnswlib cannot list it.
@@ -12,11 +19,14 @@ left out of a rebuild); the set of marked labels is tracked here because hnswlib
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import os
 import threading
 from collections.abc import Callable, Collection
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -24,6 +34,24 @@ from bt_raider.errors import MemoryStoreError, require
 from bt_raider.memory.store import Store
 
 SPACE = "cosine"
+#: The database meta key holding the checksum of the last saved index file.
+CHECKSUM_KEY = "index_blake2b"
+
+log = logging.getLogger("bt_raider.memory.index")
+
+#: Stale reasons that are normal life (a new memory, a crash before the index was saved): the
+#: index is rebuilt without a warning. Every other reason means damage or a foreign file.
+_EXPECTED = {"missing", "stale"}
+
+
+def checksum(f: BinaryIO) -> tuple[str, int]:
+    """BLAKE2b-256 (hex) and length of what is left to read in ``f``, read in chunks."""
+    h = hashlib.blake2b(digest_size=32)
+    size = 0
+    while chunk := f.read(1 << 22):
+        h.update(chunk)
+        size += len(chunk)
+    return h.hexdigest(), size
 
 
 class VectorIndex:
@@ -53,11 +81,16 @@ class VectorIndex:
         self.max_label = 0
         self.mutation = -1  # the database mutation this index reflects
         self.how = ""  # "loaded", "rebuilt" or "new"
+        self.reason: str | None = None  # why the saved index was not loaded
 
     # -- life cycle ---------------------------------------------------------
 
     def open(self, store: Store) -> str:
-        """Load the saved index if it matches ``store``, else rebuild; returns which."""
+        """Load the saved index if it matches ``store`` and its checksum, else rebuild.
+
+        Returns ``"loaded"``, ``"rebuilt"`` or ``"new"``. A rebuilt index is not saved here
+        (:meth:`save` does it, unless the database is read-only).
+        """
         with self._lock:
             reason = self._stale_reason(store)
             if reason is None:
@@ -65,10 +98,18 @@ class VectorIndex:
                     self._load(store)
                     self.how = "loaded"
                     return self.how
-                except (RuntimeError, OSError, ValueError):
-                    reason = "unreadable"
+                except (RuntimeError, OSError, ValueError, KeyError) as exc:
+                    reason = f"unreadable ({exc})"
+            if reason not in _EXPECTED:
+                log.warning(
+                    "memory index %s is not trusted (%s): rebuilt from %s",
+                    self.path,
+                    reason,
+                    store.path,
+                )
             self.rebuild(store)
             self.how = "rebuilt" if reason != "missing" or store.count(False) else "new"
+            self.reason = reason
             return self.how
 
     def _stale_reason(self, store: Store) -> str | None:
@@ -76,14 +117,23 @@ class VectorIndex:
             return "missing"
         try:
             meta = json.loads(self.meta_path.read_text())
+            if not isinstance(meta, dict):
+                return "sidecar is not a JSON object"
         except (OSError, ValueError):
-            return "unreadable"
+            return "sidecar unreadable"
         if meta.get("store_id") != store.store_id:
             return "another database"
-        if int(meta.get("mutation", -1)) != store.mutation:
-            return "stale"
-        if int(meta.get("dim", -1)) != self.dim or meta.get("space") != SPACE:
-            return "dimension"
+        try:
+            if int(meta.get("mutation", -1)) != store.mutation:
+                return "stale"
+            if int(meta.get("dim", -1)) != self.dim or meta.get("space") != SPACE:
+                return "dimension"
+        except (TypeError, ValueError):
+            return "sidecar unreadable"
+        if not meta.get("blake2b"):
+            return "no checksum (saved by an older bt_raider)"
+        if meta["blake2b"] != store.get_meta(CHECKSUM_KEY):
+            return "checksum differs from the database's"
         return None
 
     def _new(self, capacity: int):
@@ -95,10 +145,23 @@ class VectorIndex:
         return index
 
     def _load(self, store: Store) -> None:
+        """Hash the file, then hand hnswlib the very bytes that were hashed.
+
+        The file is opened once; hashing and loading both go through that descriptor
+        (``/proc/self/fd/N`` on Linux), so a file replaced in between is never loaded.
+        """
         meta = json.loads(self.meta_path.read_text())
-        index = self._hnswlib.Index(space=SPACE, dim=self.dim)
-        count = int(meta.get("elements", 0))
-        index.load_index(str(self.path), max_elements=max(2 * count, 1024))
+        count = int(meta["elements"])
+        with open(self.path, "rb") as f:
+            if os.fstat(f.fileno()).st_size != int(meta["bytes"]):
+                raise ValueError(f"size differs from the sidecar's {meta['bytes']} bytes")
+            digest, size = checksum(f)
+            if digest != meta["blake2b"] or size != int(meta["bytes"]):
+                raise ValueError("checksum mismatch: the file is damaged")
+            fd_path = f"/proc/self/fd/{f.fileno()}"
+            source = fd_path if os.path.exists(fd_path) else str(self.path)
+            index = self._hnswlib.Index(space=SPACE, dim=self.dim)
+            index.load_index(source, max_elements=max(2 * count, 1024))
         if index.element_count != count:
             raise ValueError("element count differs from the sidecar")
         index.set_ef(self.ef)
@@ -129,13 +192,22 @@ class VectorIndex:
             self.mutation = mutation
 
     def save(self, store: Store) -> None:
-        """Write the index and its sidecar atomically (temp file, then rename)."""
+        """Write the index and its sidecar atomically (temp file, then rename).
+
+        The checksum goes into the database before the file is renamed into place, so a crash
+        at any point leaves either the old pair or a mismatch (rebuilt on open), never a
+        damaged file that passes. Nothing is written when the database is read-only.
+        """
         with self._lock:
-            if self._index is None:
+            if self._index is None or store.read_only:
                 return
             self.path.parent.mkdir(parents=True, exist_ok=True)
             tmp = Path(str(self.path) + ".tmp")
             self._index.save_index(str(tmp))
+            with open(tmp, "rb") as f:
+                os.fsync(f.fileno())
+                digest, size = checksum(f)
+            store.set_meta(CHECKSUM_KEY, digest)
             os.replace(tmp, self.path)
             meta = {
                 "store_id": store.store_id,
@@ -145,6 +217,8 @@ class VectorIndex:
                 "elements": int(self._index.element_count),
                 "M": self.M,
                 "ef_construction": self.ef_construction,
+                "bytes": size,
+                "blake2b": digest,
             }
             tmp_meta = Path(str(self.meta_path) + ".tmp")
             tmp_meta.write_text(json.dumps(meta, indent=1))

@@ -18,9 +18,12 @@ The integer ``label`` of a record is its hnswlib label; ``id`` is its public str
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import stat
 import threading
 import time
+import urllib.parse
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -95,28 +98,34 @@ class Store:
     """Thread-safe access to the memory database.
 
     Args:
-        path: the database file; created (with parent folders) when missing.
+        path: the database file; created (with parent folders) when the path does not exist.
+            An existing path must be an SQLite file written by bt_raider: an empty (0-byte)
+            file, a text file or a FIFO is refused, never overwritten with a new memory.
+        read_only: open for reading only (``file:...?mode=ro``); every write then raises
+            :class:`MemoryStoreError`. A file without write permission bits (even for root),
+            a file this process may not write, or a read-only filesystem is opened read-only
+            without being asked.
 
     Raises:
-        MemoryStoreError: the file is not an SQLite database, is another application's
-            database, or has a newer schema.
+        MemoryStoreError: the path is a directory, not a regular file, empty, not an SQLite
+            database, another application's database, or has a newer schema.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
         self._lock = threading.RLock()
-        if self.path.is_dir():
-            raise MemoryStoreError(
-                f"memory database path {str(self.path)!r} is a directory: expected a file "
-                "(e.g. memory.db)"
-            )
+        self.read_only_reason = _check_existing(self.path, read_only)
+        self.read_only = self.read_only_reason is not None
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(
-                str(self.path), check_same_thread=False, isolation_level=None, timeout=30.0
-            )
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
+            if self.read_only:
+                self._db = _connect_read_only(self.path)
+            else:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._db = sqlite3.connect(
+                    str(self.path), check_same_thread=False, isolation_level=None, timeout=30.0
+                )
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             tables = {
                 r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")
@@ -135,13 +144,22 @@ class Store:
             )
         try:
             if not user_tables:
+                if self.read_only:
+                    raise MemoryStoreError(
+                        f"memory database {str(self.path)!r} is empty and open read-only "
+                        f"({self.read_only_reason}): there is nothing to read"
+                    )
                 self._db.executescript(_SCHEMA)  # idempotent (IF NOT EXISTS)
                 self._init_meta()
             self._check_schema()
         except sqlite3.DatabaseError as exc:
+            self._db.close()
             raise MemoryStoreError(
                 f"memory database {str(self.path)!r} is unusable: {exc}"
             ) from exc
+        except MemoryStoreError:
+            self._db.close()
+            raise
 
     # -- plumbing -----------------------------------------------------------
 
@@ -175,10 +193,11 @@ class Store:
 
     def close(self) -> None:
         with self._lock:
-            try:
-                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            except sqlite3.DatabaseError:
-                pass
+            if not self.read_only:
+                try:
+                    self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                except sqlite3.DatabaseError:
+                    pass
             self._db.close()
 
     def journal_mode(self) -> str:
@@ -191,7 +210,16 @@ class Store:
             row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else default
 
+    def writable(self, what: str = "write") -> None:
+        """Raise :class:`MemoryStoreError` when the database is open read-only."""
+        if self.read_only:
+            raise MemoryStoreError(
+                f"memory database {str(self.path)!r} is open read-only "
+                f"({self.read_only_reason}): cannot {what}; open a writable copy to change it"
+            )
+
     def set_meta(self, key: str, value: Any) -> None:
+        self.writable(f"set {key}")
         with self._lock:
             self._db.execute(
                 "INSERT INTO meta(key, value) VALUES (?, ?) "
@@ -213,6 +241,7 @@ class Store:
         )
 
     def log(self, kind: str, record: str | None = None, **detail: Any) -> None:
+        self.writable(f"log {kind}")
         with self._lock:
             self._db.execute(
                 "INSERT INTO events(at, kind, record, detail) VALUES (?, ?, ?, ?)",
@@ -454,6 +483,79 @@ class Store:
         ]
 
 
+#: The first 16 bytes of every SQLite 3 database file.
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _check_existing(path: Path, read_only: bool) -> str | None:
+    """Refuse an existing path that is not an SQLite file; say why it must be read-only.
+
+    Returns None for a writable database (or a path to create), else the reason it is opened
+    read-only.
+    """
+    where = str(path)
+    if not path.exists():
+        if read_only:
+            raise MemoryStoreError(
+                f"no memory database at {where!r} to open read-only: expected an existing file"
+            )
+        return None
+    if path.is_dir():
+        raise MemoryStoreError(
+            f"memory database path {where!r} is a directory: expected a file (e.g. memory.db)"
+        )
+    if not path.is_file():
+        raise MemoryStoreError(
+            f"cannot open memory database {where!r}: not a regular file (a FIFO, socket or "
+            "device); expected an SQLite file"
+        )
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(SQLITE_HEADER))
+        st = os.stat(path)
+        fs_read_only = bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
+    except OSError as exc:
+        raise MemoryStoreError(f"cannot read memory database {where!r}: {exc}") from exc
+    if not head:
+        raise MemoryStoreError(
+            f"cannot open memory database {where!r}: the file is empty (0 bytes), not a "
+            "bt_raider memory; remove it to start a new memory, or restore it from a backup"
+        )
+    if head != SQLITE_HEADER:
+        raise MemoryStoreError(
+            f"cannot open memory database {where!r}: not an SQLite database (it starts "
+            f"with {head[:8]!r}); expected a file written by bt_raider.memory"
+        )
+    if fs_read_only:
+        return "read-only filesystem"
+    if read_only:
+        return "read_only=True"
+    if not st.st_mode & 0o222:
+        # Root may write anyway; a file with no write bit was meant to be read only.
+        return f"file mode {stat.S_IMODE(st.st_mode):04o}"
+    if not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK | os.X_OK):
+        return "no write permission"
+    return None
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """An SQLite connection that never writes (``mode=ro``).
+
+    A WAL database needs its ``-shm`` file: when it cannot be created (read-only filesystem or
+    folder) and no writer left one, the file is opened ``immutable`` -- nobody can change it.
+    """
+    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
+    shm = Path(str(path) + "-shm")
+    folder_writable = os.access(path.parent, os.W_OK) and not (
+        os.statvfs(path.parent).f_flag & os.ST_RDONLY
+    )
+    if not folder_writable and not shm.exists():
+        uri += "&immutable=1"
+    db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+    db.execute("PRAGMA query_only=ON")
+    return db
+
+
 class _Transaction:
     """Re-entrant ``BEGIN IMMEDIATE`` / ``COMMIT`` holding the store's lock."""
 
@@ -461,6 +563,7 @@ class _Transaction:
         self.store = store
 
     def __enter__(self) -> _Transaction:
+        self.store.writable()
         self.store._lock.acquire()
         depth = getattr(self.store, "_depth", 0)
         if depth == 0:

@@ -65,6 +65,11 @@ class VectorMemory:
             are needed than returned).
         trim: whether :meth:`examples` cuts links by the trimming theorem (Algorithm 1).
         M, ef_construction, ef: hnswlib parameters.
+        read_only: open the database for queries only (see
+            :class:`~bt_raider.memory.store.Store`: a file without write bits or on a read-only
+            filesystem is read-only anyway). Queries then cut no links and the index is not
+            saved; :meth:`record`, :meth:`delete`, :meth:`calibrate` and :meth:`trim` raise
+            :class:`~bt_raider.errors.MemoryStoreError`.
 
     The database is opened by :meth:`open` (or ``with``), the model loaded by :meth:`setup`
     or the first embedding; nothing heavy happens in ``__init__``.
@@ -82,8 +87,10 @@ class VectorMemory:
         M: int = 16,
         ef_construction: int = 200,
         ef: int = 64,
+        read_only: bool = False,
     ) -> None:
         self.path = Path(path)
+        self.read_only = bool(read_only)
         self.index_path = Path(str(self.path) + ".hnsw")
         self.embedder: Embedder = embedder if embedder is not None else TransformersEmbedder()
         self.rules = RuleSet.load(rules)
@@ -108,7 +115,7 @@ class VectorMemory:
         with self._lock:
             if self.store is not None:
                 return self
-            store = Store(self.path)
+            store = Store(self.path, read_only=self.read_only)
             try:
                 dim = self._dim(store)
                 index = VectorIndex(self.index_path, dim, **self._hnsw)
@@ -135,7 +142,7 @@ class VectorMemory:
     def flush(self) -> None:
         """Save the index file (the database is always up to date)."""
         with self._lock:
-            if self.index is not None and self.store is not None:
+            if self.index is not None and self.store is not None and not self.store.read_only:
                 self.index.save(self.store)
 
     def close(self) -> None:
@@ -166,6 +173,10 @@ class VectorMemory:
             return int(stored)
         return int(stored) if stored is not None else int(self.embedder.dim)
 
+    def _writable(self, what: str) -> None:
+        store, _ = self._opened()
+        store.writable(what)
+
     def _opened(self) -> tuple[Store, VectorIndex]:
         if self.store is None:
             self.open()
@@ -190,7 +201,7 @@ class VectorMemory:
                 f"embedder {self.embedder.name!r} gives vectors of length {vectors.shape[1]}, "
                 f"the memory holds length {index.dim}"
             )
-        if name is None:
+        if name is None and not store.read_only:
             store.set_meta("embedder", self.embedder.name)
             store.set_meta("dim", index.dim)
         return vectors
@@ -212,6 +223,7 @@ class VectorMemory:
 
     def set_theta(self, theta: float, source: str = "manual") -> None:
         """Store ``theta`` in the database (used by every later query)."""
+        self._writable("store theta")
         theta = float(theta)
         if not -1.0 <= theta <= 1.0:
             raise MemoryStoreError(f"theta {theta} is not a cosine similarity: expected -1..1")
@@ -232,6 +244,7 @@ class VectorMemory:
                 tuples. ``conflict`` is the ground truth: the two commands contradict.
             method: ``youden`` (max TPR - FPR) or ``closest`` (nearest to the ROC corner).
         """
+        self._writable("calibrate")
         a_texts, b_texts, labels = [], [], []
         for n, pair in enumerate(pairs):
             if isinstance(pair, dict):
@@ -307,6 +320,7 @@ class VectorMemory:
         Each item has ``information``, ``goal`` and optionally ``outcome`` (default success),
         ``metadata`` and ``record_id``.
         """
+        self._writable("record")
         ids: list[str] = []
         batch: list[dict[str, Any]] = []
         for n, item in enumerate(items):
@@ -428,6 +442,7 @@ class VectorMemory:
         """
         with self._lock:
             store, index = self._opened()
+            store.writable("delete")
             row = self._row_by_id(store, record_id)
             expected = store.mutation
             changed = store.mark_deleted(record_id, reason)
@@ -443,6 +458,7 @@ class VectorMemory:
         """Undo :meth:`delete`; returns False when the record was not deleted."""
         with self._lock:
             store, index = self._opened()
+            store.writable("restore")
             row = self._row_by_id(store, record_id, embedding=True)
             expected = store.mutation
             changed = store.restore(record_id)
@@ -548,7 +564,9 @@ class VectorMemory:
         """:meth:`resolve` with the query's vector and actions already computed."""
         if k < 1:
             raise MemoryStoreError(f"k is {k}: expected a positive number of examples")
-        trim = self.trim_on_query if trim is None else trim
+        if trim is None:
+            # A read-only memory answers queries but cuts no links (a cut is a write).
+            trim = self.trim_on_query and not (self.store is not None and self.store.read_only)
         theta = self.theta
         actions = list(actions)
         with self._lock:
@@ -649,6 +667,7 @@ class VectorMemory:
             ``{"queries": n, "conflicts": n, "cuts_added": n}``.
         """
         store, _ = self._opened()
+        store.writable("trim")
         n = conflicts = added = 0
         if queries is None:
             for row in store.rows(live_only=True):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 
 import numpy as np
@@ -95,4 +96,45 @@ def test_cut_links_are_symmetric_and_deduplicated(tmp_path):
     assert store.cuts_among([a, b, c]) == {(min(a, b), max(a, b))}
     assert store.cut_partners(a) == {b} and store.cut_count() == 1
     assert store.cuts()[0]["witness"] == "q"
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "the file is empty \\(0 bytes\\)"),
+        (b'{"information": "open the fridge"}\n', "not an SQLite database"),
+        (bytes(range(256)) * 8, "not an SQLite database"),
+    ],
+    ids=["empty", "text", "binary"],
+)
+def test_an_existing_file_is_never_silently_started_over(tmp_path, content, message):
+    path = tmp_path / "mem.db"
+    path.write_bytes(content)
+    with pytest.raises(
+        MemoryStoreError, match=f"cannot open memory database '.*mem.db': {message}"
+    ):
+        Store(path)
+    assert path.read_bytes() == content  # nothing lost, nothing created next to it
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mem.db"]
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "mem.db"
+    os.mkfifo(fifo)
+    with pytest.raises(MemoryStoreError, match="not a regular file"):
+        Store(fifo)
+
+
+def test_read_only_needs_an_existing_database_and_refuses_writes(tmp_path):
+    with pytest.raises(MemoryStoreError, match="no memory database .* read-only"):
+        Store(tmp_path / "missing.db", read_only=True)
+    assert not (tmp_path / "missing.db").exists()
+    Store(tmp_path / "m.db").close()
+    store = Store(tmp_path / "m.db", read_only=True)
+    assert store.read_only and store.get_meta("schema") == str(SCHEMA_VERSION)
+    with pytest.raises(MemoryStoreError, match="open read-only \\(read_only=True\\): cannot"):
+        store.set_meta("theta", 0.3)
+    with pytest.raises(MemoryStoreError, match="open read-only"):
+        store.mark_deleted("r1", "x")
     store.close()

@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
 import pytest
 
 from bt_raider.errors import MemoryStoreError
@@ -221,3 +229,75 @@ def test_refill_rounds_filter_out_what_is_cut_from_a_kept_context(tmp_path, hash
         assert [x.id for x in res.kept] == [a, c]
         # Round two asked hnswlib to skip b (cut from a): it is not even retrieved.
         assert b not in [x.id for x in res.contexts]
+
+
+# A writer process that prints each record id once ``record`` has returned (acknowledged).
+# Every few records it also saves the index, so kills land inside index saves too.
+WRITER = r"""
+import hashlib, sys
+import numpy as np
+from bt_raider.memory import VectorMemory
+
+class Embedder:
+    name, dim = "test-random-16", 16
+    def embed(self, texts):
+        rows = [np.random.default_rng(int(hashlib.sha256(t.encode()).hexdigest()[:8], 16))
+                .normal(size=16) for t in texts]
+        out = np.asarray(rows, dtype=np.float32)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+memory = VectorMemory(sys.argv[1], embedder=Embedder()).open()
+start = int(sys.argv[2])
+print("ready", flush=True)
+for i in range(start, start + 100000):
+    memory.record(f"command number {i}", f"G{i}", record_id=f"r{i}")
+    if i % 5 == 0:
+        memory.flush()
+    print(f"r{i}", flush=True)
+"""
+
+
+def test_acknowledged_records_survive_sigkill_and_the_index_agrees(tmp_path):
+    """SIGKILL a writer at random times: every record it acknowledged is there and found."""
+    path = tmp_path / "mem.db"
+    rng = random.Random(7)
+    acknowledged: list[str] = []
+    for round_ in range(6):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path), str(round_ * 100000)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert proc.stdout.readline().strip() == "ready"
+            time.sleep(rng.uniform(0.05, 0.6))
+            proc.send_signal(signal.SIGKILL)
+            acknowledged += [line.strip() for line in proc.stdout if line.startswith("r")]
+        finally:
+            proc.kill()
+            proc.wait(timeout=10)
+            proc.stdout.close()
+    assert len(acknowledged) >= 6
+    embed = RandomVectors()
+    with VectorMemory(path, embedder=embed) as memory:
+        stored = {memory.get(rid).id for rid in acknowledged}  # raises if one is missing
+        assert stored == set(acknowledged)
+        for rid in rng.sample(acknowledged, min(30, len(acknowledged))):
+            hit = memory.search(memory.get(rid).information, 1)
+            assert [e.id for e in hit] == [rid]
+
+
+class RandomVectors:
+    """The writer's embedder, for searching what it wrote."""
+
+    name, dim = "test-random-16", 16
+
+    def embed(self, texts):
+        rows = [
+            np.random.default_rng(int(hashlib.sha256(t.encode()).hexdigest()[:8], 16)).normal(
+                size=16
+            )
+            for t in texts
+        ]
+        out = np.asarray(rows, dtype=np.float32)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
