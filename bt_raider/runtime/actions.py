@@ -1,8 +1,11 @@
 """The robot's side: a small :class:`Robot` protocol and :class:`ActionBehaviour`.
 
 A :class:`Robot` starts an action and is polled for its progress, so an action that takes
-seconds never blocks a tick. :class:`~bt_raider.simulation.simworld.SimWorld` implements it for
-tests; a team wraps its own action servers the same way (or registers its own behaviours).
+seconds never blocks a tick: ``start(action, args) -> handle``, ``poll(handle) -> Progress``,
+``cancel(handle)``, ``observe() -> Scene or AI2-THOR metadata dict``. A team wraps its own
+action servers that way; an executor that finishes at once (a simulator, a fast actuator) needs
+only ``execute`` and ``observe``, adapted by :class:`SyncRobot`. The robot runs the actions of
+recovery subtrees (``move_to``, ``put``...); the team's own behaviours stay as they are.
 Arguments may be :class:`Var` references to values an earlier ``ask`` wrote to the blackboard.
 """
 
@@ -16,9 +19,11 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import py_trees
 
 from bt_raider.errors import ActionFailed
+from bt_raider.recovery.contract import same_action
 
 if TYPE_CHECKING:
     from bt_raider.perception.scene import Scene
+    from bt_raider.runtime.retarget import ResolvedAction
 
 #: Blackboard namespace of variables set by ``x = ask(...)`` in recovery code.
 VARS_NAMESPACE = "/bt_raider/vars"
@@ -40,22 +45,27 @@ class Progress:
 
 @runtime_checkable
 class Robot(Protocol):
-    """What bt_raider needs from a robot (real or simulated)."""
+    """What bt_raider needs from a robot (real or simulated).
+
+    Every method is called on the tree's thread (``observe`` on a worker, when a guard is
+    given ``scene=robot.observe``), so each must return at once: start a long action and
+    report it through ``poll``.
+    """
 
     def start(self, action: str, args: Sequence[Any]) -> Hashable:
         """Start ``action(*args)``; return a handle. Raise ActionFailed if it cannot start."""
         ...
 
     def poll(self, handle: Hashable) -> Progress:
-        """Progress of a started action."""
+        """Progress of a started action: RUNNING until it SUCCEEDED or FAILED."""
         ...
 
     def cancel(self, handle: Hashable) -> None:
         """Stop a started action (no-op when it already ended)."""
         ...
 
-    def observe(self) -> Scene:
-        """The robot's current view of the scene, for checks."""
+    def observe(self) -> Scene | dict[str, Any]:
+        """The robot's current view of the scene, for checks (a Scene or AI2-THOR metadata)."""
         ...
 
 
@@ -76,11 +86,21 @@ class Var:
 class ActionBehaviour(py_trees.behaviour.Behaviour):
     """Run one robot action: start in ``initialise``, poll in ``update``, cancel in ``terminate``.
 
+    It is :class:`~bt_raider.runtime.retarget.Retargetable`: under a
+    :class:`~bt_raider.runtime.guards.RaiderGuard` it acts on what the guard's check resolved
+    (see :meth:`resolved_args`).
+
     Args:
         action: the action name, e.g. ``"pick"``.
         args: its arguments; :class:`Var` entries are read from the blackboard at start.
         robot: the robot that executes it.
         name: the node's name (defaults to ``action(arg, ...)``).
+        aliases: argument -> the name the robot knows it by (plan name -> scene name), for
+            arguments the check did not resolve.
+
+    Attributes:
+        resolved: what the guard's last passing check resolved this action to (None outside
+            a guarded run).
     """
 
     def __init__(
@@ -97,6 +117,7 @@ class ActionBehaviour(py_trees.behaviour.Behaviour):
         self.args = list(args)
         self.robot = robot
         self.aliases = dict(aliases or {})
+        self.resolved: ResolvedAction | None = None
         self._handle: Hashable | None = None
         self._start_error: str | None = None
         self._bb = self.attach_blackboard_client(name=f"{self.name}/vars")
@@ -104,12 +125,18 @@ class ActionBehaviour(py_trees.behaviour.Behaviour):
             if isinstance(arg, Var):
                 self._bb.register_key(key=arg.key, access=py_trees.common.Access.READ)
 
+    def retarget(self, resolved: ResolvedAction | None) -> None:
+        """Act on what the guard's check resolved (None: on :attr:`args` again)."""
+        self.resolved = resolved
+
     def grounding(self) -> dict[str, list[str]]:
         """What the guard around this action grounded each argument phrase to.
 
-        Read from the parent's passing ``verdict`` (a :class:`~bt_raider.runtime.guards.RaiderGuard`);
-        empty when the action is not guarded.
+        From :attr:`resolved`; else from a parent exposing a passing ``verdict``; empty when
+        the action is not guarded.
         """
+        if self.resolved is not None:
+            return dict(self.resolved.grounding)
         verdict = getattr(self.parent, "verdict", None)
         if verdict is None or not getattr(verdict, "ok", False):
             return {}
@@ -118,15 +145,27 @@ class ActionBehaviour(py_trees.behaviour.Behaviour):
     def resolved_args(self) -> list[Any]:
         """The arguments the robot gets.
 
-        :class:`Var` references become their blackboard values; then an argument the guard's
-        check grounded to exactly one object becomes that objectId (a plan names
-        ``adrianas_medicine``, a person says "the one closest to the plant": the robot acts on
-        the object the check meant); otherwise ``aliases`` maps it (plan name -> scene name).
+        When the guard's check resolved the same action with as many arguments, an argument it
+        grounded to exactly one object becomes that objectId, and after a recovery an argument
+        becomes the one the recovery chose (the person said "the clean cup": the robot picks
+        that cup). Otherwise :class:`Var` references become their blackboard values; then an
+        argument the check grounded to exactly one object becomes that objectId (a plan names
+        ``adrianas_medicine``: the robot acts on the object the check meant); otherwise
+        ``aliases`` maps it (plan name -> scene name).
         """
+        chosen: list[str | None] = [None] * len(self.args)
+        r = self.resolved
+        if r is not None and same_action(self.action, r.action) and len(r.args) == len(self.args):
+            # An objectId the check grounded, or what a recovery chose; else our own argument.
+            chosen = [
+                a if r.recovered or a != p else None for a, p in zip(r.args, r.phrases, strict=True)
+            ]
         grounding = self.grounding()
         out = []
-        for arg in self.args:
-            if isinstance(arg, Var):
+        for arg, pick in zip(self.args, chosen, strict=True):
+            if pick is not None:
+                arg = pick
+            elif isinstance(arg, Var):
                 try:
                     arg = self._bb.get(arg.key)
                 except KeyError as exc:
@@ -173,8 +212,8 @@ class Executor(Protocol):
         """Run ``action(*args)``; raise ActionFailed when its real preconditions do not hold."""
         ...
 
-    def observe(self) -> Scene:
-        """The current scene."""
+    def observe(self) -> Scene | dict[str, Any]:
+        """The current scene (a Scene or AI2-THOR metadata)."""
         ...
 
 
@@ -209,5 +248,5 @@ class SyncRobot:
     def cancel(self, handle: Hashable) -> None:
         self._results.pop(handle, None)  # type: ignore[call-overload]
 
-    def observe(self) -> Scene:
+    def observe(self) -> Scene | dict[str, Any]:
         return self.executor.observe()

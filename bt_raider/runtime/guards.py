@@ -24,21 +24,27 @@ import enum
 import inspect
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
-from typing import TYPE_CHECKING, Any, TypeAlias
+from functools import partial
+from typing import Any, TypeAlias
 
 import py_trees
 from py_trees.common import Status
 
 from bt_raider.checking.contract import Checker, Query, as_query
 from bt_raider.checking.verdict import Category, Verdict
-from bt_raider.recovery.contract import RecoveryPlan, RecoveryRequest, same_action
+from bt_raider.recovery.contract import RecoveryPlan, RecoveryRequest
 from bt_raider.recovery.pipeline import Recovery
 from bt_raider.recovery.safecode import Ref
 from bt_raider.runtime import worker
-from bt_raider.runtime.actions import ActionBehaviour, Var
-
-if TYPE_CHECKING:
-    from bt_raider.perception.scene import Scene
+from bt_raider.runtime.actions import Var
+from bt_raider.runtime.retarget import (
+    ResolvedAction,
+    Retargetable,
+    argument_phrases,
+    resolve_action,
+    resolved_key,
+)
+from bt_raider.runtime.scenes import SceneLike, read_scene, scene_source
 
 #: Blackboard key of the most recent verdict of any guard.
 LAST_VERDICT = "/bt_raider/last_verdict"
@@ -46,7 +52,6 @@ LAST_VERDICT = "/bt_raider/last_verdict"
 VERDICTS_NAMESPACE = "/bt_raider/verdicts"
 
 QueryLike: TypeAlias = "str | Query | Callable[[], str | Query]"
-SceneLike: TypeAlias = "Scene | Callable[[], Scene | None] | None"
 
 
 class Phase(str, enum.Enum):
@@ -90,13 +95,29 @@ class _QueryBuildError(Exception):
 class RaiderGuard(py_trees.decorators.Decorator):
     """Check the child's action before it runs; recover when there is an issue.
 
+    The child may be any py_trees behaviour. After every passing check, before the guard ticks
+    it, the child learns what the check resolved its action to (the objectIds its arguments
+    grounded to; after a recovery, the arguments the recovery chose, e.g. the cup the person
+    named), as a :class:`~bt_raider.runtime.retarget.ResolvedAction`:
+
+    * ``child.retarget(resolved)`` is called when the child has a ``retarget`` method
+      (:class:`~bt_raider.runtime.retarget.Retargetable`); at the guard's next run,
+      ``child.retarget(None)``: back to its own arguments;
+    * the blackboard key ``/bt_raider/resolved/<guard name>``
+      (:func:`~bt_raider.runtime.retarget.resolved_key`, also :attr:`resolved_key`) holds
+      :meth:`~bt_raider.runtime.retarget.ResolvedAction.as_dict`: ``{"action", "args",
+      "grounding", "bindings", "query", "phrases", "recovered"}``, from the passing check until
+      the guard's next run starts.
+
     Args:
-        child: the action's behaviour.
+        child: the action's behaviour (any py_trees behaviour).
         query: the action to check: text, a :class:`~bt_raider.checking.contract.Query`, or a callable
             returning one at check time (e.g. with the planner's current preconditions).
         checker: any :class:`~bt_raider.checking.contract.Checker`.
-        scene: the scene, a callable returning the current one (e.g. ``robot.observe``; called
-            on the worker, not on the tick), or None for checkers that need none.
+        scene: a :class:`~bt_raider.perception.scene.Scene`, an AI2-THOR metadata dict
+            (validated and converted now), a callable returning either (e.g.
+            ``robot.observe``; called on the worker at every check, not on the tick), or None
+            for checkers that need none (see :mod:`bt_raider.runtime.scenes`).
         recovery: a :class:`~bt_raider.recovery.pipeline.Recovery`; None: an issue is a FAILURE.
         max_attempts: recoveries allowed per run of the child.
         name: the node's name (default ``Guard <child name>``).
@@ -109,6 +130,8 @@ class RaiderGuard(py_trees.decorators.Decorator):
         attempts: recoveries started in this run.
         plan: the latest :class:`~bt_raider.recovery.pipeline.RecoveryPlan`.
         recovery_tree: the latest recovery subtree (ticked from inside the guard).
+        resolved: what the passing check of this run resolved the action to (else None).
+        resolved_key: the blackboard key of :attr:`resolved`.
     """
 
     def __init__(
@@ -137,7 +160,7 @@ class RaiderGuard(py_trees.decorators.Decorator):
             as_query(query)  # a bad query is an error now, not at the first tick
         self.query_source = query
         self.checker = checker
-        self.scene = scene
+        self.scene = scene_source(scene)  # a dict: validated now (SceneError), converted once
         self.recovery = recovery
         self.max_attempts = max_attempts
         self.executor = executor
@@ -146,6 +169,8 @@ class RaiderGuard(py_trees.decorators.Decorator):
         self.blackboard = self.attach_blackboard_client(name=self.name)
         self.blackboard.register_key(key=self.key, access=py_trees.common.Access.WRITE)
         self.blackboard.register_key(key=LAST_VERDICT, access=py_trees.common.Access.WRITE)
+        self.resolved_key = resolved_key(self.name)
+        self.blackboard.register_key(key=self.resolved_key, access=py_trees.common.Access.WRITE)
         # State of one run (reset by initialise()).
         self.phase = Phase.IDLE
         self.query: Query | None = None
@@ -157,8 +182,9 @@ class RaiderGuard(py_trees.decorators.Decorator):
         self._outcome: Status | None = None
         self._scene_seen: Any = None
         self._recovery_error: str | None = None
-        self._retarget: list[tuple[Any, bool]] | None = None
-        self._child_args: list[Any] | None = None
+        self.resolved: ResolvedAction | None = None
+        self._asked: Query | None = None  # the query before a recovery refined it
+        self._retargeted = False  # the child was retargeted in this run
 
     # ------------------------------------------------------------------ public helpers
     @property
@@ -202,7 +228,6 @@ class RaiderGuard(py_trees.decorators.Decorator):
 
     def initialise(self) -> None:
         """Start a run: forget the last one and submit the check (never blocks)."""
-        self._restore_child()
         self._drop_recovery_tree()
         self.phase = Phase.IDLE
         self.verdict = None
@@ -210,7 +235,11 @@ class RaiderGuard(py_trees.decorators.Decorator):
         self.attempts = 0
         self._outcome = None
         self._recovery_error = None
-        self._retarget = None
+        self._asked = None
+        restore_error = self._restore_child()
+        if restore_error is not None:
+            self._fail(restore_error)
+            return
         source = self.query_source
         if callable(source):
             # Built on the worker: a PDDL precondition query grounds the action against the
@@ -264,7 +293,8 @@ class RaiderGuard(py_trees.decorators.Decorator):
             except Exception as exc:
                 raise _QueryBuildError(_describe(exc)) from exc
         assert query is not None
-        scene = self.scene() if callable(self.scene) else self.scene
+        argument_phrases(query)  # parsed here, off the tick, for the child's ResolvedAction
+        scene = read_scene(self.scene)  # a dict from a callable becomes a Scene here
         if cancel.is_set():
             return None, scene, None, query
         if self._cancel_kw:
@@ -304,10 +334,10 @@ class RaiderGuard(py_trees.decorators.Decorator):
         self._record(verdict, data)
         if verdict.ok:
             if self.plan is not None and self.recovery is not None:
-                self._apply_retarget(verdict)
                 self.recovery.succeeded(self.plan)
             self.phase = Phase.ACTING
             self.feedback_message = f"no issue: {verdict.explanation}"
+            self._apply_retarget(verdict)  # last: a child whose retarget raises fails the run
             return
         explanation = verdict.explanation
         if verdict.category is Category.UNKNOWN:
@@ -385,47 +415,59 @@ class RaiderGuard(py_trees.decorators.Decorator):
         resume = self.plan.resume if self.plan is not None else None
         if resume is None or self.query is None:
             return
-        values: list[tuple[Any, bool]] = []
+        values: list[Any] = []
         for arg in resume.args:
             if isinstance(arg, Ref):
                 try:
-                    value = py_trees.blackboard.Blackboard.get(Var(arg.name).key)
+                    values.append(py_trees.blackboard.Blackboard.get(Var(arg.name).key))
                 except KeyError:
                     return  # nothing to refine with: re-check the query as it was
-                values.append((value, True))
             else:
-                values.append((arg, False))
-        text = f"{resume.action}({', '.join(str(v) for v, _ in values)})"
+                values.append(arg)
+        if self._asked is None:
+            self._asked = self.query  # its PDDL bindings still name the parameters
+        text = f"{resume.action}({', '.join(str(v) for v in values)})"
         self.query = Query(text, preconditions=self.query.preconditions, bindings={})
-        self._retarget = values
 
     def _apply_retarget(self, verdict: Verdict) -> None:
-        """Point an ActionBehaviour child at the resolved arguments (restored next run)."""
-        child = self.decorated
-        resume = self.plan.resume if self.plan is not None else None
-        values = self._retarget
-        if (
-            resume is None
-            or values is None
-            or not isinstance(child, ActionBehaviour)
-            or not same_action(child.action, resume.action)
-            or len(child.args) != len(values)
-        ):
-            return
-        new_args = []
-        for value, _from_answer in values:
-            ids = verdict.grounding.get(str(value)) or []
-            # A person's answer ("the one closest to the plant") or a phrase the recovery code
-            # wrote names the object the check grounded it to; the robot gets that object.
-            new_args.append(ids[0] if len(ids) == 1 else value)
-        if self._child_args is None:
-            self._child_args = list(child.args)
-        child.args = new_args
+        """Tell the child what the passing check resolved its action to (before its tick).
 
-    def _restore_child(self) -> None:
-        if self._child_args is not None and isinstance(self.decorated, ActionBehaviour):
-            self.decorated.args = self._child_args
-        self._child_args = None
+        On the blackboard at :attr:`resolved_key`, and through ``child.retarget(resolved)``
+        when the child is :class:`~bt_raider.runtime.retarget.Retargetable`. A retarget that
+        raises fails the run (the child would act on the wrong thing).
+        """
+        assert self.query is not None
+        resolved = resolve_action(verdict, self.query, asked=self._asked)
+        self.resolved = resolved
+        self.blackboard.set(self.resolved_key, resolved.as_dict())
+        child = self.decorated
+        if not isinstance(child, Retargetable):
+            return
+        try:
+            child.retarget(resolved)
+        except Exception as exc:
+            self._fail(f"{child.name}.retarget({', '.join(resolved.args)}) raised {_describe(exc)}")
+            return
+        self._retargeted = True
+
+    def _restore_child(self) -> str | None:
+        """A new run: forget the last resolution; the child acts on its own arguments again.
+
+        Returns:
+            why the run cannot start (the child's ``retarget(None)`` raised), else None.
+        """
+        self.resolved = None
+        if self.blackboard.exists(self.resolved_key):
+            self.blackboard.unset(self.resolved_key)
+        if not self._retargeted:
+            return None
+        self._retargeted = False
+        child = self.decorated
+        try:
+            child.retarget(None)  # type: ignore[attr-defined]
+        except Exception as exc:
+            return f"{child.name}.retarget(None) raised {_describe(exc)}"
+        return None
 
     def _drop_recovery_tree(self) -> None:
         tree = self.recovery_tree
@@ -452,46 +494,83 @@ def guard_tree(
     root: py_trees.behaviour.Behaviour,
     checker: Checker,
     *,
-    select: Callable[[py_trees.behaviour.Behaviour], str | Query | None],
+    select: Callable[[py_trees.behaviour.Behaviour], QueryLike | None],
     scene: SceneLike = None,
     recovery: Recovery | None = None,
     **kw: Any,
 ) -> py_trees.behaviour.Behaviour:
     """Wrap the nodes of an existing tree for which ``select`` returns a query.
 
-    Each selected node is replaced in its parent, in place, by a :class:`RaiderGuard` around
-    it (nodes already guarded are left alone).
+    Each selected node is replaced in its parent, at its place, by a :class:`RaiderGuard`
+    around it, with py_trees' own calls (``Composite.remove_child``/``insert_child``; a
+    decorator's child is swapped the way ``Decorator.__init__`` sets it, as py_trees has no
+    call for that). Nodes already guarded are left alone. Every query is read and validated
+    before the tree changes, so a bad one leaves the tree as it was.
 
     Args:
-        root: the tree's root.
+        root: the tree's root (or the root of a subtree).
         checker: the checker every guard uses.
-        select: node -> its query, or None to leave the node alone.
-        scene: as for :class:`RaiderGuard`.
+        select: node -> its query (as for :class:`RaiderGuard`), or None to leave it alone.
+        scene: as for :class:`RaiderGuard` (a dict is converted once, for every guard).
         recovery: as for :class:`RaiderGuard`.
         **kw: more :class:`RaiderGuard` options (``max_attempts``, ...).
 
     Returns:
         The root, or the guard that replaced it when the root itself was selected.
+
+    Raises:
+        QueryError: ``select`` returned a query that cannot be checked (nothing was changed).
+        SceneError: ``scene`` is a dict that is not a valid scene (nothing was changed).
     """
-    new_root = root
+    scene = scene_source(scene)
+    chosen: list[tuple[py_trees.behaviour.Behaviour, QueryLike]] = []
     for node in list(root.iterate()):
         if isinstance(node, RaiderGuard) or isinstance(node.parent, RaiderGuard):
             continue
         query = select(node)
         if query is None:
             continue
-        parent = node.parent
-        guard = RaiderGuard(node, query, checker, scene=scene, recovery=recovery, **kw)
-        if parent is None:
+        if not callable(query):
+            as_query(query)
+        chosen.append((node, query))
+    new_root = root
+    for node, query in chosen:
+        make = partial(RaiderGuard, node, query, checker, scene=scene, recovery=recovery, **kw)
+        guard = _swap_in(node, make)
+        if node is root:
             new_root = guard
-        elif isinstance(parent, py_trees.composites.Composite):
-            index = parent.children.index(node)
-            parent.children[index] = guard
-            guard.parent = parent
-        elif isinstance(parent, py_trees.decorators.Decorator):
-            parent.children[0] = guard
-            parent.decorated = guard
-            guard.parent = parent
-        else:  # pragma: no cover - py_trees has no other kind of parent
-            raise TypeError(f"cannot guard {node.name!r}: unknown parent type {type(parent)}")
     return new_root
+
+
+def _swap_in(
+    node: py_trees.behaviour.Behaviour,
+    make: Callable[[], RaiderGuard],
+) -> RaiderGuard:
+    """Put ``make()`` (a guard around ``node``) at ``node``'s place in its parent."""
+    parent = node.parent
+    if isinstance(parent, py_trees.composites.Composite):
+        index = parent.remove_child(node)  # stops it if running, clears its parent
+        try:
+            guard = make()
+        except Exception:
+            parent.insert_child(node, index)  # leave the tree as it was
+            raise
+        parent.insert_child(guard, index)
+        return guard
+    if parent is not None and not isinstance(parent, py_trees.decorators.Decorator):
+        raise TypeError(
+            f"cannot guard {node.name!r}: its parent {parent.name!r} is a "
+            f"{type(parent).__name__}, neither a py_trees Composite nor a Decorator"
+        )
+    if node.status == Status.RUNNING:
+        node.stop(Status.INVALID)
+    try:
+        guard = make()
+    except Exception:
+        node.parent = parent  # Decorator.__init__ took the node before the guard refused
+        raise
+    if parent is not None:
+        parent.children[0] = guard
+        parent.decorated = guard  # type: ignore[attr-defined]
+        guard.parent = parent
+    return guard

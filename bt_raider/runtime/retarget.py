@@ -1,0 +1,155 @@
+"""What a passing check resolved an action to, and how any py_trees behaviour learns it.
+
+A check grounds each argument of the action it checks to objects of the scene ("the clean cup"
+-> ``Cup|+00.20|+00.90|+00.50``); after a recovery the arguments may be new altogether (the
+person said which cup). A :class:`~bt_raider.runtime.guards.RaiderGuard` hands that
+:class:`ResolvedAction` to its child in two ways, after every passing check and before it ticks
+the child:
+
+* ``child.retarget(resolved)`` when the child implements :class:`Retargetable` (one method;
+  :class:`~bt_raider.runtime.actions.ActionBehaviour` does). At the guard's next run it calls
+  ``child.retarget(None)``: act on your own arguments again. ::
+
+      class Pick(py_trees.behaviour.Behaviour):
+          def retarget(self, resolved):
+              self.resolved = resolved  # None: back to self.target
+
+          def initialise(self):
+              target = self.resolved.args[0] if self.resolved else self.target
+              ...
+
+* on the blackboard at ``/bt_raider/resolved/<guard name>`` (:func:`resolved_key`), as
+  :meth:`ResolvedAction.as_dict`, for behaviours that implement nothing (and for later nodes:
+  what did the guarded pick pick?).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from bt_raider.recovery.contract import split_action
+
+if TYPE_CHECKING:
+    from bt_raider.checking.contract import Query
+    from bt_raider.checking.verdict import Verdict
+
+#: Namespace of each guard's resolved action: ``/bt_raider/resolved/<guard name>``.
+RESOLVED_NAMESPACE = "/bt_raider/resolved"
+
+
+def resolved_key(guard_name: str) -> str:
+    """The blackboard key of a guard's resolved action (``/`` in the name would nest namespaces)."""
+    return f"{RESOLVED_NAMESPACE}/{guard_name.replace('/', '_')}"
+
+
+@dataclass(frozen=True)
+class ResolvedAction:
+    """The action a passing check let run, with its arguments resolved to objectIds.
+
+    Attributes:
+        action: the action's name as the check understood it (``pick``), when known.
+        args: one per argument of the checked query, in order: the objectId the check grounded
+            it to when that is exactly one object, else the argument as written.
+        grounding: the verdict's grounding: argument phrase -> objectIds.
+        bindings: for a PDDL query with bindings, parameter -> objectId (or the value as
+            given when the check grounded it to no single object, e.g. the robot).
+        verdict: the passing verdict.
+        query: the query text that was checked (after a recovery: the refined one).
+        phrases: the checked query's argument phrases, in the order of ``args``.
+        recovered: True when a recovery chose the arguments (e.g. the person's answer).
+    """
+
+    action: str | None
+    args: tuple[str, ...]
+    grounding: dict[str, list[str]]
+    bindings: dict[str, str]
+    verdict: Verdict = field(repr=False)
+    query: str = ""
+    phrases: tuple[str, ...] = ()
+    recovered: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data for the blackboard (the verdict itself is under ``/bt_raider/verdicts``)."""
+        return {
+            "action": self.action,
+            "args": list(self.args),
+            "grounding": {k: list(v) for k, v in self.grounding.items()},
+            "bindings": dict(self.bindings),
+            "query": self.query,
+            "phrases": list(self.phrases),
+            "recovered": self.recovered,
+        }
+
+
+@runtime_checkable
+class Retargetable(Protocol):
+    """A behaviour that acts on what its guard's check resolved (any py_trees behaviour may)."""
+
+    def retarget(self, resolved: ResolvedAction | None) -> None:
+        """Act on ``resolved`` from now on; None: act on your own arguments again.
+
+        Called on the tree's thread, so it must return at once.
+        """
+        ...
+
+
+@lru_cache(maxsize=4096)
+def _split(text: str, bindings: tuple[tuple[str, Any], ...]) -> tuple[str | None, tuple[str, ...]]:
+    name, args = split_action(text, dict(bindings) or None)
+    return name, tuple(args)
+
+
+def argument_phrases(query: Query) -> tuple[str | None, tuple[str, ...]]:
+    """The action name and argument phrases of ``query``.
+
+    Cached: the guard calls it on the worker after each check, so the tick finds it parsed.
+    """
+    return _split(query.text, tuple(query.bindings.items()))
+
+
+def _grounded(phrase: str, grounding: dict[str, list[str]]) -> str:
+    ids = grounding.get(phrase)
+    if ids is None:  # a checker may key its grounding in another case
+        folded = phrase.strip().casefold()
+        ids = next((v for k, v in grounding.items() if k.strip().casefold() == folded), None)
+    return ids[0] if ids and len(ids) == 1 else phrase
+
+
+def resolve_action(verdict: Verdict, query: Query, *, asked: Query | None = None) -> ResolvedAction:
+    """What ``verdict`` (passing) resolved ``query`` to.
+
+    Args:
+        verdict: the passing verdict of ``query``.
+        query: the query checked.
+        asked: the query the guard was given, when a recovery replaced it by ``query`` (its
+            PDDL bindings still name the parameters).
+    """
+    name, phrases = argument_phrases(query)
+    grounding = {str(k): list(v) for k, v in verdict.grounding.items()}
+    if not phrases:  # text the parser cannot split: the checker's own phrases, in its order
+        phrases = tuple(grounding)
+    args = tuple(_grounded(p, grounding) for p in phrases)
+    source = asked if asked is not None else query
+    bindings: dict[str, str] = {}
+    if source.bindings:
+        source_phrases = argument_phrases(source)[1] if asked is not None else phrases
+        by_phrase = (
+            dict(zip(source_phrases, args, strict=True)) if len(source_phrases) == len(args) else {}
+        )
+        for param, value in source.bindings.items():
+            if value is None or not str(value):
+                continue
+            text = str(value)
+            bindings[str(param)] = by_phrase.get(text) or _grounded(text, grounding)
+    return ResolvedAction(
+        action=verdict.action or name,
+        args=args,
+        grounding=grounding,
+        bindings=bindings,
+        verdict=verdict,
+        query=query.text,
+        phrases=phrases,
+        recovered=asked is not None,
+    )
