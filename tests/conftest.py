@@ -1,22 +1,24 @@
-"""Shared fixtures: paths to ../shared (read-only) and fresh copies of the real scene."""
+"""Shared fixtures: the real FloorPlan1 kitchen of ../shared (skipped when absent) and the
+project's own small kitchen (``tests/data/kitchen.json``, always there)."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-KITCHEN = SHARED / "scenes" / "floorplan1_kitchen.json"
-PDDL = SHARED / "pddl"
+from tests.shared_data import DATA, KITCHEN, PDDL, ROOT, SHARED, require
+
+__all__ = ["DATA", "KITCHEN", "PDDL", "ROOT", "SHARED"]
+
+#: The project's own hand-written kitchen (AI2-THOR format, our objects and numbers).
+OWN_KITCHEN = DATA / "kitchen.json"
 
 
 @pytest.fixture
 def kitchen_dict() -> dict:
     """A fresh dict of the real FloorPlan1 kitchen (tests may change it freely)."""
-    return json.loads(KITCHEN.read_text())
+    return json.loads(require(KITCHEN).read_text())
 
 
 @pytest.fixture
@@ -24,3 +26,16 @@ def kitchen(kitchen_dict):
     from bt_raider.perception.scene import Scene
 
     return Scene(kitchen_dict, source=str(KITCHEN))
+
+
+@pytest.fixture
+def small_kitchen_dict() -> dict:
+    """A fresh dict of the project's own small kitchen (see ``tests/data/README.md``)."""
+    return json.loads(OWN_KITCHEN.read_text())
+
+
+@pytest.fixture
+def small_kitchen(small_kitchen_dict):
+    from bt_raider.perception.scene import Scene
+
+    return Scene(small_kitchen_dict, source=str(OWN_KITCHEN))

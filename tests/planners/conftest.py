@@ -1,4 +1,5 @@
-"""Fixtures for the planners tests: the real PDDL domains of ../shared/pddl (read-only)."""
+"""Fixtures for the planners tests: the real PDDL domains of ../shared/pddl (read-only; tests
+that need them skip when ../shared is absent)."""
 
 from __future__ import annotations
 
@@ -10,21 +11,21 @@ import pytest
 
 from bt_raider.errors import ActionFailed
 from bt_raider.runtime.actions import ActionState, Progress
+from tests.shared_data import OWN_PDDL, PDDL, ROOT, classical_domains, require
 
-ROOT = Path(__file__).resolve().parents[2]
-PDDL = ROOT.parent / "shared" / "pddl"
 DATA = ROOT / "planners" / "data"
-#: Domains with classical (instantaneous) actions and a stored problem.
-CLASSICAL = sorted(
-    d.name
-    for d in PDDL.iterdir()
-    if (d / "problem.pddl").exists() and d.name != "plansys2_simple_example"
-)
+#: Domains with classical (instantaneous) actions and a stored problem (none without ../shared).
+CLASSICAL = classical_domains()
 ALFRED_PROBLEM = DATA / "alfred_puttask_problem.pddl"
 
 
 def files(name: str) -> tuple[Path, Path]:
-    return PDDL / name / "domain.pddl", PDDL / name / "problem.pddl"
+    """The domain and problem of one of our own domains (``tests/data/pddl``) or of a shared
+    one (the test skips when ../shared is absent)."""
+    own = OWN_PDDL / name
+    if own.is_dir():
+        return own / "domain.pddl", own / "problem.pddl"
+    return require(PDDL / name / "domain.pddl"), require(PDDL / name / "problem.pddl")
 
 
 def load(name: str):
@@ -35,13 +36,13 @@ def load(name: str):
 
 @pytest.fixture
 def pddl_files():
-    """``pddl_files(name) -> (domain, problem)`` paths of a shared domain."""
+    """``pddl_files(name) -> (domain, problem)`` paths of an own or a shared domain."""
     return files
 
 
 @pytest.fixture
 def load_problem():
-    """``load_problem(name) -> Problem`` for a shared domain."""
+    """``load_problem(name) -> Problem`` for an own or a shared domain."""
     return load
 
 
@@ -51,7 +52,7 @@ def alfred_domain_text(*, constants: bool = True, total_cost: bool = True) -> st
     ``constants`` declares the type names the actions use; ``total_cost`` renames the cost
     fluent ``totalCost`` to PDDL 3.1's ``total-cost`` so UP reads it as action costs.
     """
-    text = (PDDL / "alfred_puttask_extended" / "domain.pddl").read_text()
+    text = require(PDDL / "alfred_puttask_extended" / "domain.pddl").read_text()
     if constants:
         decl = (
             " (:constants SinkBasinType MicrowaveType FridgeType - rtype"
@@ -67,7 +68,9 @@ def alfred_domain_text(*, constants: bool = True, total_cost: bool = True) -> st
 
 @pytest.fixture
 def gripper():
-    return load("ipc1998_gripper")
+    """The project's own gripper-style domain (``tests/data/pddl/two_rooms``): a robot with
+    a ``left`` and a ``right`` hand carries ``ball1``..``ball3`` from ``rooma`` to ``roomb``."""
+    return load("two_rooms")
 
 
 @pytest.fixture

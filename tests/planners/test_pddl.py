@@ -11,17 +11,16 @@ from unified_planning.plans import SequentialPlan
 
 from bt_raider.errors import BtRaiderError, PlanningError, QueryError
 from bt_raider.planners import pddl
+from tests.shared_data import OWN_PDDL, PDDL, classical_domains, needs_shared, require
 
-PDDL = Path(__file__).resolve().parents[2].parent / "shared" / "pddl"
-CLASSICAL = sorted(
-    d.name
-    for d in PDDL.iterdir()
-    if (d / "problem.pddl").exists() and d.name != "plansys2_simple_example"
-)
+#: Our own gripper-style domain, then the shared ones (when ../shared is there).
+CLASSICAL = ["two_rooms", *classical_domains()]
+DURATIVE = OWN_PDDL / "lamp_durative"
 HAS_FD = importlib.util.find_spec("up_fast_downward") is not None
 needs_fd = pytest.mark.skipif(not HAS_FD, reason="up-fast-downward is not installed")
 
 
+@needs_shared
 def test_the_shared_domains_are_all_seen():
     assert len(CLASSICAL) >= 4
     assert "ipc1998_gripper" in CLASSICAL
@@ -48,7 +47,8 @@ def test_classical_domain_plans_with_fast_downward(name, load_problem):
 @pytest.mark.parametrize("name", CLASSICAL)
 def test_reference_plan_validates_and_wrong_order_does_not(name, load_problem):
     problem = load_problem(name)
-    steps = pddl.read_plan(PDDL / name / "reference_plan_fast_downward.txt")
+    folder = OWN_PDDL / name if (OWN_PDDL / name).is_dir() else PDDL / name
+    steps = pddl.read_plan(folder / "reference_plan_fast_downward.txt")
     assert pddl.validate(problem, pddl.to_plan(problem, steps))
     assert not pddl.validate(problem, pddl.to_plan(problem, list(reversed(steps))))
 
@@ -141,19 +141,19 @@ def test_error_in_the_problem_names_the_problem(tmp_path, pddl_files):
 
 # ---------------------------------------------------------------------------- durative
 def test_empty_functions_block_is_accepted():
-    domain = PDDL / "plansys2_simple_example" / "domain.pddl"
-    # UP's own reader rejects PlanSys2's empty (:functions) block...
+    domain = DURATIVE / "domain.pddl"
+    # UP's own reader rejects an empty (:functions) block (PlanSys2 writes them)...
     with pytest.raises(Exception):  # noqa: B017 - pyparsing's exception type
         PDDLReader().parse_problem(str(domain))
     # ...load blanks it out and reads the durative domain.
     problem = pddl.load(domain, domain.parent / "problem.pddl")
     assert "CONTINUOUS_TIME" in problem.kind.features
-    assert {a.name for a in problem.actions} == {"move", "askcharge", "charge"}
+    assert {a.name for a in problem.actions} == {"switch_on"}
 
 
 @pytest.mark.parametrize("engine", ["auto", "pyperplan"])
 def test_durative_problem_is_reported_unsupported(engine):
-    d = PDDL / "plansys2_simple_example"
+    d = DURATIVE
     problem = pddl.load(d / "domain.pddl", d / "problem.pddl")
     with pytest.raises(PlanningError) as exc:
         pddl.solve(problem, engine=engine)
@@ -164,7 +164,7 @@ def test_durative_problem_is_reported_unsupported(engine):
 
 
 def test_durative_problem_cannot_be_simulated():
-    d = PDDL / "plansys2_simple_example"
+    d = DURATIVE
     problem = pddl.load(d / "domain.pddl", d / "problem.pddl")
     with pytest.raises(PlanningError, match="cannot simulate.*durative"):
         pddl.simulator(problem)
@@ -176,6 +176,7 @@ ALFRED_PROBLEM = Path(pddl.__file__).parent / "data" / "alfred_puttask_problem.p
 
 
 def test_alfred_domain_as_stored_is_rejected_with_the_undeclared_name():
+    require(ALFRED)
     with pytest.raises(PlanningError) as exc:
         pddl.load(ALFRED, ALFRED_PROBLEM)
     msg = str(exc.value)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import py_trees
 import pytest
 
@@ -12,13 +10,10 @@ from bt_raider.planners import pddl
 from bt_raider.planners.tree import plan_to_tree, robot_actions
 from bt_raider.planners.world import PddlWorld, problem_at, run_plan
 from bt_raider.runtime.actions import SyncRobot
+from tests.shared_data import classical_domains
 
-PDDL = Path(__file__).resolve().parents[2].parent / "shared" / "pddl"
-CLASSICAL = sorted(
-    d.name
-    for d in PDDL.iterdir()
-    if (d / "problem.pddl").exists() and d.name != "plansys2_simple_example"
-)
+#: Our own gripper-style domain, then the shared ones (when ../shared is there).
+CLASSICAL = ["two_rooms", *classical_domains()]
 
 
 @pytest.mark.parametrize("name", CLASSICAL)

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from bt_raider.cli import main
+from tests.shared_data import OWN_PDDL
 
-PDDL = Path(__file__).resolve().parents[3].parent / "shared" / "pddl"
+#: Our own gripper-style domain (tests/data/pddl/two_rooms).
 GRIPPER = [
-    str(PDDL / "ipc1998_gripper" / "domain.pddl"),
-    str(PDDL / "ipc1998_gripper" / "problem.pddl"),
+    str(OWN_PDDL / "two_rooms" / "domain.pddl"),
+    str(OWN_PDDL / "two_rooms" / "problem.pddl"),
 ]
 
 
@@ -31,7 +31,7 @@ def test_prints_the_plan_and_the_tree(capsys):
     steps = _plan_lines(out)
     assert len(steps) > 0 and all(s.startswith("(") for s in steps)
     tree = out.split("tree:", 1)[1]
-    assert "strips-gripper-x-1" in tree
+    assert "three-balls" in tree
     for step in steps:
         assert f"--> {step}" in tree
     assert "run:" not in out
@@ -62,7 +62,7 @@ def test_missing_file_is_exit_2_with_one_line(capsys, tmp_path):
 
 
 def test_durative_domain_is_exit_2_naming_the_feature(capsys):
-    d = PDDL / "plansys2_simple_example"
+    d = OWN_PDDL / "lamp_durative"
     assert main(["plan", str(d / "domain.pddl"), str(d / "problem.pddl")]) == 2
     err = capsys.readouterr().err
     assert "durative actions" in err and "Installed engines" in err

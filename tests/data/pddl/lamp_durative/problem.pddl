@@ -1,0 +1,5 @@
+(define (problem light-the-hall)
+  (:domain lamp)
+  (:objects hall_lamp - lamp)
+  (:init (off hall_lamp))
+  (:goal (on hall_lamp)))
