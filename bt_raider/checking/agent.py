@@ -27,7 +27,9 @@ import json
 import re
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +43,7 @@ from bt_raider.checking.verdict import (
     parse_category,
 )
 from bt_raider.errors import BackendError, ToolError
-from bt_raider.llm.chat import ChatModel, ChatReply, ToolCallRequest, make_chat
+from bt_raider.llm.chat import ChatModel, ChatReply, ToolCallRequest, make_chat, start_daemon
 from bt_raider.llm.prompts import render
 from bt_raider.llm.replies import TextCall, find_final, loads_lenient, parse_tool_calls
 from bt_raider.perception.tools import default_tools
@@ -107,6 +109,33 @@ def _questions(text: str) -> list[str]:
         if line.endswith("?") and "call_tool" not in line and len(line) > 3:
             out.append(line)
     return out
+
+
+def _run_together(fn: Callable[[Any], Any], items: list[Any], parallel: int) -> list[Future]:
+    """``fn(item)`` for every item on at most ``parallel`` daemon threads; their futures.
+
+    Daemon threads, like the model call's: a tool still running when the check gives up does
+    not keep the process alive.
+    """
+    futures: list[Future] = [Future() for _ in items]
+    work = deque(zip(items, futures, strict=True))
+
+    def drain() -> None:
+        while True:
+            try:
+                item, future = work.popleft()
+            except IndexError:
+                return
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn(item))
+            except BaseException as exc:  # noqa: BLE001 - re-raised by the caller
+                future.set_exception(exc)
+
+    for _ in range(min(parallel, len(items))):
+        start_daemon(drain, name="raider-tool")
+    return futures
 
 
 # =========================================================================== the agent
@@ -322,12 +351,9 @@ class _Run:
         self._append(
             {"role": "user", "content": agent.user_prompt(self.scene, self.query)}, "query"
         )
-        # Threads for the model call (so cancel and the deadline are seen during a slow call)
-        # and for the tools; neither is waited for on the way out.
-        model_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="raider-model")
-        tool_pool = ThreadPoolExecutor(
-            max_workers=agent.max_parallel_tools, thread_name_prefix="raider-tool"
-        )
+        # The model call and the tools run on daemon threads, so cancel and the deadline are
+        # seen during a slow call, and a call still hanging when the check gives up is left
+        # behind without keeping the process alive (a pool's threads would be joined at exit).
         try:
             while True:
                 if agent.max_turns is not None and self.turns >= agent.max_turns:
@@ -336,30 +362,36 @@ class _Run:
                         f"({len(self.warnings)} warning(s))"
                     )
                 remaining = self._check_stop()
-                reply = self._ask_model(model_pool, remaining)
-                verdict = self._handle(reply, tool_pool)
+                reply = self._ask_model(remaining)
+                verdict = self._handle(reply)
                 if verdict is not None:
                     return verdict
         except _Stop as stop:
             return self._unknown(str(stop))
         except BackendError as exc:
             return self._unknown(f"the chat model failed: {exc}")
-        finally:
-            model_pool.shutdown(wait=False, cancel_futures=True)
-            tool_pool.shutdown(wait=False, cancel_futures=True)
 
-    def _ask_model(self, pool: ThreadPoolExecutor, remaining: float) -> ChatReply:
+    def _ask_model(self, remaining: float) -> ChatReply:
         tools = self.agent.tools.openai_tools() if self.native else None
         self.turns += 1
-        future = pool.submit(
-            self.agent.chat.complete, list(self.messages), tools=tools, timeout=remaining
+        future = start_daemon(
+            self.agent.chat.complete,
+            list(self.messages),
+            tools=tools,
+            timeout=remaining,
+            name="raider-model",
         )
         try:
             self._wait([future])
         except _Stop:
             future.cancel()
             raise
-        reply = future.result()
+        try:
+            reply = future.result()
+        except BackendError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any failure of the model is an unknown verdict
+            raise BackendError(f"{self.agent.chat!r} raised {type(exc).__name__}: {exc}") from exc
         if isinstance(reply, str):  # a lenient ChatModel may return plain text
             reply = ChatReply(content=reply)
         if not isinstance(reply, ChatReply):
@@ -368,7 +400,7 @@ class _Run:
             )
         return reply
 
-    def _handle(self, reply: ChatReply, pool: ThreadPoolExecutor) -> Verdict | None:
+    def _handle(self, reply: ChatReply) -> Verdict | None:
         """One PFM iteration on a model reply; a Verdict when the check is done."""
         content = reply.content or ""
         self.questions.extend(_questions(content))
@@ -408,7 +440,7 @@ class _Run:
             w1 = self.agent._warning(1) if attempted else None
             if w1 and not native_calls:
                 self._warn(1, w1)
-            self._run_calls(calls, pool, native=bool(native_calls))
+            self._run_calls(calls, native=bool(native_calls))
             if w1 and native_calls:
                 self._warn(1, w1)
             return None
@@ -472,14 +504,18 @@ class _Run:
             v for k, v in args.items() if k not in order
         ]
 
-    def _run_calls(self, calls: list[_Call], pool: ThreadPoolExecutor, *, native: bool) -> None:
+    def _run_calls(self, calls: list[_Call], *, native: bool) -> None:
         """Run one turn's tool calls concurrently; append results and warnings in call order.
 
         The calls of one turn are independent (the model has seen none of their results), so
-        they run together on the pool; the conversation gets them back in the order asked.
+        they run together (at most ``max_parallel_tools`` at once); the conversation gets them
+        back in the order asked.
         """
-        futures = [pool.submit(self._call_tool, c) if c.read_error is None else None for c in calls]
-        self._wait([f for f in futures if f is not None])
+        runnable = [c for c in calls if c.read_error is None]
+        done = _run_together(self._call_tool, runnable, self.agent.max_parallel_tools)
+        by_call = dict(zip(map(id, runnable), done, strict=True))
+        futures = [by_call.get(id(c)) for c in calls]
+        self._wait(done)
         for c, fut in zip(calls, futures, strict=True):
             args = self._listed(c.name, c.args)
             args_json = json.dumps(args, default=str, ensure_ascii=False)

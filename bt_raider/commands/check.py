@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -104,11 +105,15 @@ def format_trace(trace: list[dict[str, Any]]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-
+    started = time.monotonic()
     scene = Scene.load(args.scene)
     if not args.query.strip():
         raise QueryError(f"a query must be a non-empty string, got {args.query!r}")
     checker = make_checker(args.backend, **backend_options(args))
+    if args.time_limit is not None and hasattr(checker, "time_limit"):
+        # --time-limit bounds the command: reading the scene and loading the backend (the
+        # openai SDK takes a second to import) come out of it.
+        checker.time_limit = max(args.time_limit - (time.monotonic() - started), 1e-3)
     verdict = checker.check(scene, Query(args.query))
     if args.trace:
         print(format_trace(verdict.trace), file=sys.stderr)

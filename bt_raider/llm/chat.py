@@ -5,7 +5,9 @@ Backends:
 * :class:`OpenAIChat` -- the real ``openai`` SDK, for OpenAI or any OpenAI-compatible server
   (vLLM, Ollama, llama.cpp server, LM Studio) through ``base_url``. Transport errors are retried
   here with our own exponential backoff (the SDK's retries are switched off), so the delays are
-  known and testable; an endpoint that stays unreachable ends in :class:`BackendError`.
+  known and testable; an endpoint that stays unreachable ends in :class:`BackendError`. A
+  ``timeout`` bounds the whole call, even against a server that trickles its reply a byte at a
+  time (which no per-read timeout catches): see :func:`call_within`.
 * :class:`TransformersChat` -- a local ``transformers`` model from a path on disk (never
   downloads), prompted through its chat template.
 * :class:`ScriptedChat` -- replays a fixed list of replies; for tests and demos of the agent loop.
@@ -17,12 +19,15 @@ turns that into an ``unknown`` verdict (fail closed).
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import json
 import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -30,6 +35,8 @@ from bt_raider.errors import BackendError, require
 
 #: Key used when a base_url server needs none (vLLM, Ollama and llama.cpp accept anything).
 DUMMY_API_KEY = "not-needed"
+#: OpenAI's own endpoint: the one base URL that needs a real key.
+OPENAI_URL = "https://api.openai.com/v1"
 #: HTTP statuses worth another try: timeout, conflict, rate limit (and every 5xx).
 RETRY_STATUSES = frozenset({408, 409, 429})
 
@@ -76,7 +83,101 @@ class ChatModel(Protocol):
     ) -> ChatReply: ...
 
 
+# --------------------------------------------------------------------------- deadlines
+
+
+def start_daemon(
+    fn: Callable[..., Any], *args: Any, name: str = "bt_raider-call", **kwargs: Any
+) -> Future[Any]:
+    """Run ``fn(*args, **kwargs)`` on a new daemon thread; its :class:`Future` at once.
+
+    A daemon thread never keeps the process alive: a caller that stops waiting for it (a
+    deadline passed) can exit at once, while the thread, which nothing can kill, finishes on its
+    own. (A :class:`~concurrent.futures.ThreadPoolExecutor`'s threads are joined at exit: one
+    stuck in a slow HTTP read would hold the process for as long as the server trickles.)
+    """
+    future: Future[Any] = Future()
+
+    def run() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return future
+
+
+def call_within(fn: Callable[[], Any], seconds: float | None) -> Any:
+    """``fn()``'s result, or :class:`TimeoutError` once ``seconds`` have passed.
+
+    With ``seconds`` None the call runs on the caller's thread. Otherwise it runs on a daemon
+    thread that is abandoned (left to finish) when time runs out, so the bound holds whatever
+    ``fn`` does: a socket read that gets one byte every half second never times out by itself.
+    """
+    if seconds is None:
+        return fn()
+    future = start_daemon(fn)
+    try:
+        return future.result(timeout=max(0.0, seconds))
+    except FuturesTimeout:
+        future.cancel()
+        raise TimeoutError(f"no answer within {seconds:.2f} s") from None
+
+
+def _deadline_http_client(openai: Any) -> Any:
+    """The SDK's default HTTP client, with a transport that ends a reply arriving too slowly.
+
+    httpx's read timeout bounds each read, not the whole reply: a server that sends a byte every
+    half second keeps a 5 s request alive for minutes. This transport also stops reading the body
+    once the request's read timeout has passed *in total* since the request started, and closes
+    the connection, so a thread left behind by :func:`call_within` ends soon too.
+    """
+    try:  # the HTTP library the installed SDK uses: httpx2 for openai 3, httpx before
+        import httpx2 as httpx
+    except ImportError:
+        httpx = require("httpx", "openai")
+
+    class DeadlineStream(httpx.SyncByteStream):
+        def __init__(self, inner: Any, deadline: float, request: Any) -> None:
+            self._inner = inner
+            self._deadline = deadline
+            self._request = request
+
+        def __iter__(self) -> Iterator[bytes]:
+            for chunk in self._inner:
+                if time.monotonic() > self._deadline:
+                    raise httpx.ReadTimeout(
+                        "the reply was still arriving when the request's time ran out",
+                        request=self._request,
+                    )
+                yield chunk
+
+        def close(self) -> None:
+            self._inner.close()
+
+    class DeadlineTransport(httpx.HTTPTransport):
+        def handle_request(self, request: Any) -> Any:
+            budget = (request.extensions.get("timeout") or {}).get("read")
+            start = time.monotonic()
+            response = super().handle_request(request)
+            if budget is not None:
+                response.stream = DeadlineStream(response.stream, start + budget, request)
+            return response
+
+    limits = getattr(openai, "DEFAULT_CONNECTION_LIMITS", None)
+    transport = DeadlineTransport(**({"limits": limits} if limits is not None else {}))
+    return openai.DefaultHttpxClient(transport=transport)
+
+
 # --------------------------------------------------------------------------- OpenAI
+
+
+def _is_openai(base_url: str) -> bool:
+    """Whether ``base_url`` is OpenAI's own endpoint (which needs a real key)."""
+    return base_url.rstrip("/").lower().removesuffix("/v1") == OPENAI_URL.removesuffix("/v1")
 
 
 def _parse_arguments(raw: Any) -> Any:
@@ -97,9 +198,10 @@ class OpenAIChat:
     Args:
         model: model name, e.g. ``"gpt-4o"`` or the name a local server serves.
         base_url: an OpenAI-compatible endpoint, e.g. ``http://127.0.0.1:8000/v1``; None for
-            OpenAI itself.
-        api_key: the key; falls back to ``OPENAI_API_KEY``, and to a dummy key when
-            ``base_url`` is given (local servers ignore it).
+            ``OPENAI_BASE_URL``, else OpenAI itself.
+        api_key: the key; falls back to ``OPENAI_API_KEY``, and, for any endpoint but
+            api.openai.com, to a placeholder (local servers take no key; the SDK needs a
+            string).
         client: an ``openai.OpenAI``-like client to use instead of building one (its own
             retries should be off).
         max_retries: how many times a transport error (connection, timeout, 408/409/429/5xx)
@@ -137,17 +239,23 @@ class OpenAIChat:
         self._sleep: Callable[[float], None] = time.sleep  # tests replace it to see the delays
         if client is None:
             openai = require("openai", "openai")
+            base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
             key = api_key or os.environ.get("OPENAI_API_KEY")
             if not key:
-                if base_url is None:
+                if base_url is None or _is_openai(base_url):
                     raise BackendError(
                         f"no API key for model {model!r} at api.openai.com: set OPENAI_API_KEY, "
-                        "pass api_key=..., or give base_url=... for a local OpenAI-compatible "
-                        "server"
+                        "pass api_key=..., or give base_url=... (or OPENAI_BASE_URL) for a "
+                        "local OpenAI-compatible server"
                     )
-                key = DUMMY_API_KEY
+                key = DUMMY_API_KEY  # a local server: keyless
             # The SDK's own retries are off: the backoff is ours (see complete()).
-            client = openai.OpenAI(api_key=key, base_url=base_url, max_retries=0)
+            client = openai.OpenAI(
+                api_key=key,
+                base_url=base_url,
+                max_retries=0,
+                http_client=_deadline_http_client(openai),
+            )
         self.client = client
         self.base_url = str(base_url or getattr(client, "base_url", "") or "api.openai.com")
 
@@ -165,6 +273,10 @@ class OpenAIChat:
         timeout: float | None = None,
     ) -> ChatReply:
         """Send the conversation; retry transport errors with exponential backoff.
+
+        ``timeout`` bounds the whole call, retries and backoff included: every request gets
+        the time left as its HTTP timeout and is abandoned when that runs out, however slowly
+        the server answers.
 
         Raises:
             BackendError: the endpoint stayed unreachable, refused the key, rejected the
@@ -190,7 +302,13 @@ class OpenAIChat:
             # Without a timeout the client's default applies (None would mean "wait forever").
             per_call = {} if remaining is None else {"timeout": remaining}
             try:
-                response = self.client.chat.completions.create(**kwargs, **per_call)
+                create = functools.partial(
+                    self.client.chat.completions.create, **kwargs, **per_call
+                )
+                response = call_within(create, remaining)
+                return self._reply(response)
+            except TimeoutError as exc:  # the request was abandoned at the deadline
+                last = exc
             except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
                 # A wrong key does not get better by asking again.
                 raise BackendError(f"{self._where()} refused the API key: {exc}") from exc
@@ -203,10 +321,13 @@ class OpenAIChat:
                 last = exc
             except openai.APIConnectionError as exc:  # includes APITimeoutError
                 last = exc
-            except openai.OpenAIError as exc:  # e.g. a reply that does not fit the schema
-                raise BackendError(f"{self._where()} sent an unusable reply: {exc}") from exc
-            else:
-                return self._reply(response)
+            except BackendError:
+                raise
+            except (openai.OpenAIError, ValueError, TypeError, AttributeError, KeyError) as exc:
+                # A body that is not JSON, or JSON that does not fit the schema.
+                raise BackendError(
+                    f"{self._where()} sent an unusable reply: {type(exc).__name__}: {exc}"
+                ) from exc
             if attempt < self.max_retries:
                 delay = self.backoff * (2**attempt)
                 if deadline is not None:
@@ -216,11 +337,13 @@ class OpenAIChat:
             raise BackendError(
                 f"{self._where()}: no time left for the request (timeout {timeout} s)"
             )
-        kind = "timed out" if isinstance(last, openai.APITimeoutError) else "unreachable"
+        timed_out = isinstance(last, (TimeoutError, openai.APITimeoutError))
+        kind = "timed out" if timed_out else "unreachable"
         if isinstance(last, openai.APIStatusError):
             kind = f"failing (HTTP {last.status_code})"
+        limit = f" (timeout {timeout:g} s)" if timed_out and timeout is not None else ""
         raise BackendError(
-            f"{self._where()} is {kind} after {attempts} attempt(s): {last}"
+            f"{self._where()} is {kind} after {attempts} attempt(s){limit}: {last}"
         ) from last
 
     def _reply(self, response: Any) -> ChatReply:

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -360,6 +363,15 @@ def test_cancel_interrupts_a_slow_model_call(kitchen, tools):
     assert time.monotonic() - t0 < 1.5 and "cancelled" in verdict.explanation
 
 
+def test_a_chat_model_raising_anything_fails_closed(kitchen, tools):
+    def broken(messages):
+        raise KeyError("choices")  # a backend bug, not a BackendError
+
+    verdict = RaiderAgent(ScriptedChat([broken]), tools).check(kitchen, "pick(Apple)")
+    assert verdict.category is Category.UNKNOWN
+    assert "the chat model failed" in verdict.explanation and "KeyError" in verdict.explanation
+
+
 def test_backend_error_fails_closed(kitchen, tools):
     chat = ScriptedChat([call("robot_holding"), BackendError("HTTP 503 from http://gpu-box/v1")])
     verdict = RaiderAgent(chat, tools).check(kitchen, "pick(Apple)")
@@ -542,6 +554,65 @@ def test_unreachable_endpoint_gives_unknown_quickly(kitchen, tools):
     assert time.monotonic() - t0 < 3.0
     assert verdict.category is Category.UNKNOWN
     assert "unreachable" in verdict.explanation and url in verdict.explanation
+
+
+def test_a_reply_that_is_not_json_gives_unknown(server, kitchen, tools):
+    server.push_raw(b"<html>502 Bad Gateway</html>")
+    chat = OpenAIChat("fake-model", base_url=server.url, backoff=0.01)
+    verdict = RaiderAgent(chat, tools).check(kitchen, "pick(Apple)")
+    assert verdict.category is Category.UNKNOWN
+    assert "unusable reply" in verdict.explanation and server.url in verdict.explanation
+
+
+# ------------------------------------------------------------------- bt-raider check, end to end
+
+#: A scene built here: the robot and an apple within reach.
+TINY_SCENE = {
+    "agent": {"position": {"x": 0.0, "y": 0.9, "z": 0.0}, "rotation": {"y": 0.0}},
+    "objects": [
+        {
+            "objectId": "Apple|1",
+            "objectType": "Apple",
+            "position": {"x": 0.3, "y": 0.9, "z": 0.3},
+            "visible": True,
+            "pickupable": True,
+        }
+    ],
+    "inventoryObjects": [],
+}
+
+
+def run_check(tmp_path, url: str, *extra: str) -> tuple[subprocess.CompletedProcess, float]:
+    """``bt-raider check --backend openai`` on TINY_SCENE in a fresh process, keyless."""
+    scene = tmp_path / "scene.json"
+    scene.write_text(json.dumps(TINY_SCENE))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    command = [sys.executable, "-m", "bt_raider.cli", "check", "--backend", "openai"]
+    command += ["--base-url", url, "--model", "m", "--scene", str(scene), *extra, "pick(Apple)"]
+    t0 = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
+    return done, time.monotonic() - t0
+
+
+def test_check_time_limit_bounds_the_wall_time_against_a_trickling_server(server, tmp_path):
+    # A byte every 0.5 s: the reply would take minutes; the old process lived ~65 s.
+    for _ in range(3):
+        server.push_trickle(final("none", "The apple can be picked."), every=0.5)
+    done, wall = run_check(tmp_path, server.url, "--time-limit", "2")
+    assert done.returncode == 0, done.stderr
+    verdict = json.loads(done.stdout)
+    assert verdict["category"] == "unknown" and "time limit" in verdict["explanation"]
+    # 2 s limit; the interpreter's start-up comes on top (generous for a loaded machine).
+    assert wall < 8.0, wall
+
+
+def test_check_with_a_reply_that_is_not_json_prints_an_unknown_verdict(server, tmp_path):
+    server.push_raw(b"{not json")
+    done, _ = run_check(tmp_path, server.url)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    verdict = json.loads(done.stdout)
+    assert verdict["category"] == "unknown" and "unusable reply" in verdict["explanation"]
 
 
 def test_make_checker_and_check_with_the_openai_backend(server, kitchen):

@@ -3,7 +3,9 @@
 It speaks just enough of the OpenAI REST API for the real ``openai`` SDK to talk to it over
 HTTP on 127.0.0.1: ``POST /v1/chat/completions`` answers from a queue of scripted responses,
 ``POST /v1/embeddings`` returns deterministic vectors (a hash of the text, unit length), and
-``GET /v1/models`` lists the model. Every request is recorded.
+``GET /v1/models`` lists the model. Every request is recorded. A reply may also be raw bytes
+(a body that is not JSON) and may trickle, a byte at a time (a server too slow for any read
+timeout to notice).
 
 Usage::
 
@@ -13,6 +15,8 @@ Usage::
         server.push_text('{"final_response": "none", ...}')
         server.push_tool_calls([("robot_holding", {})])
         server.push_error(500, "overloaded")
+        server.push_raw(b"{not json")
+        server.push_trickle('{"final_response": "none"}', every=0.5)
         client = openai.OpenAI(base_url=server.url, api_key="x")
         ...
         assert server.chat_requests[0]["messages"][0]["role"] == "system"
@@ -56,14 +60,22 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
         pass  # keep pytest output clean
 
-    def _send(self, status: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
+    def _send(self, status: int, body: dict[str, Any] | Raw) -> None:
+        raw = body if isinstance(body, Raw) else Raw(json.dumps(body).encode())
+        data = raw.data
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         try:
-            self.wfile.write(data)
+            if raw.every is None:
+                self.wfile.write(data)
+                return
+            for i in range(len(data)):
+                if self.server.owner._stopping.wait(raw.every):
+                    return
+                self.wfile.write(data[i : i + 1])
+                self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout test): nothing to answer
 
@@ -92,6 +104,14 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             status, payload = 404, _error(f"no route POST {self.path}", "not_found")
         self._send(status, payload)
+
+
+class Raw:
+    """A reply body sent as it is: ``data`` bytes, one byte every ``every`` seconds if given."""
+
+    def __init__(self, data: bytes, every: float | None = None) -> None:
+        self.data = data
+        self.every = every
 
 
 class _Server(ThreadingHTTPServer):
@@ -124,9 +144,11 @@ class FakeOpenAIServer:
         self._counter = 0
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()  # ends trickling replies at stop()
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> FakeOpenAIServer:
+        self._stopping.clear()
         httpd = _Server(("127.0.0.1", 0), _Handler)
         httpd.owner = self
         self._httpd = httpd
@@ -137,6 +159,7 @@ class FakeOpenAIServer:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -184,6 +207,19 @@ class FakeOpenAIServer:
         """Queue an HTTP error reply in OpenAI's error format."""
         kind = "rate_limit_error" if status == 429 else "server_error"
         self.push((status, _error(message, kind)))
+
+    def push_raw(self, data: bytes, status: int = 200, every: float | None = None) -> None:
+        """Queue a reply whose body is ``data`` as it is (e.g. not JSON)."""
+        self.push((status, Raw(data, every)))
+
+    def push_trickle(self, content: str, every: float = 0.5) -> None:
+        """Queue a valid reply with ``content`` whose body arrives one byte every ``every`` s."""
+        self.push(
+            lambda body: (
+                200,
+                Raw(json.dumps(self.completion(body, content=content)).encode(), every),
+            )
+        )
 
     @property
     def pending(self) -> int:
@@ -249,7 +285,7 @@ class FakeOpenAIServer:
                 {"method": method, "path": path, "body": body, "headers": dict(headers)}
             )
 
-    def _next_chat(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def _next_chat(self, body: dict[str, Any]) -> tuple[int, dict[str, Any] | Raw]:
         with self._lock:
             entry = self._queue.popleft() if self._queue else None
         if entry is None:

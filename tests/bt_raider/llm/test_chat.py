@@ -4,6 +4,7 @@ a real (tiny, locally built) transformers model, the scripted model, make_chat a
 from __future__ import annotations
 
 import socket
+import threading
 import time
 
 import pytest
@@ -16,6 +17,7 @@ from bt_raider.llm.chat import (
     ScriptedChat,
     ToolCallRequest,
     TransformersChat,
+    call_within,
     make_chat,
 )
 from bt_raider.llm.prompts import PromptError, available, render
@@ -186,6 +188,7 @@ def test_openai_api_key_from_the_environment(server, monkeypatch):
 
 def test_openai_without_key_or_base_url_is_a_clear_error(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     with pytest.raises(BackendError, match="OPENAI_API_KEY"):
         OpenAIChat("gpt-4o")
 
@@ -195,6 +198,88 @@ def test_openai_reply_without_choices_is_a_backend_error(server):
                        "choices": []}))  # fmt: skip
     with pytest.raises(BackendError, match="without choices"):
         _chat(server).complete(MESSAGES)
+
+
+def _call_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name == "bt_raider-call"]
+
+
+def test_openai_timeout_holds_against_a_server_that_trickles_its_reply(server):
+    # One byte every 0.2 s: every read succeeds, so no read timeout ever fires (the ~250-byte
+    # reply would take ~50 s), yet the call must end at its 1 s timeout.
+    server.push_trickle("too slow to matter", every=0.2)
+    chat = OpenAIChat("fake-model", base_url=server.url, max_retries=0)
+    t0 = time.monotonic()
+    with pytest.raises(BackendError) as err:
+        chat.complete(MESSAGES, timeout=1.0)
+    assert time.monotonic() - t0 < 3.0  # does not hang (1 s + slack on a loaded machine)
+    assert "timed out" in str(err.value) and "timeout 1 s" in str(err.value)
+    assert server.url in str(err.value)
+    # The abandoned request stops reading too: its thread ends instead of trickling on.
+    end = time.monotonic() + 5.0
+    while _call_threads() and time.monotonic() < end:
+        time.sleep(0.05)
+    assert _call_threads() == []
+
+
+def test_openai_retries_share_one_timeout_against_a_trickling_server(server):
+    for _ in range(4):
+        server.push_trickle("too slow", every=0.2)
+    chat = OpenAIChat("fake-model", base_url=server.url, max_retries=3, backoff=0.01)
+    t0 = time.monotonic()
+    with pytest.raises(BackendError, match="timed out|no time left"):
+        chat.complete(MESSAGES, timeout=1.0)
+    assert time.monotonic() - t0 < 3.0
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"{not json", b"", b"[1, 2]", b'{"choices": [{"message": null}]}', b'"text"'],
+    ids=["broken", "empty", "list", "null-message", "string"],
+)
+def test_openai_reply_that_is_not_a_completion_is_a_backend_error(server, body):
+    server.push_raw(body)
+    server.push_text("never asked for")
+    with pytest.raises(BackendError) as err:
+        _chat(server).complete(MESSAGES)
+    text = str(err.value)
+    assert server.url in text and "'fake-model'" in text
+    assert "unusable reply" in text or "without choices" in text
+    assert server.pending == 1  # not retried: the same server would say the same
+
+
+def test_openai_base_url_from_the_environment_needs_no_key(server, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    server.push_text("local")
+    chat = OpenAIChat("m")
+    assert chat.base_url.rstrip("/") == server.url
+    assert chat.complete(MESSAGES).content == "local"
+    auth = {k.lower(): v for k, v in server.requests[0]["headers"].items()}["authorization"]
+    assert auth == f"Bearer {DUMMY_API_KEY}"
+
+
+@pytest.mark.parametrize("url", ["https://api.openai.com/v1", "https://API.openai.com/v1/"])
+def test_openai_own_endpoint_still_needs_a_key(monkeypatch, url):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    with pytest.raises(BackendError, match="OPENAI_API_KEY"):
+        OpenAIChat("gpt-4o")
+    with pytest.raises(BackendError, match="OPENAI_API_KEY"):
+        OpenAIChat("gpt-4o", base_url=url)
+
+
+def test_call_within_returns_raises_or_gives_up():
+    assert call_within(lambda: 42, 1.0) == 42
+    assert call_within(lambda: 7, None) == 7
+    with pytest.raises(ZeroDivisionError):
+        call_within(lambda: 1 / 0, 1.0)
+    release = threading.Event()
+    t0 = time.monotonic()
+    with pytest.raises(TimeoutError, match="0.10 s"):
+        call_within(lambda: release.wait(10), 0.1)
+    assert time.monotonic() - t0 < 2.0
+    release.set()
 
 
 def test_fake_server_embeddings_are_deterministic(server):
