@@ -228,10 +228,28 @@ def _xz(pos: np.ndarray) -> np.ndarray:
     return np.array([pos[0], pos[2]], dtype=float)
 
 
+def _finite(value: float, what: str, a: Any, b: Any) -> float:
+    """``value`` when finite; a ToolError otherwise (a NaN would make every comparison False)."""
+    if not math.isfinite(value):
+        raise ToolError(
+            f"the {what} between {_label(a)} and {_label(b)} is {value} (a position is not a "
+            "finite number): cannot judge the relation"
+        )
+    return value
+
+
+def _label(x: Any) -> str:
+    return str(getattr(x, "name", None) or getattr(x, "id", None) or x)
+
+
 def horizontal_distance(a: Any, b: Any) -> float:
-    """Horizontal (x, z) distance in metres between two objects or people (``.position``)."""
+    """Horizontal (x, z) distance in metres between two objects or people (``.position``).
+
+    Raises:
+        ToolError: when a position is not finite (never a NaN distance that compares False).
+    """
     pa, pb = a.position, b.position
-    return float(math.hypot(pa[0] - pb[0], pa[2] - pb[2]))
+    return _finite(float(math.hypot(pa[0] - pb[0], pa[2] - pb[2])), "distance", a, b)
 
 
 def is_container(obj: Any) -> bool:
@@ -264,12 +282,15 @@ def _above(x: Any, y: Any) -> bool:
     by = y.bbox() if hasattr(y, "bbox") else None
     if bx is None or by is None:
         return False
+    if not (np.isfinite(bx).all() and np.isfinite(by).all()):
+        _finite(math.nan, "bounding boxes", x, y)
     return bool(bx[0][1] >= by[1][1] - STACK_TOLERANCE) and _overlap_xz(bx, by)
 
 
 def side_offset(scene: Any, x: Any, y: Any) -> float:
     """``(X - Y)·r`` in metres: positive when X is to the robot's right of Y."""
-    return float((_xz(x.position) - _xz(y.position)) @ scene.right_vector())
+    offset = float((_xz(x.position) - _xz(y.position)) @ scene.right_vector())
+    return _finite(offset, "side offset", x, y)
 
 
 def _others(scene: Any, y: Any) -> list[Any]:

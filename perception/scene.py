@@ -9,7 +9,6 @@ unchanged and :class:`~bt_raider.simulation.simworld.SimWorld` can change it in 
 from __future__ import annotations
 
 import copy
-import json
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -19,48 +18,43 @@ from typing import Any
 import numpy as np
 
 from bt_raider.errors import SceneError, ToolError
+from bt_raider.perception.validation import (
+    CAPABILITIES,
+    DEFAULT_AGENT,
+    MAX_DEPTH,
+    MAX_INT_DIGITS,
+    MAX_MAGNITUDE,
+    MAX_SCENE_BYTES,
+    ROBOT_DEFAULTS,
+    STATES,
+    as_box,
+    as_flag,
+    as_number,
+    as_vector,
+    check_robot,
+    read_scene_json,
+    show_value,
+    validate_scene,
+)
 
-#: Capability flags of AI2-THOR objects (absent means False).
-CAPABILITIES = (
-    "pickupable",
-    "openable",
-    "toggleable",
-    "sliceable",
-    "receptacle",
-    "dirtyable",
-    "canFillWithLiquid",
-    "cookable",
-    "breakable",
-    "moveable",
-)
-#: State flags of AI2-THOR objects (absent means False).
-STATES = (
-    "isOpen",
-    "isToggled",
-    "isSliced",
-    "isDirty",
-    "isFilledWithLiquid",
-    "isCooked",
-    "isBroken",
-    "isPickedUp",
-)
-ROBOT_DEFAULTS: dict[str, float] = {"reach": 1.1, "handover_distance": 0.5, "arms": 1}
-#: Pose assumed when a scene has no ``agent`` (perception output without a robot pose).
-DEFAULT_AGENT: dict[str, Any] = {"position": {"x": 0.0, "y": 0.9, "z": 0.0}, "rotation": {"y": 0.0}}
+__all__ = [
+    "CAPABILITIES",
+    "DEFAULT_AGENT",
+    "FUZZY_CUTOFF",
+    "MAX_DEPTH",
+    "MAX_INT_DIGITS",
+    "MAX_MAGNITUDE",
+    "MAX_SCENE_BYTES",
+    "ROBOT_DEFAULTS",
+    "STATES",
+    "Human",
+    "Scene",
+    "SceneObject",
+    "validate_scene",
+]
+
 #: Below this rapidfuzz WRatio score a name is not a near-miss of anything.
 FUZZY_CUTOFF = 80.0
-
-
-def _vec(value: Any, where: str) -> np.ndarray:
-    """A ``{x, y, z}`` dict (y optional) as a float array, or a SceneError naming ``where``."""
-    if not isinstance(value, dict):
-        raise SceneError(f"{where}: expected an object with x, y, z, got {value!r}")
-    try:
-        return np.array(
-            [float(value["x"]), float(value.get("y", 0.0)), float(value["z"])], dtype=float
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise SceneError(f"{where}: expected numbers x, y, z, got {value!r}") from exc
 
 
 def _squash(text: str) -> str:
@@ -88,15 +82,15 @@ class SceneObject:
 
     @property
     def position(self) -> np.ndarray:
-        return _vec(self.raw["position"], self.id)
+        return as_vector(self.raw["position"], self.id)
 
     @property
     def visible(self) -> bool:
-        return bool(self.raw.get("visible", True))
+        return as_flag(self.raw, "visible", True, self.id)
 
     def flag(self, key: str) -> bool:
-        """A capability or state flag (missing flags are False)."""
-        return bool(self.raw.get(key, False))
+        """A capability or state flag (missing flags are False; a non-boolean is a SceneError)."""
+        return as_flag(self.raw, key, False, self.id)
 
     @property
     def parents(self) -> list[str]:
@@ -108,18 +102,7 @@ class SceneObject:
 
     def bbox(self) -> tuple[np.ndarray, np.ndarray] | None:
         """``(min_corner, max_corner)`` of the axis-aligned box, or None when absent."""
-        box = self.raw.get("axisAlignedBoundingBox")
-        if not box:
-            return None
-        if box.get("center") is not None and box.get("size") is not None:
-            center = _vec(box["center"], f"{self.id}.axisAlignedBoundingBox.center")
-            size = _vec(box["size"], f"{self.id}.axisAlignedBoundingBox.size")
-            return center - size / 2, center + size / 2
-        corners = box.get("cornerPoints")
-        if corners:
-            pts = np.asarray(corners, dtype=float)
-            return pts.min(axis=0), pts.max(axis=0)
-        return None
+        return as_box(self.raw.get("axisAlignedBoundingBox"), f"{self.id}.axisAlignedBoundingBox")
 
     def __repr__(self) -> str:
         return f"SceneObject({self.name!r}, {self.id!r})"
@@ -141,15 +124,15 @@ class Human:
 
     @property
     def position(self) -> np.ndarray:
-        return _vec(self.raw["position"], f"human {self.id}")
+        return as_vector(self.raw["position"], f"human {self.id}")
 
     @property
     def looking_at_robot(self) -> bool:
-        return bool(self.raw.get("looking_at_robot", False))
+        return as_flag(self.raw, "looking_at_robot", False, f"human {self.id}")
 
     @property
     def hands_free(self) -> bool:
-        return bool(self.raw.get("hands_free", True))
+        return as_flag(self.raw, "hands_free", True, f"human {self.id}")
 
 
 class Scene:
@@ -175,18 +158,19 @@ class Scene:
 
     # ------------------------------------------------------------------ loading
     @classmethod
-    def load(cls, path: str | Path) -> Scene:
-        """Read a scene JSON file (errors name the file)."""
-        p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise SceneError(f"{p}: cannot read scene file ({exc.strerror or exc})") from exc
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise SceneError(f"{p}: not JSON ({exc.msg} at line {exc.lineno})") from exc
-        return cls(data, source=str(p))
+    def load(cls, path: str | Path, *, max_bytes: int = MAX_SCENE_BYTES) -> Scene:
+        """Read a scene JSON file (UTF-8); every refusal is a SceneError naming the file.
+
+        Only a regular file is opened (a FIFO, device or directory is refused before it could
+        block or stream forever), at most ``max_bytes`` of it are read, and JSON nested deeper
+        than :data:`MAX_DEPTH` or holding an integer of more than :data:`MAX_INT_DIGITS` digits
+        is refused (see :func:`~bt_raider.perception.validation.read_scene_json`).
+
+        Args:
+            path: the scene file.
+            max_bytes: the largest file read (default :data:`MAX_SCENE_BYTES`, 64 MiB).
+        """
+        return cls(read_scene_json(path, max_bytes=max_bytes), source=str(Path(path)))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], source: str = "<dict>") -> Scene:
@@ -297,12 +281,17 @@ class Scene:
     # ------------------------------------------------------------------ robot
     @property
     def agent_position(self) -> np.ndarray:
-        return _vec(self.data["agent"]["position"], "agent.position")
+        return as_vector(self.data["agent"]["position"], "agent.position")
 
     @property
     def agent_yaw(self) -> float:
         """Heading in degrees (``agent.rotation.y``; 0 faces +z)."""
-        return float((self.data["agent"].get("rotation") or {}).get("y", 0.0))
+        rotation = self.data["agent"].get("rotation") or {}
+        if not isinstance(rotation, dict):
+            raise SceneError(
+                f"agent.rotation: expected an object with y, got {show_value(rotation)}"
+            )
+        return as_number(rotation.get("y", 0.0), "agent.rotation.y")
 
     def heading(self) -> np.ndarray:
         """Unit heading ``(sin yaw, cos yaw)`` in the (x, z) plane."""
@@ -316,8 +305,15 @@ class Scene:
 
     @property
     def robot(self) -> dict[str, float]:
-        """``reach``, ``handover_distance`` and ``arms``, with the format doc's defaults."""
-        return {**ROBOT_DEFAULTS, **(self.data.get("robot") or {})}
+        """``reach``, ``handover_distance`` and ``arms``, with the format doc's defaults.
+
+        Raises:
+            SceneError: a value is not a positive finite number (``arms``: a whole number from 1
+                to ``MAX_ARMS``), also when it was changed after the scene was loaded.
+        """
+        merged = {**ROBOT_DEFAULTS, **(self.data.get("robot") or {})}
+        check_robot(merged, "robot")
+        return merged
 
     @property
     def holding(self) -> list[SceneObject]:
@@ -353,14 +349,16 @@ class Scene:
 
     @property
     def locations(self) -> dict[str, np.ndarray]:
-        return {k: _vec(v, f"locations.{k}") for k, v in (self.data.get("locations") or {}).items()}
+        return {
+            k: as_vector(v, f"locations.{k}") for k, v in (self.data.get("locations") or {}).items()
+        }
 
     # ------------------------------------------------------------------ geometry
     def position_of(self, ref: str) -> np.ndarray:
         """Position of an object, a person or a named location."""
         locs = self.data.get("locations") or {}
         if ref in locs:
-            return _vec(locs[ref], f"locations.{ref}")
+            return as_vector(locs[ref], f"locations.{ref}")
         try:
             return self.resolve(ref).position
         except ToolError:
@@ -371,93 +369,12 @@ class Scene:
             raise
 
     def horizontal_distance(self, a: np.ndarray, b: np.ndarray) -> float:
-        return float(math.hypot(a[0] - b[0], a[2] - b[2]))
+        """Horizontal (x, z) distance in metres; a SceneError when it is not finite."""
+        dist = float(math.hypot(a[0] - b[0], a[2] - b[2]))
+        if not math.isfinite(dist):
+            raise SceneError(f"the distance between {a} and {b} is not a finite number")
+        return dist
 
     def distance_to_robot(self, ref: str) -> float:
         """Horizontal distance (m) from the robot to an object, person or location."""
         return self.horizontal_distance(self.agent_position, self.position_of(ref))
-
-
-def validate_scene(data: Any, source: str = "<dict>") -> None:
-    """Raise :class:`SceneError` naming the source, object index and field of the first fault."""
-    if not isinstance(data, dict):
-        raise SceneError(f"{source}: a scene must be a JSON object, got {type(data).__name__}")
-    objects = data.get("objects")
-    if objects is None:
-        raise SceneError(f"{source}: missing key 'objects'")
-    if not isinstance(objects, list):
-        raise SceneError(f"{source}: 'objects' must be a list, got {type(objects).__name__}")
-    seen: set[str] = set()
-    for i, obj in enumerate(objects):
-        where = f"{source}: objects[{i}]"
-        if not isinstance(obj, dict):
-            raise SceneError(f"{where}: must be an object, got {type(obj).__name__}")
-        for key in ("objectId", "objectType"):
-            if not isinstance(obj.get(key), str) or not obj.get(key):
-                raise SceneError(f"{where}.{key}: must be a non-empty string, got {obj.get(key)!r}")
-        if obj["objectId"] in seen:
-            raise SceneError(f"{where}.objectId: duplicate id {obj['objectId']!r}")
-        seen.add(obj["objectId"])
-        if "position" not in obj:
-            raise SceneError(f"{where}.position: missing")
-        _vec(obj["position"], f"{where}.position")
-        for key in CAPABILITIES + STATES + ("visible",):
-            if key in obj and not isinstance(obj[key], bool):
-                raise SceneError(f"{where}.{key}: must be true or false, got {obj[key]!r}")
-        for key in ("parentReceptacles", "receptacleObjectIds"):
-            val = obj.get(key)
-            if val is not None and not (
-                isinstance(val, list) and all(isinstance(x, str) for x in val)
-            ):
-                raise SceneError(f"{where}.{key}: must be a list of objectIds or null, got {val!r}")
-    agent = data.get("agent", DEFAULT_AGENT)
-    if not isinstance(agent, dict) or "position" not in agent:
-        raise SceneError(f"{source}: agent: must be an object with a position")
-    _vec(agent["position"], f"{source}: agent.position")
-    yaw = (agent.get("rotation") or {}).get("y", 0.0)
-    if isinstance(yaw, bool) or not isinstance(yaw, (int, float)):
-        raise SceneError(f"{source}: agent.rotation.y: must be a number (degrees), got {yaw!r}")
-    for i, item in enumerate(data.get("inventoryObjects") or []):
-        if not isinstance(item, dict) or not isinstance(item.get("objectId"), str):
-            raise SceneError(f"{source}: inventoryObjects[{i}].objectId: must be a string")
-    robot = data.get("robot")
-    if robot is not None:
-        if not isinstance(robot, dict):
-            raise SceneError(f"{source}: robot: must be an object, got {robot!r}")
-        for key, val in robot.items():
-            if key in ROBOT_DEFAULTS and (
-                isinstance(val, bool) or not isinstance(val, (int, float))
-            ):
-                raise SceneError(f"{source}: robot.{key}: must be a number, got {val!r}")
-    for i, h in enumerate(data.get("humans") or []):
-        if not isinstance(h, dict) or "id" not in h:
-            raise SceneError(f"{source}: humans[{i}].id: missing")
-        _vec(h.get("position"), f"{source}: humans[{i}].position")
-        if h.get("name") is not None and not isinstance(h["name"], str):
-            raise SceneError(
-                f"{source}: humans[{i}].name: must be a string or null, got {h['name']!r}"
-            )
-    blocked = data.get("blocked")
-    if blocked is not None and not (
-        isinstance(blocked, dict)
-        and all(
-            isinstance(v, list) and all(isinstance(x, str) for x in v) for v in blocked.values()
-        )
-    ):
-        raise SceneError(f"{source}: blocked: must map ids to lists of objectIds")
-    for key, blockers in (blocked or {}).items():
-        # A blocker nobody can name would silently let a check pass: refuse it here.
-        unknown = [b for b in blockers if b not in seen]
-        if unknown:
-            raise SceneError(
-                f"{source}: blocked.{key}: {', '.join(map(repr, unknown))} is not an objectId "
-                "in 'objects' (list the obstacle as an object, e.g. objectType 'Obstacle')"
-            )
-    info = data.get("user_info")
-    if info is not None and not (isinstance(info, list) and all(isinstance(s, str) for s in info)):
-        raise SceneError(f"{source}: user_info: must be a list of strings")
-    locations = data.get("locations")
-    if locations is not None and not isinstance(locations, dict):
-        raise SceneError(f"{source}: locations: must map names to {{x, z}}, got {locations!r}")
-    for key, val in (locations or {}).items():
-        _vec(val, f"{source}: locations.{key}")

@@ -18,6 +18,33 @@ if TYPE_CHECKING:
     from bt_raider.perception.scene import Scene
 
 
+#: Longest query, in characters, any checker is given. A command names one action: the
+#: longest benchmark query has under 100 characters, a PDDL instance with its arguments a few
+#: hundred. Refusing longer text up front bounds the cost of parsing and grounding.
+MAX_QUERY_CHARS = 2000
+
+
+def check_query_text(text: object) -> str:
+    """``text`` when it is a usable query: a non-empty string of at most :data:`MAX_QUERY_CHARS`.
+
+    Every way into a check goes through here (:class:`Query` and
+    :func:`~bt_raider.checking.parse.parse_query`), so a long query is refused in microseconds,
+    before any backend spends time on it.
+
+    Raises:
+        QueryError: naming what was wrong (the length and the cap for a long query).
+    """
+    if not isinstance(text, str) or not text.strip():
+        shown = repr(text) if len(repr(text)) <= 60 else repr(text)[:57] + "..."
+        raise QueryError(f"a query must be a non-empty string, got {shown}")
+    if len(text) > MAX_QUERY_CHARS:
+        raise QueryError(
+            f"the query is {len(text):,} characters long, over the limit of "
+            f"{MAX_QUERY_CHARS:,}: a query names one action ({text[:40]!r}...)"
+        )
+    return text
+
+
 @dataclass(frozen=True)
 class Query:
     """One action to check.
@@ -38,8 +65,7 @@ class Query:
     bindings: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.text, str) or not self.text.strip():
-            raise QueryError(f"a query must be a non-empty string, got {self.text!r}")
+        check_query_text(self.text)
 
     def __str__(self) -> str:
         return self.text

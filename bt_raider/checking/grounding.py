@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from bt_raider.checking.parse import ArgPhrase
@@ -29,7 +30,7 @@ from bt_raider.checking.verdict import ToolCall
 from bt_raider.checking.vocabulary import GENERIC_HEADS
 from bt_raider.errors import BtRaiderError, ToolError
 from bt_raider.perception import relations
-from bt_raider.perception.lexicon import CategoryLexicon
+from bt_raider.perception.lexicon import CategoryLexicon, split_type
 from bt_raider.perception.scene import Human, Scene, SceneObject
 from bt_raider.perception.tools import Place
 from bt_raider.perception.toolset import ToolSet
@@ -50,6 +51,9 @@ FLAG_WORDS = {
     "isCooked": "cooked",
     "isBroken": "broken",
 }
+#: Words a head's sub-phrase may have beyond the longest known noun (modifiers the lexicon
+#: drops, such as a leading "one" or punctuation); longer sub-phrases are not looked up.
+SPAN_SLACK = 2
 #: Relations of :mod:`bt_raider.checking.parse` -> the phrase given to ``check_obj_relationship``.
 RELATION_ARG = {
     "left of": "on the left of",
@@ -219,6 +223,7 @@ class Grounder:
         self.scene = runner.scene
         self.lexicon = lexicon
         self._present: list[SceneObject] | None = None
+        self._words_of_types: dict[str, int] = {}
 
     # ------------------------------------------------------------------ what is there
     def present(self) -> list[SceneObject]:
@@ -408,8 +413,11 @@ class Grounder:
         scene_types = {o.type for o in present} | {o.type for o in self.scene.objects}
         head = re.sub(r"[ _]?\d+$", "", head.strip()) or head
         words = head.split()
+        # No sub-phrase longer than the longest name known can name anything: capping the span
+        # keeps grounding linear in the query's length (all spans would be cubic).
+        longest = self._longest_name(scene_types)
         spans = sorted(
-            ((i, j) for i in range(len(words)) for j in range(len(words), i, -1)),
+            ((i, j) for i in range(len(words)) for j in range(min(len(words), i + longest), i, -1)),
             key=lambda span: (-(span[1] - span[0]), span[0]),
         )
         first: tuple[set[str], str] | None = None
@@ -431,6 +439,12 @@ class Grounder:
         if best is not None:
             return {best[2]}, "AS"
         return set(), "AS"
+
+    def _longest_name(self, scene_types: set[str]) -> int:
+        """Words in the longest noun the lexicon or a scene type spells, plus slack for filler."""
+        if self._words_of_types.keys() != scene_types:
+            self._words_of_types = {t: len(split_type(t).split()) for t in scene_types}
+        return max(_longest_noun(self.lexicon), *self._words_of_types.values()) + SPAN_SLACK
 
     def _types_of_phrase(self, phrase: str, scene_types: set[str]) -> tuple[set[str], str] | None:
         for form in (phrase, *singulars(phrase)):
@@ -556,6 +570,12 @@ class Grounder:
             Grounded(obj.phrase, obj.kind, kept, obj.level),
             Grounded(source.phrase, source.kind, used, source.level),
         )
+
+
+@lru_cache(maxsize=32)
+def _longest_noun(lexicon: CategoryLexicon) -> int:
+    """Words in the longest noun phrase the lexicon knows ("something to sit on": 4)."""
+    return max((len(n.split()) for n in lexicon.object_nouns()), default=1)
 
 
 # --------------------------------------------------------------------------- wording

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from bt_raider.checking.contract import check_query_text
 from bt_raider.checking.vocabulary import (
     ACTIONS,
     AMBIGUOUS_STATES,
@@ -138,6 +139,7 @@ def parse_query(
             f"a query must be a non-empty string, got {text!r}: name one action of "
             + ", ".join(ACTIONS)
         )
+    check_query_text(text)  # the length cap: parsing and grounding stay cheap
     stripped = text.strip()
     vocab = state_vocab(lexicon)
     if stripped.startswith("("):

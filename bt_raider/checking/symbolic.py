@@ -30,6 +30,7 @@ When several issues hold the first in :data:`~bt_raider.checking.verdict.PRIORIT
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -55,6 +56,7 @@ from bt_raider.checking.grounding import (
 from bt_raider.checking.parse import ParsedQuery, parse_query
 from bt_raider.checking.plan_facts import PlanFacts
 from bt_raider.checking.verdict import PRIORITY, Category, ToolCall, Verdict
+from bt_raider.errors import SceneError, ToolError
 from bt_raider.perception import relations
 from bt_raider.perception.lexicon import CategoryLexicon
 from bt_raider.perception.relations import SINGLE_SLOT_TYPES
@@ -163,9 +165,9 @@ class _Check:
             scene, owner.tools, cancel=cancel, deadline=deadline, on_call=self._on_call
         )
         self.grounder = Grounder(self.runner, owner.lexicon)
-        self.reach = float(scene.robot["reach"])
-        self.handover_distance = float(scene.robot["handover_distance"])
-        self.arms = int(scene.robot["arms"])
+        # Read in execute(), where a value that is not a positive finite number ends as unknown.
+        self.reach = self.handover_distance = math.nan
+        self.arms = 1
 
     # ------------------------------------------------------------------ trace
     def say(self, role: str, content: str) -> None:
@@ -203,15 +205,21 @@ class _Check:
             text += "\nunsatisfied in the planner's state: " + ", ".join(self.query.unsatisfied)
         self.say("user", text)
         try:
+            robot = self.scene.robot  # a SceneError unless every value is positive and finite
+            self.reach = float(robot["reach"])
+            self.handover_distance = float(robot["handover_distance"])
+            self.arms = int(robot["arms"])
             early = self.ground()
             if early is not None:
                 return early
             self.ask_and_answer()
             return self.issue()
-        except Cancelled as exc:
+        except (Cancelled, ToolFailure) as exc:
             return self._unknown(str(exc))
-        except ToolFailure as exc:
-            return self._unknown(str(exc))
+        except (SceneError, ToolError) as exc:
+            # The scene changed after it was validated (a NaN position, a negative reach):
+            # what cannot be reasoned about fails closed.
+            return self._unknown(f"the scene cannot be reasoned about: {exc}")
 
     def _unknown(self, reason: str) -> Verdict:
         self.say("issue", f"unknown: {reason}")
@@ -347,7 +355,7 @@ class _Check:
     def within_reach(self, ref: SceneObject | Place, role: str = "") -> None:
         name = display(ref)
         self.ask(f"Is the {name} within the robot's reach ({reach_text(self.reach)})?")
-        dist = float(self.runner.call("dist_to_target", tool_name(ref)))
+        dist = self._finite_distance(self.runner.call("dist_to_target", tool_name(ref)), name)
         if dist > self.reach:
             self.found(
                 Category.OUT_OF_REACH,
@@ -357,6 +365,18 @@ class _Check:
             )
         else:
             self.fine(f"the {name} is within reach ({metres(dist)})")
+
+    @staticmethod
+    def _finite_distance(value: Any, name: str) -> float:
+        """A tool's distance as a float; one that is not a finite number ends the check."""
+        try:
+            dist = float(value)
+        except (TypeError, ValueError):
+            dist = math.nan
+        if not math.isfinite(dist) or dist < 0:
+            # NaN > reach is False: reasoning on with it would approve the action.
+            raise ToolFailure(f"the distance to the {name} is {value!r}, not a finite number")
+        return dist
 
     def reported_blockers(self, obj: SceneObject) -> None:
         """What perception's obstruction report lists for ``obj`` (not what rests in it)."""
@@ -631,7 +651,9 @@ class _Check:
         else:
             self.fine(f"{who}'s hands are free")
         self.ask(f"Is {who} within the handover distance ({reach_text(self.handover_distance)})?")
-        dist = float(self.runner.call("dist_robot_to_human", tool_name(person)))
+        dist = self._finite_distance(
+            self.runner.call("dist_robot_to_human", tool_name(person)), who
+        )
         if dist > self.handover_distance:
             self.found(
                 Category.OUT_OF_REACH,

@@ -12,7 +12,17 @@ from enum import Enum
 from typing import Any
 
 
-class Response(str, Enum):
+class _Word(str, Enum):
+    """A str Enum that prints as its value: ``str(Category.ROBOT_STATE) == "robot_state"``."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+class Response(_Word):
     """RAIDER's ``final_response``."""
 
     NONE = "none"
@@ -20,7 +30,7 @@ class Response(str, Enum):
     UNFEASIBILITY = "unfeasibility"
 
 
-class Category(str, Enum):
+class Category(_Word):
     """Issue categories of the format doc, with RAIDER's labels in :data:`RAIDER_LABELS`."""
 
     NONE = "none"
