@@ -137,3 +137,41 @@ def test_ambiguous_or_failed_grounding_is_not_used():
     node2 = ActionBehaviour("pick", ["medicine"], robot)
     _Guard(node2, failed).tick_once()
     assert robot.started == [("pick", ["medicine"]), ("pick", ["medicine"])]
+
+
+def test_retarget_points_the_action_at_what_the_check_resolved_until_reset():
+    from bt_raider.checking.contract import Query
+    from bt_raider.checking.verdict import Verdict
+    from bt_raider.runtime.retarget import Retargetable, resolve_action
+
+    robot = SlowRobot(steps=0)
+    node = ActionBehaviour("pick", ["cup"], robot)
+    assert isinstance(node, Retargetable)
+    clean = Verdict("none", "fine", grounding={"the clean cup": ["Cup|2"]}, action="pick")
+    node.retarget(resolve_action(clean, Query("pick the clean cup")))
+    node.tick_once()
+    node.retarget(None)  # the guard's next run: the node's own arguments again
+    node.tick_once()
+    assert robot.started == [("pick", ["Cup|2"]), ("pick", ["cup"])]
+
+
+def test_retarget_of_another_action_or_arity_only_maps_grounded_arguments():
+    from bt_raider.checking.contract import Query
+    from bt_raider.checking.verdict import Verdict
+    from bt_raider.runtime.retarget import resolve_action
+
+    robot = SlowRobot(steps=0)
+    # A PDDL step's node keeps the robot and the place; the medicine becomes its objectId.
+    node = ActionBehaviour("pick", ["tiago", "medicine", "counter"], robot)
+    checked = Verdict("none", "fine", grounding={"medicine": ["Medicine|1"]}, action="pick")
+    node.retarget(resolve_action(checked, Query("(pick tiago medicine counter)")))
+    node.tick_once()
+    # A recovery chose the argument: it replaces the node's own, grounded or not.
+    other = ActionBehaviour("move_to", ["kitchen"], robot, aliases={"free_table": "Table|9"})
+    spot = Verdict("none", "fine", grounding={}, action="move_to")
+    other.retarget(resolve_action(spot, Query("move_to(free_table)"), asked=Query("move_to(x)")))
+    other.tick_once()
+    assert robot.started == [
+        ("pick", ["tiago", "Medicine|1", "counter"]),
+        ("move_to", ["Table|9"]),
+    ]

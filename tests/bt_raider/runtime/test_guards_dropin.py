@@ -89,6 +89,7 @@ class ToyRobot:
         self.polls = polls
         self.scene = kitchen()
         self.started: list[tuple[str, list[Any]]] = []
+        self.done: list[tuple[str, list[Any]]] = []  # finished actions, names read as objectIds
         self.cancelled: list[Hashable] = []
         self._left: dict[Hashable, int] = {}
         self.observed_on: list[str] = []
@@ -105,6 +106,9 @@ class ToyRobot:
             return Progress(ActionState.RUNNING, "moving")
         action, args = self.started[handle - 1]  # type: ignore[operator]
         by_id = {o["objectId"]: o for o in self.scene["objects"]}
+        names = Scene.from_dict(copy.deepcopy(self.scene))
+        args = [names.resolve(a).id if names.has(a) else a for a in args]  # a name or an id
+        self.done.append((action, args))
         if action == "pick":
             if args[0] not in by_id:
                 return Progress(ActionState.FAILED, f"no object {args[0]!r} here")
@@ -114,9 +118,10 @@ class ToyRobot:
                 {"objectId": item["objectId"], "objectType": item["objectType"]}
             ]
         elif action == "place":
-            if args[1] not in by_id:
-                return Progress(ActionState.FAILED, f"no receptacle {args[1]!r} here")
-            by_id[args[0]].update(isPickedUp=False, parentReceptacles=[args[1]])
+            where = args[1] if len(args) > 1 else COUNTER  # put down: on the counter
+            if args[0] not in by_id or where not in by_id:
+                return Progress(ActionState.FAILED, f"cannot place {args[0]!r} on {where!r}")
+            by_id[args[0]].update(isPickedUp=False, parentReceptacles=[where])
             self.scene["inventoryObjects"] = []
         return Progress(ActionState.SUCCEEDED, f"{action} done")
 
@@ -317,6 +322,30 @@ def test_a_retarget_that_raises_fails_closed_and_the_child_never_runs() -> None:
     assert robot.started == []
 
 
+def test_a_reset_that_raises_fails_the_next_run_closed_once() -> None:
+    class Sticky(Pick):
+        def retarget(self, resolved: ResolvedAction | None) -> None:
+            if resolved is None:
+                raise RuntimeError("cannot forget")
+            super().retarget(resolved)
+
+    robot = ToyRobot(polls=1)
+    child = Sticky("Pick cup", robot, "the clean cup")
+    guard = RaiderGuard(child, "pick the clean cup", SymbolicReasoner(), scene=kitchen())
+    drive(
+        guard,
+        child,
+        [
+            (R, I, Phase.CHECKING),
+            (S, S, Phase.ACTING),
+            (F, S, Phase.DONE),  # the next run cannot reset the child: it never starts
+        ],
+    )
+    assert guard.feedback_message == "Pick cup.retarget(None) raised RuntimeError: cannot forget"
+    drive(guard, child, [(R, S, Phase.CHECKING), (S, S, Phase.ACTING)])  # the next starts afresh
+    assert robot.started == [("pick", [CLEAN_CUP])] * 2
+
+
 # ---------------------------------------------------------------------- scene=
 
 
@@ -353,6 +382,34 @@ def test_a_bad_scene_dict_is_refused_with_the_field_named() -> None:
     drive(guard, child, [(R, I, Phase.CHECKING), (F, I, Phase.DONE)])
     assert "SceneError" in guard.feedback_message
     assert "objects[0].objectType" in guard.feedback_message
+
+
+def test_what_the_robot_holds_in_a_dict_scene_reaches_the_recovery() -> None:
+    robot = ToyRobot(polls=1)
+    robot.scene["inventoryObjects"] = [{"objectId": CLEAN_CUP, "objectType": "Cup"}]
+    robot.scene["objects"][0].update(isPickedUp=True, parentReceptacles=None)
+    pick = Pick("Pick cup", robot, "Cup")
+    guard = RaiderGuard(
+        pick,
+        "pick the dirty cup",
+        SymbolicReasoner(),
+        scene=robot.observe,
+        recovery=Recovery(SymbolicRecovery(), robot, ScriptedHuman([])),
+    )
+    drive(
+        guard,
+        pick,
+        [
+            (R, I, Phase.CHECKING),
+            (R, I, Phase.PLANNING),  # the hand holds the clean cup
+            (R, I, Phase.CHECKING),  # the recovery put it down (every action one poll)
+            (S, S, Phase.ACTING),
+        ],
+    )
+    assert guard.plan is not None and guard.plan.request.holding == ["Cup_1"]
+    assert ("place", [CLEAN_CUP]) in robot.done  # put down first
+    assert robot.started[-1] == ("pick", [DIRTY_CUP])  # then the user's Pick, retargeted
+    assert robot.scene["inventoryObjects"] == [{"objectId": DIRTY_CUP, "objectType": "Cup"}]
 
 
 # ---------------------------------------------------------------------- guard_tree
