@@ -52,6 +52,8 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
         "bt_raider.cooperation",
     ),
     "bt_raider.fleet": ("bt_raider.cooperation",),
+    # Duck-typed on the guards: records any py_trees tree without importing the runtime.
+    "bt_raider.viewer": (),
     "bt_raider.planners": (
         "bt_raider.perception",
         "bt_raider.checking",

@@ -11,4 +11,5 @@ HELP = {
     "plan": "solve a PDDL problem, print the plan and its behaviour tree, optionally run it",
     "demo": "run a shipped scenario end to end",
     "memory": "CDR-cleaned vector memory of past successes",
+    "view": "explore a recorded run (trace.json) in a local web page",
 }

@@ -9,8 +9,11 @@ runs a recovery (asking Adriana when it must) and re-checks, until the medicine 
 
 Printed step by step: the action, each verdict and its explanation, the recovery code, what the
 robot says and asks and what Adriana answers or does, the action's result, and the outcome.
-Written to ``--out``: ``trace.json`` (everything) and the tree picture
-(``medicine_delivery_tree.png``/``.svg``, or only the ``.dot`` when graphviz is absent).
+Written to ``--out``: ``trace.json`` (every tick: the format of
+``bt_raider/viewer/trace.schema.json``, plus the outcome and a per-step summary), the tree
+picture coloured by status with the recovery subtrees (``medicine_delivery_tree.png``/``.svg``
+with graphviz, always the ``.dot``) and ``medicine_delivery_tree.html``, the viewer page with
+the trace inside. ``--view`` serves that page live on 127.0.0.1 while the tree runs.
 
 Exit status: 0 when the medicine was handed over, 1 when the delivery failed.
 """
@@ -18,8 +21,6 @@ Exit status: 0 when the medicine was handed over, 1 when the delivery failed.
 from __future__ import annotations
 
 import argparse
-import json
-import shutil
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -46,6 +47,9 @@ DEFAULT_OUT = "./out/medicine_delivery"
 #: Seconds the tree may take (a real LLM needs many calls per step).
 TIME_LIMITS = {"symbolic": 60.0, "openai": 900.0}
 TICK_PERIOD = 0.01
+#: Under --view: slow enough to watch, and seconds to wait for the page before the first tick.
+VIEW_TICK_PERIOD = 0.1
+VIEW_WAIT_S = 10.0
 
 
 # ---------------------------------------------------------------------------- the behaviours
@@ -109,6 +113,7 @@ class DemoResult:
     backend: str
     files: dict[str, str] = field(default_factory=dict)
     memory_recorded: list[str] = field(default_factory=list)
+    recorder: Any = None  # the run's bt_raider.viewer.recorder.TraceRecorder
 
     def to_json(self) -> dict[str, Any]:
         person = self.world.scene.human(scenario.PERSON)
@@ -304,6 +309,8 @@ def run_scenario(
     time_limit: float | None = None,
     memory: str | Path | None = None,
     echo: Callable[[str], Any] = print,
+    tick_period: float = TICK_PERIOD,
+    on_recorder: Callable[[Any], Any] | None = None,
 ) -> DemoResult:
     """Plan, build the (guarded) tree and tick it in the simulated kitchen until it ends.
 
@@ -320,6 +327,8 @@ def run_scenario(
         memory: a CDR vector-memory database: each successful recovery is recorded there,
             and an LLM recovery planner takes its few-shot examples from it (None: no memory).
         echo: where the step-by-step lines go.
+        tick_period: seconds between ticks.
+        on_recorder: called with the run's TraceRecorder before the first tick (a live view).
     """
     problem = load(scenario.DOMAIN, scenario.PROBLEM)
     steps = plan_steps(solve(problem, engine="pyperplan"))
@@ -347,6 +356,12 @@ def run_scenario(
     root = plan_to_tree(steps, registry, guard=guard, name="Deliver the medicine")
     tree = py_trees.trees.BehaviourTree(root)
     tree.add_post_tick_handler(lambda _tree: world.tick())
+    # Added after the world's handler, so each tick's world changes are in its record.
+    from bt_raider.viewer.recorder import TraceRecorder
+
+    recorder = TraceRecorder(tree, human=human, world=world, title="RAIDER medicine delivery")
+    if on_recorder is not None:
+        on_recorder(recorder)
 
     records = [StepRecord(step.text) for step in steps]
     nodes = list(root.children)
@@ -366,8 +381,9 @@ def run_scenario(
                 root.stop(py_trees.common.Status.INVALID)  # cancels pending checks
                 echo(f"\nstopped: the tree was still running after {limit:g} s")
                 break
-            time.sleep(TICK_PERIOD)
+            time.sleep(tick_period)
     elapsed = time.monotonic() - start
+    recorder.finish()
     for rec, node in zip(records, nodes, strict=True):
         rec.status = node.status.value
         rec.feedback = node.feedback_message
@@ -400,40 +416,23 @@ def run_scenario(
         guarded=guarded,
         backend=backend if guarded else "none",
         memory_recorded=recorded,
+        recorder=recorder,
     )
 
 
 # ---------------------------------------------------------------------------- outputs
 def write_tree_picture(
-    root: Any, out: Path, name: str = "medicine_delivery_tree"
+    root: Any, out: Path, name: str = "medicine_delivery_tree", trace: Any = None
 ) -> dict[str, str]:
-    """Render the tree with py_trees' dot rendering; only the ``.dot`` when graphviz is absent.
+    """The tree coloured by status with its recovery subtrees (``.dot``; PNG/SVG with
+    graphviz) and the viewer page with ``trace`` inside (``.html``, always).
 
     Returns:
         format -> file written, plus ``"note"`` when a picture could not be made.
     """
+    from bt_raider.viewer.pictures import write_pictures
 
-    out.mkdir(parents=True, exist_ok=True)
-    if shutil.which("dot"):
-        try:
-            return dict(
-                py_trees.display.render_dot_tree(root, name=name, target_directory=str(out))
-            )
-        except Exception as exc:  # graphviz present but failing: fall back to the .dot file
-            note = f"graphviz failed ({type(exc).__name__}: {exc}); wrote the .dot and HTML only"
-    else:
-        note = (
-            "graphviz 'dot' is not installed: wrote the .dot and an HTML view instead of a PNG "
-            "(apt install graphviz for the picture)"
-        )
-    graph = py_trees.display.dot_tree(root)
-    path = out / f"{name}.dot"
-    path.write_text(graph.to_string(), encoding="utf-8")
-    # Still something to look at without graphviz: py_trees' own HTML rendering, with statuses.
-    html = out / f"{name}.html"
-    body = py_trees.display.xhtml_tree(root, show_status=True)
-    html.write_text(f"<html><body><h3>{name}</h3>\n{body}\n</body></html>\n", encoding="utf-8")
-    return {"dot": str(path), "html": str(html), "note": note}
+    return write_pictures(root, out, name, trace=trace)
 
 
 def summary_lines(result: DemoResult) -> list[str]:
@@ -482,6 +481,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run the same plan without RAIDER guards (it fails at the first issue)",
     )
+    parser.add_argument(
+        "--view",
+        action="store_true",
+        help="watch the run live in a web page on 127.0.0.1 (served until Ctrl-C)",
+    )
+    parser.add_argument(
+        "--port", type=int, default=0, help="port of the --view page (default 0: any free port)"
+    )
+    parser.add_argument(
+        "--no-browser", action="store_true", help="with --view: print the URL, open no browser"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -494,6 +504,20 @@ def run(args: argparse.Namespace) -> int:
     memory = None
     if not getattr(args, "no_memory", False):
         memory = Path(getattr(args, "memory", None) or out / "memory.db")
+    view: dict[str, Any] = {}
+
+    def serve(recorder: Any) -> None:
+        from bt_raider.viewer.server import ViewerServer, open_browser
+
+        view["server"] = server = ViewerServer(recorder, port=getattr(args, "port", 0))
+        print(f"viewer: {server.start()} (live)")
+        sys.stdout.flush()
+        if not getattr(args, "no_browser", False):
+            open_browser(server.url)
+        if not server.wait_for_viewer(VIEW_WAIT_S):
+            print(f"viewer: no page connected in {VIEW_WAIT_S:g} s; running anyway")
+
+    watch = getattr(args, "view", False)
     result = run_scenario(
         memory=memory,
         guarded=guarded,
@@ -501,18 +525,32 @@ def run(args: argparse.Namespace) -> int:
         model=getattr(args, "model", None),
         base_url=getattr(args, "base_url", None),
         interactive=getattr(args, "interactive", False),
+        tick_period=VIEW_TICK_PERIOD if watch else TICK_PERIOD,
+        on_recorder=serve if watch else None,
     )
     for line in summary_lines(result):
         print(line)
-    files = write_tree_picture(result.root, out)
+    files = write_tree_picture(result.root, out, trace=result.recorder)
     note = files.pop("note", None)
     result.files = files
-    trace = out / "trace.json"
-    trace.write_text(json.dumps(result.to_json(), indent=1, default=str) + "\n", encoding="utf-8")
+    summary = result.to_json()
+    summary.pop("events")  # the ticks hold every event, with its tick
+    trace = result.recorder.write(out / "trace.json", indent=1, **summary)
     for kind, path in sorted(files.items()):
         print(f"tree ({kind}): {path}")
     if note:
         print(note)
     print(f"trace: {trace}")
     sys.stdout.flush()
-    return 0 if result.delivered else 1
+    status = 0 if result.delivered else 1
+    if "server" in view:
+        print(f"viewer: {view['server'].url} (Ctrl-C to stop)")
+        sys.stdout.flush()
+        try:
+            while True:
+                time.sleep(0.5)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            view["server"].stop()
+    return status

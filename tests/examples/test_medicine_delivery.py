@@ -321,7 +321,7 @@ def test_tree_is_written_as_dot_and_html_without_graphviz(tmp_path, monkeypatch)
         memory=True,
         children=[py_trees.behaviours.Success(name="(approach tiago home medicine_counter)")],
     )
-    monkeypatch.setattr(demo_module.shutil, "which", lambda name: None)
+    monkeypatch.setattr("shutil.which", lambda name: None)
     files = demo_module.write_tree_picture(root, tmp_path)
     assert "graphviz" in files.pop("note")
     assert set(files) == {"dot", "html"}

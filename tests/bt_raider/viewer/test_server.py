@@ -1,0 +1,169 @@
+"""The viewer's server on 127.0.0.1: the page, the trace, and server-sent events that follow a
+run as it is recorded (a plain py_trees tree ticking on another thread)."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import threading
+import time
+from typing import Any
+from urllib.request import urlopen
+
+import py_trees
+import pytest
+
+from bt_raider.viewer.recorder import TraceRecorder
+from bt_raider.viewer.server import HOST, ViewerError, ViewerServer
+
+
+def _get(server: ViewerServer, path: str, host: str | None = None) -> tuple[int, dict, bytes]:
+    conn = http.client.HTTPConnection(HOST, server.port, timeout=10)
+    headers = {"Host": host} if host else {}
+    conn.request("GET", path, headers=headers)
+    response = conn.getresponse()
+    body = response.read()
+    conn.close()
+    return response.status, dict(response.getheaders()), body
+
+
+def _sse(url: str, timeout: float = 20.0) -> list[tuple[str, Any, str | None]]:
+    """Read an event stream to its end: (event, data, id) for each message."""
+    out = []
+    with urlopen(url, timeout=timeout) as stream:
+        event, data, last_id = None, [], None
+        for raw in stream:
+            line = raw.decode().rstrip("\n")
+            if line.startswith(":"):
+                continue
+            if not line:
+                if event:
+                    out.append((event, json.loads("\n".join(data)), last_id))
+                    if event == "end":
+                        return out
+                event, data = None, []
+                continue
+            field, _, value = line.partition(": ")
+            if field == "event":
+                event = value
+            elif field == "data":
+                data.append(value)
+            elif field == "id":
+                last_id = value
+    return out
+
+
+def _trace(ticks: int = 3) -> dict[str, Any]:
+    root = py_trees.composites.Sequence(
+        "root", memory=True, children=[py_trees.behaviours.Running("wait")]
+    )
+    recorder = TraceRecorder(root)
+    for _ in range(ticks):
+        recorder.tick()
+    recorder.event("note", "done")
+    recorder.finish()
+    return recorder.to_json()
+
+
+def test_serves_the_page_its_files_and_the_trace_on_localhost_only():
+    trace = _trace()
+    with ViewerServer(trace) as server:
+        assert server.httpd.server_address[0] == "127.0.0.1"
+        assert server.url == f"http://127.0.0.1:{server.port}/"
+        status, headers, body = _get(server, "/")
+        assert status == 200 and headers["Content-Type"].startswith("text/html")
+        assert b'<script src="viewer.js"></script>' in body
+        for path in ("/viewer.js", "/viewer.css"):
+            assert _get(server, path)[0] == 200
+        status, headers, body = _get(server, "/trace.json")
+        assert headers["Content-Type"] == "application/json" and json.loads(body) == trace
+        assert _get(server, "/nothing")[0] == 404
+        # a page elsewhere rebinding a name to 127.0.0.1 is refused
+        assert _get(server, "/trace.json", host=f"evil.example:{server.port}")[0] == 403
+        assert _get(server, "/trace.json", host=f"localhost:{server.port}")[0] == 200
+        assert _get(server, "/events?from=x")[0] == 400
+
+
+def test_events_of_a_finished_trace_resume_where_asked_then_end():
+    trace = _trace()
+    with ViewerServer(trace) as server:
+        messages = _sse(server.url + "events")
+        ticks = [data for event, data, _id in messages if event == "tick"]
+        assert ticks == trace["ticks"]
+        assert [i for e, _d, i in messages if e == "tick"] == [
+            str(i) for i in range(1, len(ticks) + 1)
+        ]
+        assert messages[-1][0] == "end" and messages[-1][1]["finished"] is True
+        later = _sse(server.url + "events?from=2")
+        assert [d for e, d, _i in later if e == "tick"] == trace["ticks"][2:]
+
+
+def test_a_live_run_streams_each_tick_as_it_is_recorded():
+    counter = py_trees.behaviours.StatusQueue(
+        "count",
+        queue=[py_trees.common.Status.RUNNING] * 20,
+        eventually=py_trees.common.Status.SUCCESS,
+    )
+    tree = py_trees.trees.BehaviourTree(
+        py_trees.composites.Sequence("root", memory=True, children=[counter])
+    )
+    recorder = TraceRecorder(tree)
+    server = ViewerServer(recorder)
+    server.start()
+    try:
+        ticked: list[int] = []
+
+        def run() -> None:
+            assert server.wait_for_viewer(10)  # the stream is open before the first tick
+            while tree.root.status != py_trees.common.Status.SUCCESS:
+                tree.tick()
+                recorder.event("note", f"tick {recorder.tick_count}")
+                ticked.append(recorder.tick_count)
+                time.sleep(0.01)
+            recorder.finish()
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        messages = _sse(server.url + "events")
+        thread.join(10)
+    finally:
+        server.stop()
+    ticks = [d for e, d, _i in messages if e == "tick"]
+    assert [d["tick"] for d in ticks] == list(range(0, recorder.tick_count + 1))
+    assert ticks == recorder.ticks
+    notes = [ev["text"] for d in ticks for ev in d.get("events", [])]
+    assert notes == [f"tick {n}" for n in ticked]  # each in the entry after its tick
+    assert messages[-1][0] == "end" and messages[-1][1]["tick_count"] == recorder.tick_count
+
+
+def test_a_taken_or_bad_port_is_a_clear_error(tmp_path):
+    with socket.socket() as taken:
+        taken.bind((HOST, 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(ViewerError, match=f"cannot serve on 127.0.0.1:{port}"):
+            ViewerServer(_trace(), port=port)
+    with pytest.raises(ViewerError, match="port must be an integer from 0 to 65535"):
+        ViewerServer(_trace(), port=70000)
+    bad = tmp_path / "x.json"
+    bad.write_text("[]")
+    from bt_raider.viewer.trace import TraceError
+
+    with pytest.raises(TraceError, match="x.json"):
+        ViewerServer(bad)
+
+
+def test_stop_ends_an_open_stream_of_a_live_run():
+    recorder = TraceRecorder(py_trees.behaviours.Running("forever"))
+    server = ViewerServer(recorder)
+    server.start()
+    got: list[Any] = []
+    reader = threading.Thread(target=lambda: got.extend(_sse(server.url + "events")))
+    reader.start()
+    assert server.wait_for_viewer(10)
+    started = time.monotonic()
+    server.stop()
+    reader.join(10)
+    assert not reader.is_alive() and time.monotonic() - started < 5
+    assert [e for e, _d, _i in got] == ["tick"]  # tick 0, and no end: the run never finished
