@@ -564,13 +564,13 @@ class VectorMemory:
         """:meth:`resolve` with the query's vector and actions already computed."""
         if k < 1:
             raise MemoryStoreError(f"k is {k}: expected a positive number of examples")
-        if trim is None:
-            # A read-only memory answers queries but cuts no links (a cut is a write).
-            trim = self.trim_on_query and not (self.store is not None and self.store.read_only)
+        trim = self.trim_on_query if trim is None else trim
         theta = self.theta
         actions = list(actions)
         with self._lock:
             store, index = self._opened()
+            # A read-only memory answers queries but cuts no links (a cut is a write).
+            trim = trim and not store.read_only
             seen: set[int] = set(self._excluded) | {int(x) for x in exclude}
             contexts: list[Context] = []
             kept: list[int] = []

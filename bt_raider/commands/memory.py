@@ -11,12 +11,18 @@ Sub-commands (all take ``--db PATH``; the index lives next to it as ``PATH.hnsw`
 
 The model is loaded only by the sub-commands that embed text (add, query, calibrate, trim
 with --queries); stats, delete and self-trimming work from the database alone.
+
+Bad input -- a binary or missing input file, a directory or FIFO where a file is expected, an
+empty, damaged or foreign database -- is one line on stderr and exit status 2; nothing is
+written. ``--read-only`` (or a database without write permission, or on a read-only
+filesystem) answers query and stats without writing anything.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -48,6 +54,11 @@ def add_parser(sub: argparse._SubParsersAction, argv: Sequence[str] = ()) -> Non
         )
         p.add_argument("--base-url", help="OpenAI-compatible endpoint for --embedder openai:MODEL")
         p.add_argument("--json", action="store_true", help="print JSON instead of text")
+        p.add_argument(
+            "--read-only",
+            action="store_true",
+            help="open the database for reading only (query cuts no links)",
+        )
         p.set_defaults(run=run)
 
     p = actions.add_parser("add", help="store a success (or many from a JSONL file)")
@@ -97,14 +108,31 @@ def _memory(args: argparse.Namespace):
     if args.base_url:
         kwargs["base_url"] = args.base_url
     embedder = make_embedder(args.embedder, **kwargs)
-    return VectorMemory(args.db, embedder=embedder, rules=args.rules)
+    return VectorMemory(args.db, embedder=embedder, rules=args.rules, read_only=args.read_only)
+
+
+def _read_text(path: Path, what: str) -> str:
+    """The UTF-8 text of a regular file; a directory, FIFO or binary file is an error."""
+    where = str(path)
+    if not path.exists():
+        raise MemoryStoreError(f"no {what} file {where!r}: expected a path to a text file")
+    if not path.is_file():
+        # A FIFO would block the read forever; a directory cannot be read.
+        kind = "a directory" if path.is_dir() else "not a regular file (a FIFO or device)"
+        raise MemoryStoreError(f"{what} file {where!r} is {kind}: expected a text file")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise MemoryStoreError(
+            f"{what} file {where!r} is not UTF-8 text (byte {exc.start} is "
+            f"{exc.object[exc.start : exc.start + 1]!r}): expected JSON lines or plain text"
+        ) from exc
+    except OSError as exc:
+        raise MemoryStoreError(f"cannot read {what} file {where!r}: {exc}") from exc
 
 
 def _read_jsonl(path: Path, what: str) -> list[dict[str, Any]]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise MemoryStoreError(f"cannot read {what} file {str(path)!r}: {exc}") from exc
+    lines = _read_text(path, what).splitlines()
     out = []
     for n, line in enumerate(lines, 1):
         if not line.strip():
@@ -127,17 +155,32 @@ def _print(args: argparse.Namespace, data: Any, text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     command = args.memory_command
+    db = str(args.db)
     if args.db.exists() and args.db.is_dir():
-        raise MemoryStoreError(f"--db {str(args.db)!r} is a directory: expected a database file")
+        raise MemoryStoreError(f"--db {db!r} is a directory: expected a database file")
+    if args.db.exists() and not args.db.is_file():
+        raise MemoryStoreError(f"--db {db!r} is not a regular file (a FIFO or device)")
     if command != "add" and not args.db.exists():
         raise MemoryStoreError(
-            f"no memory database at {str(args.db)!r}: create one with bt-raider memory add"
+            f"no memory database at {db!r}: create one with bt-raider memory add"
         )
-    with _memory(args) as memory:
-        return int(_COMMANDS[command](memory, args) or 0)
+    # Input files are read (and refused) before the database is opened or created.
+    args.inputs = _INPUTS[command](args) if command in _INPUTS else None
+    try:
+        with _memory(args) as memory:
+            return int(_COMMANDS[command](memory, args) or 0)
+    except (sqlite3.DatabaseError, ValueError) as exc:
+        # Pages past the header can be damaged: SQLite notices only when it reads them, and a
+        # damaged embedding blob no longer has the stored dimension.
+        raise MemoryStoreError(
+            f"memory database {db!r} is damaged ({type(exc).__name__}: {exc}): restore it "
+            "from a backup"
+        ) from exc
+    except OSError as exc:
+        raise MemoryStoreError(f"memory database {db!r}: {exc}") from exc
 
 
-def _add(memory, args: argparse.Namespace) -> int:
+def _add_items(args: argparse.Namespace) -> list[dict[str, Any]]:
     if args.file is not None:
         if args.information:
             raise MemoryStoreError("give either INFORMATION --goal GOAL or --file, not both")
@@ -160,8 +203,12 @@ def _add(memory, args: argparse.Namespace) -> int:
                 "record_id": args.record_id,
             }
         ]
+    return items
+
+
+def _add(memory, args: argparse.Namespace) -> int:
     before = len(memory)
-    ids = memory.record_many(items)
+    ids = memory.record_many(args.inputs)
     added = len(memory) - before
     _print(args, {"ids": ids, "added": added}, "\n".join(ids) + f"\n# {added} new record(s)")
     return 0
@@ -248,8 +295,7 @@ def _stats(memory, args: argparse.Namespace) -> int:
 
 
 def _calibrate(memory, args: argparse.Namespace) -> int:
-    pairs = _read_jsonl(args.pairs, "pairs")
-    result = memory.calibrate(pairs, method=args.method)
+    result = memory.calibrate(args.inputs, method=args.method)
     _print(
         args,
         result.to_json(),
@@ -260,18 +306,14 @@ def _calibrate(memory, args: argparse.Namespace) -> int:
     return 0
 
 
+def _trim_queries(args: argparse.Namespace) -> list[str] | None:
+    if args.queries is None:
+        return None
+    return [q for q in _read_text(args.queries, "queries").splitlines() if q.strip()]
+
+
 def _trim(memory, args: argparse.Namespace) -> int:
-    queries = None
-    if args.queries is not None:
-        try:
-            queries = [
-                q for q in args.queries.read_text(encoding="utf-8").splitlines() if q.strip()
-            ]
-        except OSError as exc:
-            raise MemoryStoreError(
-                f"cannot read queries file {str(args.queries)!r}: {exc}"
-            ) from exc
-    report = memory.trim(queries, k=args.k)
+    report = memory.trim(args.inputs, k=args.k)
     _print(
         args,
         report,
@@ -290,6 +332,12 @@ def _delete(memory, args: argparse.Namespace) -> int:
     )
     return 0
 
+
+_INPUTS = {
+    "add": _add_items,
+    "calibrate": lambda args: _read_jsonl(args.pairs, "pairs"),
+    "trim": _trim_queries,
+}
 
 _COMMANDS = {
     "add": _add,

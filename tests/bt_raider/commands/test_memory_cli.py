@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import random
 
 import pytest
 
@@ -181,3 +183,105 @@ def test_bad_input_gives_a_clear_error_and_exit_2(db, tmp_path, capsys):
     code, _, err = run(capsys, "memory", "calibrate", str(bad_pairs), "--db", str(db))
     assert code == 2 and "line 2: invalid JSON" in err
     assert corrupt.read_text() == "not a database at all" * 50  # nothing lost
+
+
+# -- every sub-command fails closed on bad files: one line on stderr, exit 2, nothing written
+
+SUBCOMMANDS = {
+    "add": ["add", "open the door", "--goal", "Open(door)"],
+    "query": ["query", "open the fridge"],
+    "stats": ["stats"],
+    "calibrate": ["calibrate", "PAIRS"],
+    "trim": ["trim"],
+    "delete": ["delete", "on"],
+}
+
+
+def one_line_error(code: int, err: str, *names: str) -> None:
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("bt-raider memory: error: "), err
+    assert "Traceback" not in err
+    for name in names:
+        assert name in lines[0], (name, lines[0])
+
+
+def bad_database(tmp_path, db, kind: str):
+    path = tmp_path / f"{kind}.db"
+    if kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "text":
+        path.write_text('{"information": "open the fridge"}\n')
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:  # damaged: the header and schema page survive, every later page is garbage
+        data = bytearray(db.read_bytes())
+        page = int.from_bytes(data[16:18], "big")
+        rng = random.Random(3)
+        data[page:] = bytes(rng.randrange(256) for _ in range(len(data) - page))
+        path.write_bytes(bytes(data))
+    return path
+
+
+@pytest.mark.parametrize("kind", ["empty", "text", "directory", "fifo", "damaged"])
+@pytest.mark.parametrize("command", list(SUBCOMMANDS))
+def test_a_bad_database_is_one_line_and_exit_2_for_every_subcommand(
+    db, tmp_path, capsys, command, kind
+):
+    path = bad_database(tmp_path, db, kind)
+    before = path.read_bytes() if path.is_file() else None
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text('{"a": "open the fridge", "b": "close the fridge", "conflict": true}\n')
+    argv = [str(pairs) if a == "PAIRS" else a for a in SUBCOMMANDS[command]]
+    code, _, err = run(capsys, "memory", *argv, "--db", str(path))
+    one_line_error(code, err, path.name)
+    if before is not None:
+        assert path.read_bytes() == before  # nothing written over it
+    assert not (tmp_path / f"{kind}.db.hnsw").exists()
+
+
+@pytest.mark.parametrize("kind", ["binary", "directory", "fifo", "missing"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["add", "--file", "INPUT"],
+        ["calibrate", "INPUT"],
+        ["trim", "--queries", "INPUT"],
+    ],
+    ids=["add", "calibrate", "trim"],
+)
+def test_a_bad_input_file_is_one_line_and_exit_2(db, tmp_path, capsys, argv, kind):
+    bad = tmp_path / f"input-{kind}"
+    if kind == "binary":
+        bad.write_bytes(bytes(range(256)) * 16)
+    elif kind == "directory":
+        bad.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(bad)  # reading it would block forever: it must be refused first
+    before = db.read_bytes()
+    argv = [str(bad) if a == "INPUT" else a for a in argv]
+    code, _, err = run(capsys, "memory", *argv, "--db", str(db))
+    one_line_error(code, err, bad.name)
+    assert db.read_bytes() == before
+    # A new database is not even created for input that cannot be read.
+    fresh = tmp_path / "fresh.db"
+    code, _, err = run(capsys, "memory", *argv, "--db", str(fresh))
+    one_line_error(code, err)
+    assert not fresh.exists()
+
+
+def test_read_only_query_and_stats_write_nothing(db, capsys):
+    before = db.read_bytes()
+    db.chmod(0o444)
+    code, out, _ = run(capsys, "memory", "query", "please turn on the hall light", "--db", str(db))
+    assert code == 0 and "dropped as conflicting" in out and "links cut: 0" in out
+    code, out, _ = run(capsys, "memory", "stats", "--db", str(db), "--json")
+    assert code == 0 and json.loads(out)["live"] == 4
+    code, _, err = run(capsys, "memory", "delete", "on", "--db", str(db))
+    one_line_error(code, err, "read-only", "file mode 0444")
+    db.chmod(0o644)
+    code, _, err = run(capsys, "memory", "delete", "on", "--db", str(db), "--read-only")
+    one_line_error(code, err, "read-only", "read_only=True")
+    assert db.read_bytes() == before
