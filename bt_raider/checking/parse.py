@@ -36,7 +36,7 @@ from bt_raider.checking.vocabulary import (
     NON_DESTINATION_RELATIONS,
     POLITE_PREFIXES,
     POLITE_SUFFIXES,
-    RELATION_PATTERNS,
+    RELATIONS_BY_FIRST_WORD,
     ROBOT_ARG,
     ROBOT_PARAM,
     ROLES,
@@ -302,7 +302,12 @@ def _normalise(text: str) -> str:
     previous = None
     while previous != t:
         previous = t
-        t = POLITE_PREFIXES.sub("", t).strip()
+        # Every leading phrase first, then the trailing ones in one pass: the suffix pattern
+        # scans the whole text, so running it once per prefix would be quadratic or worse.
+        stripped = None
+        while stripped != t:
+            stripped = t
+            t = POLITE_PREFIXES.sub("", t).strip()
         t = POLITE_SUFFIXES.sub("", t).strip()
     return t
 
@@ -426,7 +431,7 @@ def _relation_spans(words: list[str]) -> list[tuple[int, int, str]]:
     spans: list[tuple[int, int, str]] = []
     i = 0
     while i < len(words):
-        for pattern, rel in RELATION_PATTERNS:
+        for pattern, rel in RELATIONS_BY_FIRST_WORD.get(words[i], ()):
             n = len(pattern)
             if tuple(words[i : i + n]) == pattern:
                 spans.append((i, n, rel))
@@ -470,6 +475,8 @@ class _Splitter:
         best: tuple[int, int] | None = None
         for i in range(1, len(words)):
             for prep in DESTINATION_PREPOSITIONS:
+                if prep[0] != words[i]:
+                    continue  # cheap test first: most words start no preposition
                 n = len(prep)
                 span = set(range(i, i + n))
                 if tuple(words[i : i + n]) == prep and not blocked & span:
@@ -538,7 +545,17 @@ def _words(text: str, *, pddl: bool) -> list[str]:
     return [re.sub(r"'s$", "", w) for w in out]
 
 
-def _parse_words(text: str, words: list[str], vocab: Vocab) -> ArgPhrase:
+#: Most spatial relations one phrase may chain ("the cup on the plate on the table left of the
+#: sink" chains 3): parsing and grounding recurse once per relation, so the chain is bounded.
+MAX_RELATION_DEPTH = 10
+
+
+def _parse_words(text: str, words: list[str], vocab: Vocab, depth: int = 0) -> ArgPhrase:
+    if depth > MAX_RELATION_DEPTH:
+        raise QueryError(
+            f"the phrase chains more than {MAX_RELATION_DEPTH} spatial relations "
+            f"(... {text[:40]!r}...): name the object with at most {MAX_RELATION_DEPTH}"
+        )
     # A conditional clause adds nothing we can check ("the bowl if it is empty" -> bowl, empty).
     if "if" in words:
         i = words.index("if")
@@ -555,7 +572,7 @@ def _parse_words(text: str, words: list[str], vocab: Vocab) -> ArgPhrase:
             continue
         relation = rel
         anchor_words = words[start + n :]
-        anchor = _parse_words(" ".join(anchor_words), anchor_words, vocab)
+        anchor = _parse_words(" ".join(anchor_words), anchor_words, vocab, depth + 1)
         words = words[:start]
         break
     states, head_words = _split_states(words, vocab)

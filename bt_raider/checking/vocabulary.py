@@ -350,6 +350,14 @@ RELATION_PATTERNS: list[tuple[tuple[str, ...], str]] = sorted(
 )
 
 
+#: :data:`RELATION_PATTERNS` by their first word, each list in the same (longest-first) order,
+#: so a parser looks at a word's few candidate phrases instead of all of them.
+RELATIONS_BY_FIRST_WORD: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+for _pattern, _rel in RELATION_PATTERNS:
+    RELATIONS_BY_FIRST_WORD.setdefault(_pattern[0], []).append((_pattern, _rel))
+del _pattern, _rel
+
+
 #: Relation phrases that may never be the destination preposition of ``place``.
 NON_DESTINATION_RELATIONS = frozenset(
     {"left of", "right of", "near", "next to", "closest to", "from"}
