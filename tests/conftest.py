@@ -1,5 +1,5 @@
 """Shared fixtures: the real FloorPlan1 kitchen of ../shared (skipped when absent) and the
-project's own small kitchen (``tests/data/kitchen.json``, always there)."""
+project's own small kitchen (the testing kit's, ``bt_raider/testing/data/kitchen.json``)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,13 @@ import json
 
 import pytest
 
+from bt_raider.testing.scenes import KITCHEN_PATH
 from tests.shared_data import DATA, KITCHEN, PDDL, ROOT, SHARED, require
 
 __all__ = ["DATA", "KITCHEN", "PDDL", "ROOT", "SHARED"]
 
-#: The project's own hand-written kitchen (AI2-THOR format, our objects and numbers).
-OWN_KITCHEN = DATA / "kitchen.json"
+#: The project's own small kitchen (AI2-THOR format, our objects and numbers; 39 objects).
+OWN_KITCHEN = KITCHEN_PATH
 
 
 @pytest.fixture
@@ -30,7 +31,7 @@ def kitchen(kitchen_dict):
 
 @pytest.fixture
 def small_kitchen_dict() -> dict:
-    """A fresh dict of the project's own small kitchen (see ``tests/data/README.md``)."""
+    """A fresh dict of the project's own small kitchen (see :mod:`bt_raider.testing.scenes`)."""
     return json.loads(OWN_KITCHEN.read_text())
 
 

@@ -1,0 +1,363 @@
+"""Run a tree to completion in a test and record what happened: :func:`run_tree`.
+
+The tree is any py_trees tree -- the user's own behaviours, ``RaiderGuard``\\ s around them,
+the user's own :class:`~bt_raider.runtime.actions.Robot` or a
+:class:`~bt_raider.simulation.simworld.SimWorld` -- ticked until its root leaves RUNNING, a
+number of ticks passes, or a timeout. The :class:`RunResult` holds the statuses of every node
+per tick, each guard's verdicts and the recovery code it ran, the person's transcript and the
+world, for a test to assert on.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import py_trees
+from py_trees.common import Status
+
+from bt_raider.checking.verdict import Category, Verdict
+from bt_raider.runtime.actions import Robot, SyncRobot
+from bt_raider.runtime.guards import RaiderGuard
+from bt_raider.runtime.human import Exchange, HumanInterface, ScriptedHuman
+
+_DONE = (Status.SUCCESS, Status.FAILURE)
+
+
+@dataclass(frozen=True)
+class RecoveryRun:
+    """One recovery a guard ran.
+
+    Attributes:
+        guard: the guard's name.
+        category: the issue category that led to it (``ambiguity``, ``out_of_reach``, ...).
+        explanation: the verdict's explanation.
+        code: the accepted recovery code, one statement per line.
+        succeeded: True when the guard's next check found no issue; False when it found one,
+            the recovery failed, or the run ended first.
+    """
+
+    guard: str
+    category: Category
+    explanation: str
+    code: str
+    succeeded: bool
+
+
+@dataclass
+class RunResult:
+    """What happened in one :func:`run_tree`.
+
+    Attributes:
+        status: the root's last status (RUNNING when the run hit ``max_ticks`` or the timeout).
+        ticks: per tick, the status of every node by name (the tree's nodes, then the nodes of
+            recovery subtrees ticked that tick); a repeated name gets `` #2``, `` #3``.
+        verdicts: per guard name, every verdict it reached, in order.
+        recovery_runs: every recovery run, in order (see :class:`RecoveryRun`).
+        transcript: what the robot asked, said and waited for, and the answers.
+        world: the world the run used (``world=``, else the robot).
+        feedback: per node name, its last non-empty ``feedback_message``.
+        timed_out: True when the root was still RUNNING at the end.
+        elapsed_s: wall time of the run.
+    """
+
+    status: Status
+    ticks: list[dict[str, Status]] = field(default_factory=list)
+    verdicts: dict[str, list[Verdict]] = field(default_factory=dict)
+    recovery_runs: list[RecoveryRun] = field(default_factory=list)
+    transcript: list[Exchange] = field(default_factory=list)
+    world: Any = None
+    feedback: dict[str, str] = field(default_factory=dict)
+    timed_out: bool = False
+    elapsed_s: float = 0.0
+
+    @property
+    def recoveries(self) -> dict[str, list[str]]:
+        """Per guard name, the code of each recovery it ran."""
+        out: dict[str, list[str]] = {}
+        for run in self.recovery_runs:
+            out.setdefault(run.guard, []).append(run.code)
+        return out
+
+    def recovered(
+        self, category: str | Category | None = None, *, guard: str | None = None
+    ) -> bool:
+        """True when a recovery (from ``category``, of ``guard``) led to a passing re-check.
+
+        Args:
+            category: an issue category (``"out_of_reach"``) or a final response
+                (``"ambiguity"``, ``"unfeasibility"``); None: any.
+            guard: a guard's name; None: any.
+        """
+        want = None if category is None else str(getattr(category, "value", category))
+        for run in self.recovery_runs:
+            if guard is not None and run.guard != guard:
+                continue
+            if want is not None and want not in (run.category.value, run.category.response.value):
+                continue
+            if run.succeeded:
+                return True
+        return False
+
+    def statuses(self, name: str) -> list[Status]:
+        """The status of node ``name`` on every tick (INVALID where it was not in the tree)."""
+        return [tick.get(name, Status.INVALID) for tick in self.ticks]
+
+    def transcript_text(self) -> str:
+        """The transcript as ``robot asks: ...`` / ``human: ...`` lines."""
+        return "\n".join(line for exchange in self.transcript for line in exchange.lines())
+
+    def summary(self) -> str:
+        """A readable account of the run (pytest shows it when a test using the kit fails)."""
+        state = "still RUNNING (timed out)" if self.timed_out else self.status.value
+        lines = [f"run ended {state} after {len(self.ticks)} tick(s), {self.elapsed_s:.2f} s"]
+        for guard, verdicts in self.verdicts.items():
+            for v in verdicts:
+                lines.append(f"  {guard}: {v.category.value}: {v.explanation}")
+        for run in self.recovery_runs:
+            code = "; ".join(run.code.splitlines())
+            outcome = "recovered" if run.succeeded else "not recovered"
+            lines.append(f"  {run.guard} recovery ({run.category.value}, {outcome}): {code}")
+        lines.extend(f"  {line}" for line in self.transcript_text().splitlines())
+        executed = getattr(self.world, "executed", None)
+        if isinstance(executed, list):
+            lines.append(f"  world executed: {', '.join(executed) or 'nothing'}")
+        for entry in getattr(self.world, "failures", None) or []:
+            lines.append(f"  world refused: {entry.get('error')}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
+class _Recorder:
+    """Watches the guards of a tree after every tick."""
+
+    def __init__(self, result: RunResult) -> None:
+        self.result = result
+        self._seen_verdict: dict[int, Any] = {}
+        self._seen_data: dict[int, Any] = {}
+        self._seen_plan: dict[int, Any] = {}
+        self._open: dict[int, tuple[RaiderGuard, Any, Verdict]] = {}  # guard -> running recovery
+
+    def after_tick(self, nodes: Sequence[py_trees.behaviour.Behaviour]) -> None:
+        statuses: dict[str, Status] = {}
+        for node in nodes:
+            name = node.name
+            n = 2
+            while name in statuses:
+                name = f"{node.name} #{n}"
+                n += 1
+            statuses[name] = node.status
+            if node.feedback_message:
+                self.result.feedback[name] = node.feedback_message
+        self.result.ticks.append(statuses)
+        for node in nodes:
+            if isinstance(node, RaiderGuard):
+                self._watch(node)
+
+    def _watch(self, guard: RaiderGuard) -> None:
+        key = id(guard)
+        new: Verdict | None = None
+        verdict = guard.verdict
+        if verdict is not None and verdict is not self._seen_verdict.get(key):
+            new = verdict
+        try:
+            data = py_trees.blackboard.Blackboard.get(guard.key)
+        except KeyError:
+            data = None
+        if new is None and data is not None and data is not self._seen_data.get(key):
+            # A check that raised or timed out is only on the blackboard (as ``unknown``).
+            if data.get("category") == Category.UNKNOWN.value:
+                new = Verdict(Category.UNKNOWN, str(data.get("explanation", "")))
+        self._seen_verdict[key] = verdict
+        self._seen_data[key] = data
+        if new is not None:
+            self.result.verdicts.setdefault(guard.name, []).append(new)
+            self._close(guard, succeeded=new.ok)
+        plan = guard.plan
+        if plan is not None and plan is not self._seen_plan.get(key):
+            self._seen_plan[key] = plan
+            self._close(guard, succeeded=False)
+            if guard.verdict is not None:
+                self._open[key] = (guard, plan, guard.verdict)
+        if guard.status in _DONE and key in self._open and new is None:
+            self._close(guard, succeeded=False)
+
+    def _close(self, guard: RaiderGuard, *, succeeded: bool) -> None:
+        opened = self._open.pop(id(guard), None)
+        if opened is None:
+            return
+        _, plan, verdict = opened
+        self.result.recovery_runs.append(
+            RecoveryRun(guard.name, verdict.category, verdict.explanation, plan.code, succeeded)
+        )
+
+    def finish(self) -> None:
+        for guard, _, _ in list(self._open.values()):
+            self._close(guard, succeeded=False)
+
+
+def _nodes(root: py_trees.behaviour.Behaviour, visited: Sequence[Any]) -> list[Any]:
+    """The tree's nodes, then nodes ticked this tick outside it (recovery subtrees)."""
+    nodes = list(root.iterate())
+    known = {id(n) for n in nodes}
+    for node in visited:
+        if id(node) not in known:
+            known.add(id(node))
+            nodes.append(node)
+    return nodes
+
+
+def _swap_people(
+    root: py_trees.behaviour.Behaviour, human: HumanInterface
+) -> list[tuple[Any, Any]]:
+    """Point every guard's recovery and every ask/say/wait node at ``human``; returns undo."""
+    undo: list[tuple[Any, Any]] = []
+    for node in root.iterate():
+        recovery = getattr(node, "recovery", None) if isinstance(node, RaiderGuard) else None
+        if recovery is not None and hasattr(recovery, "human"):
+            undo.append((recovery, recovery.human))
+            recovery.human = human
+        if isinstance(getattr(node, "human", None), HumanInterface):
+            undo.append((node, node.human))
+            node.human = human
+    return undo
+
+
+def _people_in(root: py_trees.behaviour.Behaviour) -> list[Any]:
+    people: dict[int, Any] = {}
+    for node in root.iterate():
+        recovery = getattr(node, "recovery", None) if isinstance(node, RaiderGuard) else None
+        for who in (getattr(recovery, "human", None), getattr(node, "human", None)):
+            if who is not None and hasattr(who, "transcript"):
+                people.setdefault(id(who), who)
+    return list(people.values())
+
+
+def run_tree(
+    tree: Any,
+    *,
+    world: Any = None,
+    robot: Robot | None = None,
+    human: HumanInterface | None = None,
+    answers: Sequence[str] | dict[str, str] | None = None,
+    max_ticks: int = 2000,
+    timeout: float = 30.0,
+    period: float = 0.002,
+) -> RunResult:
+    """Tick ``tree`` until its root succeeds or fails; record statuses, verdicts, recoveries.
+
+    Args:
+        tree: a root behaviour, a :class:`py_trees.trees.BehaviourTree` (its pre/post tick
+            handlers run), or ``build(robot, human) -> root`` to build the tree for this run.
+        world: the world to return in the result; ticked after each tree tick when it has a
+            ``tick()`` (a :class:`~bt_raider.simulation.simworld.SimWorld`, so its scheduled
+            events fire; do not also hook it to the tree). The default robot acts on it.
+        robot: the robot handed to ``build`` (default ``SyncRobot(world)``).
+        human: the person who answers; with a built tree, every guard's recovery and every
+            ask/say/wait node is pointed at this person for the run (and restored after).
+        answers: shorthand for ``human=ScriptedHuman(answers)``: a list used in order, or
+            regex -> answer. With neither, a built tree keeps its own people and ``build``
+            gets a person with no answers (any question fails the recovery, clearly).
+        max_ticks: stop after this many ticks (the result is then RUNNING, ``timed_out``).
+        timeout: stop after this many seconds, likewise.
+        period: seconds slept between ticks while the root is RUNNING, so a run waiting on a
+            check or an answer does not spin a core.
+
+    Returns:
+        The :class:`RunResult`. A run that did not finish is stopped (pending checks
+        cancelled) and reported as RUNNING with ``timed_out`` set; it does not raise.
+
+    Raises:
+        TypeError: ``tree`` is not a behaviour, a BehaviourTree or a callable; or ``build``
+            returned something that is not a behaviour; or both ``human`` and ``answers``.
+        ValueError: a non-positive ``max_ticks`` or ``timeout``, a negative ``period``.
+    """
+    if human is not None and answers is not None:
+        raise TypeError("give the person as human=... or as answers=..., not both")
+    if not isinstance(max_ticks, int) or isinstance(max_ticks, bool) or max_ticks < 1:
+        raise ValueError(f"max_ticks must be an integer >= 1, got {max_ticks!r}")
+    if not timeout > 0:
+        raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
+    if not period >= 0:
+        raise ValueError(f"period must be >= 0 seconds, got {period!r}")
+    if answers is not None:
+        human = ScriptedHuman(answers if isinstance(answers, dict) else list(answers))
+    bt: py_trees.trees.BehaviourTree | None = None
+    undo: list[tuple[Any, Any]] = []
+    built_here = False
+    if isinstance(tree, py_trees.trees.BehaviourTree):
+        bt, root = tree, tree.root
+    elif isinstance(tree, py_trees.behaviour.Behaviour):
+        root = tree
+    elif callable(tree):
+        build: Callable[..., Any] = tree
+        built_here = True
+        if robot is None and world is not None:
+            robot = SyncRobot(world)
+        if human is None:
+            human = ScriptedHuman([])
+        root = build(robot, human)
+        if not isinstance(root, py_trees.behaviour.Behaviour):
+            raise TypeError(f"build(robot, human) must return a py_trees behaviour, got {root!r}")
+    else:
+        raise TypeError(
+            "tree must be a py_trees behaviour, a BehaviourTree or build(robot, human), "
+            f"got {type(tree).__name__}"
+        )
+    if human is not None and not built_here:
+        undo = _swap_people(root, human)
+    people = [human] if human is not None else _people_in(root)
+    result = RunResult(Status.INVALID, world=world if world is not None else robot)
+    recorder = _Recorder(result)
+    start = time.monotonic()
+    try:
+        for _ in range(max_ticks):
+            visited: list[Any] = []
+            if bt is not None:
+                visitor = _Collect(visited)
+                bt.visitors.append(visitor)
+                try:
+                    bt.tick()
+                finally:
+                    bt.visitors.remove(visitor)
+            else:
+                visited.extend(root.tick())
+            if callable(getattr(world, "tick", None)):
+                world.tick()
+            recorder.after_tick(_nodes(root, visited))
+            result.status = root.status
+            if root.status in _DONE or time.monotonic() - start > timeout:
+                break
+            if period:
+                time.sleep(period)
+        result.timed_out = result.status not in _DONE
+        if result.timed_out and root.status is Status.RUNNING:
+            root.stop(Status.INVALID)  # cancel pending checks, answers and actions
+    finally:
+        recorder.finish()
+        for owner, previous in reversed(undo):
+            owner.human = previous
+        result.elapsed_s = time.monotonic() - start
+        result.transcript = sorted(
+            (ex for who in people for ex in getattr(who, "transcript", [])),
+            key=lambda ex: ex.time,
+        )
+    return result
+
+
+class _Collect(py_trees.visitors.VisitorBase):
+    """Collects the nodes a BehaviourTree ticks."""
+
+    def __init__(self, into: list[Any]) -> None:
+        super().__init__(full=True)
+        self.into = into
+
+    def run(self, behaviour: py_trees.behaviour.Behaviour) -> None:
+        self.into.append(behaviour)
+
+
+__all__ = ["RecoveryRun", "RunResult", "run_tree"]
