@@ -313,6 +313,11 @@ def main(argv: list[str] | None = None) -> int:
         "finds the annotated action (an out-of-sample check of the query parser)",
     )
     args = parser.parse_args(argv)
+    if not build_cases.KITCHEN.is_file():  # a clone without ../shared beside it
+        print(
+            f"detect.py: the cases need {build_cases.KITCHEN} (../shared), missing", file=sys.stderr
+        )
+        return 2
     if args.alfred:
         alfred_parse_check()
 

@@ -40,6 +40,7 @@ from memory_data import (
     build,
     gold_conflict,
     huric_op,
+    missing_data,
 )
 
 from bt_raider.memory import SymbolicExtractor, TransformersEmbedder, VectorMemory
@@ -259,6 +260,9 @@ def main(argv: list[str] | None = None) -> int:
         "--embedding-cache", type=Path, help="reuse MiniLM vectors across runs (.npz file)"
     )
     args = parser.parse_args(argv)
+    if (missing := missing_data("memory_conflicts.py")) is not None:
+        print(missing, file=sys.stderr)
+        return 2
 
     t0 = time.perf_counter()
     bench = build(

@@ -46,6 +46,14 @@ HURIC = SHARED / "huric" / "huric_en_commands.jsonl"
 ALFRED = SHARED / "alfred" / "alfred_valid_seen_annotations.jsonl"
 
 
+def missing_data(script: str) -> str | None:
+    """The one line a script prints (then exits 2) when the data sets are not there."""
+    missing = [p for p in (HURIC, ALFRED) if not p.is_file()]
+    if not missing:
+        return None
+    return f"{script}: needs {missing[0]} (../shared/data), missing"
+
+
 @dataclass(frozen=True)
 class Gold:
     """One annotated action: operation, object, location, negation."""

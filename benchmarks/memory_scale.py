@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 # memory_data.py sits beside this script (Python puts the script's folder on the path).
-from memory_data import build, scale_sentences
+from memory_data import build, missing_data, scale_sentences
 
 from bt_raider.memory import TransformersEmbedder, VectorMemory
 
@@ -69,6 +69,9 @@ def main(argv: list[str] | None = None) -> int:
         "measured when they are computed",
     )
     args = parser.parse_args(argv)
+    if (missing := missing_data("memory_scale.py")) is not None:
+        print(missing, file=sys.stderr)
+        return 2
 
     tmp = None
     if args.db is None:

@@ -1617,6 +1617,9 @@ def build() -> tuple[dict[str, list[Op]], list[dict[str, Any]]]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if not KITCHEN.is_file():  # a clone without ../shared beside it
+        print(f"build_cases.py: needs {KITCHEN} (../shared), missing", file=sys.stderr)
+        return 2
     variants, cases = build()
     (HERE / "variants.json").write_text(json.dumps(variants, indent=1) + "\n")
     with (HERE / "cases.jsonl").open("w") as fh:

@@ -29,7 +29,11 @@ from pathlib import Path
 from typing import Any
 
 # build_cases.py sits beside this script (the patch format lives there).
-from build_cases import apply_patch, build_scene, load_kitchen
+from build_cases import KITCHEN, apply_patch, build_scene, load_kitchen
+
+if not KITCHEN.is_file():  # a clone without ../shared beside it: one line, exit 2
+    print(f"heldout_build.py: needs {KITCHEN} (../shared), missing", file=sys.stderr)
+    raise SystemExit(2)
 
 HERE = Path(__file__).resolve().parent
 
