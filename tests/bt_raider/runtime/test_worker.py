@@ -1,8 +1,18 @@
 """worker: background work with a cancel event, never blocking the caller."""
 
+import logging
+import math
+import subprocess
+import sys
 import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 
-from bt_raider.runtime.worker import submit
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bt_raider.runtime.worker import WorkerPool, submit
 
 
 def test_result_arrives_and_caller_is_not_blocked():
@@ -42,3 +52,175 @@ def test_exception_is_kept_for_the_poller():
     pending = submit(job)
     assert pending.wait(5)
     assert isinstance(pending.exception(), RuntimeError)
+
+
+# --------------------------------------------------------------------------- deadlines
+
+
+def hung(release: threading.Event, calls: list[str], name: str):
+    """A job that ignores its cancel event until the test releases it (a hung check)."""
+
+    def job(*, cancel):
+        calls.append(name)
+        release.wait(30)
+        return name
+
+    return job
+
+
+def quick(x, *, cancel):
+    return x
+
+
+def wait_until(predicate, timeout: float = 10.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return predicate()
+
+
+def test_jobs_hung_past_their_deadline_are_replaced_and_the_rest_runs():
+    pool = WorkerPool(2, name="test_hung")
+    release, calls = threading.Event(), []
+    try:
+        stuck = [
+            submit(hung(release, calls, f"h{i}"), executor=pool, deadline=0.3) for i in range(2)
+        ]
+        assert wait_until(lambda: len(calls) == 2)  # both workers are taken by hung jobs
+        rest = [submit(quick, i, executor=pool) for i in range(6)]
+        # The hung jobs hold both workers until their deadline; then new threads take the rest.
+        assert all(p.wait(10) for p in rest), pool
+        assert [p.result() for p in rest] == list(range(6))
+        assert wait_until(lambda: pool.stuck == 2)
+        for p in stuck:
+            assert not p.done() and p.overdue() and p.timed_out
+            assert p.cancel_event.is_set()  # they were asked to stop
+        assert pool.stuck == 2 and 2 < pool.threads <= 4  # replacements start as work needs them
+    finally:
+        release.set()
+    assert all(p.wait(10) for p in stuck)
+    assert wait_until(lambda: pool.stuck == 0 and pool.threads == 2), pool  # back to size
+    pool.shutdown()
+
+
+def test_a_job_still_queued_at_its_deadline_never_starts():
+    pool = WorkerPool(1, name="test_queued")
+    release, calls = threading.Event(), []
+    busy = submit(hung(release, calls, "busy"), executor=pool)
+    late = submit(hung(release, calls, "late"), executor=pool, deadline=0.1)
+    assert wait_until(lambda: late.overdue())
+    release.set()
+    assert busy.wait(10) and late.wait(10)
+    assert calls == ["busy"] and late.timed_out and late.overdue()
+    assert isinstance(late.exception(), TimeoutError)
+    pool.shutdown()
+
+
+def test_replacements_are_capped_with_a_warning(caplog):
+    pool = WorkerPool(1, max_stuck=1, name="test_cap")
+    release, calls = threading.Event(), []
+    try:
+        first = submit(hung(release, calls, "h1"), executor=pool, deadline=0.2)
+        assert wait_until(lambda: pool.stuck == 1)
+        second = submit(hung(release, calls, "h2"), executor=pool, deadline=0.2)
+        assert wait_until(lambda: pool.stuck == 2)
+        with caplog.at_level(logging.WARNING, logger="bt_raider.runtime.worker"):
+            waiting = submit(quick, "after", executor=pool)
+            time.sleep(0.3)
+        assert not waiting.done() and pool.threads == 2 and pool.queued == 1  # the cap holds
+        assert "max_stuck=1" in caplog.text
+    finally:
+        release.set()
+    assert waiting.wait(10) and waiting.result() == "after"
+    assert first.wait(10) and second.wait(10)
+    pool.shutdown()
+
+
+def test_a_running_job_that_ignores_cancel_is_replaced_after_the_grace_period():
+    pool = WorkerPool(1, cancel_grace=0.1, name="test_grace")
+    release, calls = threading.Event(), []
+    try:
+        stubborn = submit(hung(release, calls, "stubborn"), executor=pool)
+        assert wait_until(lambda: calls == ["stubborn"])
+        stubborn.cancel()
+        after = submit(quick, 7, executor=pool)
+        assert after.wait(10) and after.result() == 7
+        assert not stubborn.done() and not stubborn.timed_out  # cancelled, no deadline
+    finally:
+        release.set()
+    pool.shutdown()
+
+
+def test_a_foreign_executor_still_runs_jobs_and_sees_deadlines():
+    with ThreadPoolExecutor(1) as executor:
+        release, calls = threading.Event(), []
+        slow = submit(hung(release, calls, "slow"), executor=executor, deadline=0.1)
+        assert wait_until(slow.overdue)
+        slow.abandon()  # cannot replace the thread: still cancels
+        assert slow.cancel_event.is_set()
+        release.set()
+        assert submit(quick, 3, executor=executor).wait(10)
+
+
+def test_the_pool_is_an_executor():
+    pool = WorkerPool(2, name="test_executor")
+    futures = [pool.submit(pow, 2, n) for n in range(5)]
+    assert [f.result(timeout=10) for f in futures] == [1, 2, 4, 8, 16]
+    with pytest.raises(ZeroDivisionError):
+        pool.submit(divmod, 1, 0).result(timeout=10)
+    pool.shutdown()
+    with pytest.raises(RuntimeError, match="shut down"):
+        pool.submit(pow, 2, 2)
+
+
+def test_a_hung_job_does_not_keep_the_process_alive():
+    code = (
+        "import threading\n"
+        "from bt_raider.runtime.worker import submit\n"
+        "submit(lambda *, cancel: threading.Event().wait(120))\n"
+        "print('done')\n"
+    )
+    t0 = time.monotonic()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "done", out.stderr
+    assert time.monotonic() - t0 < 30  # the job would hold the process 120 s
+
+
+@given(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.text(max_size=3),
+        st.integers(-5, 5),
+        st.floats(allow_nan=True, allow_infinity=True),
+    )
+)
+@settings(max_examples=60, deadline=None)
+def test_deadline_is_seconds_above_zero_or_none(deadline):
+    valid = deadline is None or (
+        not isinstance(deadline, (bool, str)) and not math.isnan(deadline) and deadline > 0
+    )
+    pool = _EAGER_POOL
+    if valid:
+        assert submit(quick, 1, executor=pool, deadline=deadline).wait(10)
+    else:
+        with pytest.raises(ValueError, match="deadline"):
+            submit(quick, 1, executor=pool, deadline=deadline)
+
+
+_EAGER_POOL = WorkerPool(1, name="test_fuzz")
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"max_workers": 0},
+        {"max_workers": 2, "max_stuck": -1},
+        {"max_workers": 1, "cancel_grace": -1},
+    ],
+)
+def test_bad_pool_sizes_are_refused(kwargs):
+    with pytest.raises(ValueError):
+        WorkerPool(**kwargs)
