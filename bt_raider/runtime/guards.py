@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import enum
 import inspect
+import math
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
 from functools import partial
@@ -49,6 +50,8 @@ from bt_raider.runtime.scenes import SceneLike, read_scene, scene_source
 LAST_VERDICT = "/bt_raider/last_verdict"
 #: Namespace of each guard's latest verdict: ``/bt_raider/verdicts/<guard name>``.
 VERDICTS_NAMESPACE = "/bt_raider/verdicts"
+#: Seconds a guard's check may take unless the guard says otherwise (``deadline=``).
+DEFAULT_DEADLINE = 30.0
 
 QueryLike: TypeAlias = "str | Query | Callable[[], str | Query]"
 
@@ -121,6 +124,9 @@ class RaiderGuard(py_trees.decorators.Decorator):
         max_attempts: recoveries allowed per run of the child.
         name: the node's name (default ``Guard <child name>``).
         executor: the thread pool checks and planning run on (the shared one by default).
+        deadline: seconds a check (or a recovery's planning) may take, from its submission;
+            past it the guard fails closed (an ``unknown`` verdict saying so, FAILURE, the child
+            never runs) and the worker's thread is replaced. None: no deadline.
 
     Attributes:
         phase: the current :class:`Phase`.
@@ -144,6 +150,7 @@ class RaiderGuard(py_trees.decorators.Decorator):
         max_attempts: int = 2,
         name: str | None = None,
         executor: Executor | None = None,
+        deadline: float | None = DEFAULT_DEADLINE,
     ) -> None:
         super().__init__(name=name or f"Guard {child.name}", child=child)
         if not callable(getattr(checker, "check", None)):
@@ -155,6 +162,12 @@ class RaiderGuard(py_trees.decorators.Decorator):
             )
         if not isinstance(max_attempts, int) or isinstance(max_attempts, bool) or max_attempts < 0:
             raise ValueError(f"max_attempts must be an integer >= 0, got {max_attempts!r}")
+        if deadline is not None and (
+            isinstance(deadline, bool)
+            or not isinstance(deadline, (int, float))
+            or not 0 < deadline < math.inf
+        ):
+            raise ValueError(f"deadline must be seconds > 0 (finite) or None, got {deadline!r}")
         if not callable(query):
             as_query(query)  # a bad query is an error now, not at the first tick
         self.query_source = query
@@ -163,6 +176,7 @@ class RaiderGuard(py_trees.decorators.Decorator):
         self.recovery = recovery
         self.max_attempts = max_attempts
         self.executor = executor
+        self.deadline = deadline
         self._cancel_kw = _accepts_cancel(checker.check)
         self.key = verdict_key(self.name)
         self.blackboard = self.attach_blackboard_client(name=self.name)
@@ -280,7 +294,9 @@ class RaiderGuard(py_trees.decorators.Decorator):
     def _submit_check(self, build: Callable[[], Any] | None = None) -> None:
         self.phase = Phase.CHECKING
         self.feedback_message = f"checking {self.query or 'the current query'}"
-        self._pending = worker.submit(self._check_job, self.query, build, executor=self.executor)
+        self._pending = worker.submit(
+            self._check_job, self.query, build, executor=self.executor, deadline=self.deadline
+        )
 
     def _check_job(
         self, query: Query | None, build: Callable[[], Any] | None, *, cancel: Any
@@ -305,13 +321,36 @@ class RaiderGuard(py_trees.decorators.Decorator):
 
     def _poll(self) -> None:
         pending = self._pending
-        if pending is None or not pending.done():
+        if pending is None:
+            return
+        if not pending.done():
+            if pending.deadline is not None and pending.overdue():
+                self._on_overdue(pending)
             return
         self._pending = None
-        if self.phase is Phase.CHECKING:
+        if pending.overdue():  # finished, but after its deadline: too late to trust
+            self._on_overdue(pending)
+        elif self.phase is Phase.CHECKING:
             self._on_verdict(pending)
         elif self.phase is Phase.PLANNING:
             self._on_plan(pending)
+
+    def _on_overdue(self, pending: worker.Pending[Any]) -> None:
+        """Fail closed: the work passed its deadline (its worker's thread gets replaced)."""
+        self._pending = None
+        pending.abandon()
+        if self.phase is Phase.PLANNING:
+            explanation = self.verdict.explanation if self.verdict else ""
+            self._fail(
+                f"{explanation} (no recovery: planning passed its deadline of {self.deadline:g} s)"
+            )
+            return
+        reason = (
+            f"the check of {self.query or 'the query'} passed its deadline of "
+            f"{self.deadline:g} s: failing closed"
+        )
+        self._record(Verdict.unknown(reason))
+        self._fail(reason)
 
     def _on_verdict(self, pending: worker.Pending[Any]) -> None:
         exc = pending.exception()
@@ -361,7 +400,9 @@ class RaiderGuard(py_trees.decorators.Decorator):
                 scene=self._scene_seen,
                 bindings=dict(self.query.bindings) if self.query is not None else {},
             )
-            self._pending = worker.submit(self.recovery.plan, request, executor=self.executor)
+            self._pending = worker.submit(
+                self.recovery.plan, request, executor=self.executor, deadline=self.deadline
+            )
 
     def _record(self, verdict: Verdict, data: dict[str, Any] | None = None) -> None:
         if data is None:
