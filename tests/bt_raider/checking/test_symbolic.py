@@ -16,9 +16,10 @@ from bt_raider.errors import QueryError
 from bt_raider.perception.scene import Scene
 from bt_raider.perception.tools import household_tools
 
-BOWL = "Bowl|+00.27|+01.10|-00.75"
-APPLE = "Apple|-00.47|+01.15|+00.48"
-TOMATO = "Tomato|-00.39|+01.14|-00.81"
+# Objects of the small kitchen (bt_raider.testing.small_kitchen).
+BOWL = "Bowl|+00.30|+00.95|-01.60"
+APPLE = "Apple|+00.40|+00.96|+01.00"
+TOMATO = "Tomato|-00.35|+00.96|-01.62"
 
 
 # --------------------------------------------------------------------------- scene variants
@@ -89,15 +90,15 @@ def check(d, query, **kw):
 
 
 # --------------------------------------------------------------------------- the contract
-def test_is_a_checker_and_the_default_backend(kitchen):
+def test_is_a_checker_and_the_default_backend(small_kitchen):
     assert isinstance(SymbolicReasoner(), Checker)
     assert isinstance(make_checker("symbolic"), SymbolicReasoner)
-    v = bt_raider.check(kitchen, "pick(Bowl)")
+    v = bt_raider.check(small_kitchen, "pick(Bowl)")
     assert v.ok and v.action == "pick"
 
 
-def test_doc_example_bowl_with_an_apple(kitchen_dict):
-    v = check(put(kitchen_dict, "Apple", "Bowl"), "pick(Bowl)")
+def test_doc_example_bowl_with_an_apple(small_kitchen_dict):
+    v = check(put(small_kitchen_dict, "Apple", "Bowl"), "pick(Bowl)")
     assert v.category is Category.OBSTRUCTED
     assert v.final_response is Response.UNFEASIBILITY
     assert v.explanation == "The Bowl cannot be picked: an Apple is inside it."
@@ -115,8 +116,8 @@ def test_doc_example_bowl_with_an_apple(kitchen_dict):
     }
 
 
-def test_questions_tool_calls_and_trace_are_recorded(kitchen):
-    v = SymbolicReasoner().check(kitchen, "pick(Bowl)")
+def test_questions_tool_calls_and_trace_are_recorded(small_kitchen):
+    v = SymbolicReasoner().check(small_kitchen, "pick(Bowl)")
     tools = [c.tool for c in v.tool_calls]
     assert tools == [
         "object_detection",
@@ -125,7 +126,7 @@ def test_questions_tool_calls_and_trace_are_recorded(kitchen):
         "check_obj_relationship",
         "dist_to_target",
     ]
-    assert v.tool_calls[-1].args == ["Bowl"] and v.tool_calls[-1].result == 0.57
+    assert v.tool_calls[-1].args == ["Bowl"] and v.tool_calls[-1].result == 0.67
     assert "Is the robot's hand free?" in v.questions
     assert any("reach" in q for q in v.questions)
     roles = [m["role"] for m in v.trace]
@@ -134,20 +135,20 @@ def test_questions_tool_calls_and_trace_are_recorded(kitchen):
     assert v.elapsed_s > 0
 
 
-def test_bad_query_raises(kitchen):
+def test_bad_query_raises(small_kitchen):
     with pytest.raises(QueryError, match="unknown action 'dance'"):
-        SymbolicReasoner().check(kitchen, "dance(Apple)")
+        SymbolicReasoner().check(small_kitchen, "dance(Apple)")
 
 
 # --------------------------------------------------------------------------- each category
-def test_none(kitchen):
-    v = SymbolicReasoner().check(kitchen, "Please pick up the tomato")
+def test_none(small_kitchen):
+    v = SymbolicReasoner().check(small_kitchen, "Please pick up the tomato")
     assert v.category is Category.NONE
     assert v.explanation.startswith("The robot can pick the Tomato")
 
 
-def test_ambiguity_lists_the_candidates(kitchen):
-    v = SymbolicReasoner().check(kitchen, "pick the vegetable")
+def test_ambiguity_lists_the_candidates(small_kitchen):
+    v = SymbolicReasoner().check(small_kitchen, "pick the vegetable")
     assert v.category is Category.AMBIGUITY and v.final_response is Response.AMBIGUITY
     assert all(n in v.explanation for n in ("Lettuce", "Potato", "Tomato"))
     assert len(v.grounding["the vegetable"]) == 3
@@ -155,19 +156,33 @@ def test_ambiguity_lists_the_candidates(kitchen):
     assert v.questions == []
 
 
-def test_ambiguity_from_a_duplicate_object(kitchen_dict):
-    clone = dict(obj(kitchen_dict, "Apple"), objectId="Apple|2")
-    kitchen_dict["objects"].append(clone)
-    v = check(kitchen_dict, "pick(Apple)")
+def test_ambiguity_from_a_duplicate_object(small_kitchen_dict):
+    clone = dict(obj(small_kitchen_dict, "Apple"), objectId="Apple|2")
+    small_kitchen_dict["objects"].append(clone)
+    v = check(small_kitchen_dict, "pick(Apple)")
     assert v.category is Category.AMBIGUITY
     assert "Apple_1" in v.explanation and "Apple_2" in v.explanation
 
 
 @pytest.mark.parametrize("query", ["pick(Orange)", "pick the banana", "turn on the television"])
-def test_not_present_is_a_verdict(kitchen, query):
-    v = SymbolicReasoner().check(kitchen, query)
+def test_not_present_is_a_verdict(small_kitchen, query):
+    v = SymbolicReasoner().check(small_kitchen, query)
     assert v.category is Category.NOT_PRESENT
     assert list(v.grounding.values()) == [[]]
+
+
+@pytest.mark.parametrize(
+    "query, name, dist",
+    [
+        ("pick(Apple)", "Apple", "2.04 m"),
+        ("open the fridge", "Fridge", "3.44 m"),
+        ("turn on the coffee machine", "CoffeeMachine", "2.15 m"),
+    ],
+)
+def test_out_of_reach(small_kitchen, query, name, dist):
+    v = SymbolicReasoner().check(small_kitchen, query)
+    assert v.category is Category.OUT_OF_REACH
+    assert name in v.explanation and dist in v.explanation and "1.1 m" in v.explanation
 
 
 @pytest.mark.parametrize(
@@ -178,38 +193,38 @@ def test_not_present_is_a_verdict(kitchen, query):
         ("turn on the coffee machine", "CoffeeMachine", "2.24 m"),
     ],
 )
-def test_out_of_reach(kitchen, query, name, dist):
+def test_out_of_reach_in_the_real_floorplan1(kitchen, query, name, dist):
     v = SymbolicReasoner().check(kitchen, query)
     assert v.category is Category.OUT_OF_REACH
     assert name in v.explanation and dist in v.explanation and "1.1 m" in v.explanation
 
 
-def test_reach_follows_the_robot_block(kitchen_dict):
-    kitchen_dict["robot"]["reach"] = 2.0
-    assert check(kitchen_dict, "pick(Apple)").ok
+def test_reach_follows_the_robot_block(small_kitchen_dict):
+    small_kitchen_dict["robot"]["reach"] = 2.5
+    assert check(small_kitchen_dict, "pick(Apple)").ok
 
 
-def test_obstructed_by_a_blocker_report(kitchen_dict):
-    near(add_chair(kitchen_dict), "Microwave")
-    kitchen_dict["blocked"] = {obj(kitchen_dict, "Microwave")["objectId"]: ["Chair|1"]}
-    v = check(kitchen_dict, "open the microwave")
+def test_obstructed_by_a_blocker_report(small_kitchen_dict):
+    near(add_chair(small_kitchen_dict), "Microwave")
+    small_kitchen_dict["blocked"] = {obj(small_kitchen_dict, "Microwave")["objectId"]: ["Chair|1"]}
+    v = check(small_kitchen_dict, "open the microwave")
     assert v.category is Category.OBSTRUCTED
     assert "blocked by a Chair" in v.explanation
     assert "Chair|1" in v.objects
 
 
-def test_obstructed_single_slot_destination(kitchen_dict):
-    near(kitchen_dict, "CoffeeMachine")
-    hold(kitchen_dict, "Cup")
-    put(kitchen_dict, "Mug", "CoffeeMachine")
-    v = check(kitchen_dict, "place(Cup, CoffeeMachine)")
+def test_obstructed_single_slot_destination(small_kitchen_dict):
+    near(small_kitchen_dict, "CoffeeMachine")
+    hold(small_kitchen_dict, "Cup")
+    put(small_kitchen_dict, "Mug", "CoffeeMachine")
+    v = check(small_kitchen_dict, "place(Cup, CoffeeMachine)")
     assert v.category is Category.OBSTRUCTED
     assert "occupied by a Mug" in v.explanation
     # A bowl holds several things: the same occupant does not obstruct it.
-    put(kitchen_dict, "Tomato", "Bowl")
-    hold(kitchen_dict, "Apple")
-    near(kitchen_dict, "Bowl")
-    assert check(kitchen_dict, "put the apple in the bowl").ok
+    put(small_kitchen_dict, "Tomato", "Bowl")
+    hold(small_kitchen_dict, "Apple")
+    near(small_kitchen_dict, "Bowl")
+    assert check(small_kitchen_dict, "put the apple in the bowl").ok
 
 
 @pytest.mark.parametrize(
@@ -236,9 +251,9 @@ def test_obstructed_single_slot_destination(kitchen_dict):
         ),
     ],
 )
-def test_wrong_state(kitchen_dict, setup, query, phrase):
-    setup(kitchen_dict)
-    v = check(kitchen_dict, query)
+def test_wrong_state(small_kitchen_dict, setup, query, phrase):
+    setup(small_kitchen_dict)
+    v = check(small_kitchen_dict, query)
     assert v.category is Category.WRONG_STATE
     assert phrase in v.explanation
 
@@ -253,9 +268,9 @@ def test_wrong_state(kitchen_dict, setup, query, phrase):
         (lambda d: hold(d, "Apple"), "put the apple on the tomato", "not a receptacle"),
     ],
 )
-def test_wrong_property(kitchen_dict, setup, query, phrase):
-    setup(kitchen_dict)
-    v = check(kitchen_dict, query)
+def test_wrong_property(small_kitchen_dict, setup, query, phrase):
+    setup(small_kitchen_dict)
+    v = check(small_kitchen_dict, query)
     assert v.category is Category.WRONG_PROPERTY
     assert phrase in v.explanation
 
@@ -271,28 +286,28 @@ def test_wrong_property(kitchen_dict, setup, query, phrase):
         (lambda d: hold(d, "Mug"), "pick the clean mug", "already holding the Mug"),
     ],
 )
-def test_robot_state(kitchen_dict, setup, query, phrase):
-    setup(kitchen_dict)
-    v = check(kitchen_dict, query)
+def test_robot_state(small_kitchen_dict, setup, query, phrase):
+    setup(small_kitchen_dict)
+    v = check(small_kitchen_dict, query)
     assert v.category is Category.ROBOT_STATE
     assert phrase in v.explanation
 
 
-def test_two_arms_free_the_hand(kitchen_dict):
-    hold(kitchen_dict, "Mug")
-    kitchen_dict["robot"]["arms"] = 2
-    assert check(kitchen_dict, "pick(Tomato)").ok
+def test_two_arms_free_the_hand(small_kitchen_dict):
+    hold(small_kitchen_dict, "Mug")
+    small_kitchen_dict["robot"]["arms"] = 2
+    assert check(small_kitchen_dict, "pick(Tomato)").ok
 
 
-def test_a_butter_knife_slices(kitchen_dict):
-    hold(near(kitchen_dict, "Tomato"), "ButterKnife")
-    assert check(kitchen_dict, "slice(Tomato)").ok
+def test_a_butter_knife_slices(small_kitchen_dict):
+    hold(near(small_kitchen_dict, "Tomato"), "ButterKnife")
+    assert check(small_kitchen_dict, "slice(Tomato)").ok
 
 
-def test_priority_order(kitchen_dict):
+def test_priority_order(small_kitchen_dict):
     # Not pickupable, out of reach and a busy hand at once: robot_state comes first.
-    hold(kitchen_dict, "Mug")
-    v = check(kitchen_dict, "pick(Fridge)")
+    hold(small_kitchen_dict, "Mug")
+    v = check(small_kitchen_dict, "pick(Fridge)")
     assert v.category is Category.ROBOT_STATE
     answers = [m["content"] for m in v.trace if m["role"] == "answer"]
     assert any(a.startswith("wrong_property") for a in answers)
@@ -300,62 +315,64 @@ def test_priority_order(kitchen_dict):
 
 
 # --------------------------------------------------------------------------- abstraction levels
-def test_level_an_natural_and_structured(kitchen_dict):
-    near(kitchen_dict, "Apple")
-    assert check(kitchen_dict, "pick a fruit").grounding == {"a fruit": [APPLE]}
-    assert check(kitchen_dict, "pick(fruit)").ok
+def test_level_an_natural_and_structured(small_kitchen_dict):
+    near(small_kitchen_dict, "Apple")
+    assert check(small_kitchen_dict, "pick a fruit").grounding == {"a fruit": [APPLE]}
+    assert check(small_kitchen_dict, "pick(fruit)").ok
 
 
-def test_level_ar(kitchen):
-    v = SymbolicReasoner().check(kitchen, "pick the vegetable to the right of the bowl")
+def test_level_ar(small_kitchen):
+    v = SymbolicReasoner().check(small_kitchen, "pick the vegetable to the right of the bowl")
     assert v.ok and v.grounding == {"the vegetable to the right of the bowl": [TOMATO]}
     assert any(
         c.tool == "check_obj_relationship" and c.args[0] == "on the right of" for c in v.tool_calls
     )
-    v = SymbolicReasoner().check(kitchen, "pick the fruit to the left of the bowl")
+    v = SymbolicReasoner().check(small_kitchen, "pick the fruit to the left of the bowl")
     assert v.category is Category.NOT_PRESENT and "Bowl" in v.explanation
 
 
-def test_level_ac(kitchen_dict):
-    near(kitchen_dict, "Mug")
-    assert check(kitchen_dict, "pick the clean mug").ok
-    v = check(kitchen_dict, "pick the dirty mug")
+def test_level_ac(small_kitchen_dict):
+    near(small_kitchen_dict, "Mug")
+    assert check(small_kitchen_dict, "pick the clean mug").ok
+    v = check(small_kitchen_dict, "pick the dirty mug")
     assert v.category is Category.NOT_PRESENT and "the Mug is clean" in v.explanation
 
 
-def test_pick_from_a_source(kitchen_dict):
-    near(kitchen_dict, "Egg")
-    v = check(kitchen_dict, "grab the egg from the fridge")
+def test_pick_from_a_source(small_kitchen_dict):
+    near(small_kitchen_dict, "Egg")
+    v = check(small_kitchen_dict, "grab the egg from the fridge")
     assert v.category is Category.WRONG_STATE
-    fridge = obj(kitchen_dict, "Fridge")["objectId"]
+    fridge = obj(small_kitchen_dict, "Fridge")["objectId"]
     assert v.grounding["the fridge"] == [fridge]
-    assert check(kitchen_dict, "pick the apple from the fridge").category is Category.NOT_PRESENT
+    assert (
+        check(small_kitchen_dict, "pick the apple from the fridge").category is Category.NOT_PRESENT
+    )
 
 
 # --------------------------------------------------------------------------- assistive actions
-def test_approach_blocked_and_free(kitchen_dict):
-    kitchen_dict["locations"] = {"medicine_counter": {"x": -1.05, "z": -1.55}}
-    assert check(kitchen_dict, "approach(medicine_counter)").ok
-    add_chair(kitchen_dict)
-    kitchen_dict["blocked"] = {"medicine_counter": ["Chair|1"]}
-    v = check(kitchen_dict, "go to the medicine counter")
+def test_approach_blocked_and_free(small_kitchen_dict):
+    small_kitchen_dict["locations"] = {"medicine_counter": {"x": -1.05, "z": -1.55}}
+    assert check(small_kitchen_dict, "approach(medicine_counter)").ok
+    add_chair(small_kitchen_dict)
+    small_kitchen_dict["blocked"] = {"medicine_counter": ["Chair|1"]}
+    v = check(small_kitchen_dict, "go to the medicine counter")
     assert v.category is Category.OBSTRUCTED
     assert v.tool_calls[-1].tool == "check_free_path"
     assert v.tool_calls[-1].result == {"free": False, "blockers": ["Chair"]}
 
 
-def test_approach_unrecognised_person(kitchen_dict):
-    person(kitchen_dict, None)
-    v = check(kitchen_dict, "approach Adriana")
+def test_approach_unrecognised_person(small_kitchen_dict):
+    person(small_kitchen_dict, None)
+    v = check(small_kitchen_dict, "approach Adriana")
     assert v.category is Category.NOT_PRESENT
     assert "not recognised" in v.explanation
     assert v.objects == ["person_1"]
 
 
-def test_approach_blocked_person(kitchen_dict):
-    add_chair(person(kitchen_dict, "Adriana", 2.0))
-    kitchen_dict["blocked"] = {"person_1": ["Chair|1"]}
-    assert check(kitchen_dict, "approach Adriana").category is Category.OBSTRUCTED
+def test_approach_blocked_person(small_kitchen_dict):
+    add_chair(person(small_kitchen_dict, "Adriana", 2.0))
+    small_kitchen_dict["blocked"] = {"person_1": ["Chair|1"]}
+    assert check(small_kitchen_dict, "approach Adriana").category is Category.OBSTRUCTED
 
 
 @pytest.mark.parametrize(
@@ -367,147 +384,147 @@ def test_approach_blocked_person(kitchen_dict):
         ({"dist": 1.2}, Category.OUT_OF_REACH, "handover distance"),
     ],
 )
-def test_handover(kitchen_dict, kw, category, phrase):
-    person(hold(kitchen_dict, "Apple"), **kw)
-    v = check(kitchen_dict, "hand the apple to Adriana")
+def test_handover(small_kitchen_dict, kw, category, phrase):
+    person(hold(small_kitchen_dict, "Apple"), **kw)
+    v = check(small_kitchen_dict, "hand the apple to Adriana")
     assert v.category is category and phrase in v.explanation
     assert v.grounding == {"the apple": [APPLE], "Adriana": ["person_1"]}
 
 
-def test_handover_without_the_object_and_to_nobody(kitchen_dict):
-    person(kitchen_dict)
-    assert check(kitchen_dict, "handover(Apple, adriana)").category is Category.ROBOT_STATE
-    del kitchen_dict["humans"]
-    hold(kitchen_dict, "Apple")
-    assert check(kitchen_dict, "handover(Apple, adriana)").category is Category.NOT_PRESENT
+def test_handover_without_the_object_and_to_nobody(small_kitchen_dict):
+    person(small_kitchen_dict)
+    assert check(small_kitchen_dict, "handover(Apple, adriana)").category is Category.ROBOT_STATE
+    del small_kitchen_dict["humans"]
+    hold(small_kitchen_dict, "Apple")
+    assert check(small_kitchen_dict, "handover(Apple, adriana)").category is Category.NOT_PRESENT
 
 
-def test_handover_prefers_the_held_one_of_several(kitchen_dict):
-    kitchen_dict["objects"].append(dict(obj(kitchen_dict, "Apple"), objectId="Apple|2"))
-    person(hold(kitchen_dict, "Apple|2"))
-    v = check(kitchen_dict, "hand the apple to Adriana")
+def test_handover_prefers_the_held_one_of_several(small_kitchen_dict):
+    small_kitchen_dict["objects"].append(dict(obj(small_kitchen_dict, "Apple"), objectId="Apple|2"))
+    person(hold(small_kitchen_dict, "Apple|2"))
+    v = check(small_kitchen_dict, "hand the apple to Adriana")
     assert v.ok and v.grounding["the apple"] == ["Apple|2"]
 
 
 # --------------------------------------------------------------------------- PDDL plans
-def test_plan_unsatisfied_hand_fact_is_answered_by_perception(kitchen_dict):
-    hold(kitchen_dict, "Mug")
+def test_plan_unsatisfied_hand_fact_is_answered_by_perception(small_kitchen_dict):
+    hold(small_kitchen_dict, "Mug")
     q = Query(
         "(pick tiago tomato counter)",
         preconditions=("(hand_free tiago)",),
         unsatisfied=("(hand_free tiago)",),
         bindings={"r": "tiago", "i": "Tomato", "l": "CounterTop_2"},
     )
-    v = check(kitchen_dict, q)
+    v = check(small_kitchen_dict, q)
     assert v.category is Category.ROBOT_STATE
     assert any("(hand_free tiago)" in q for q in v.questions)
 
 
-def test_plan_fact_contradicted_by_perception_is_noted_not_reported(kitchen):
+def test_plan_fact_contradicted_by_perception_is_noted_not_reported(small_kitchen):
     q = Query(
         "(pick tiago tomato counter)",
         preconditions=("(hand_free tiago)",),
         unsatisfied=("(hand_free tiago)",),
         bindings={"r": "tiago", "i": "Tomato", "l": "CounterTop_2"},
     )
-    v = SymbolicReasoner().check(kitchen, q)
+    v = SymbolicReasoner().check(small_kitchen, q)
     assert v.ok
     assert any(m["role"] == "note" and "(hand_free tiago)" in m["content"] for m in v.trace)
 
 
-def test_plan_location_fact_means_reach(kitchen):
+def test_plan_location_fact_means_reach(small_kitchen):
     q = Query(
         "(pick tiago apple counter)",
         preconditions=("(robot_at tiago counter)",),
         unsatisfied=("(robot_at tiago counter)",),
         bindings={"r": "tiago", "i": "Apple", "l": "CounterTop_2"},
     )
-    v = SymbolicReasoner().check(kitchen, q)
+    v = SymbolicReasoner().check(small_kitchen, q)
     assert v.category is Category.OUT_OF_REACH
     assert v.grounding == {"Apple": [APPLE]}
 
 
-def test_plan_holding_fact(kitchen):
+def test_plan_holding_fact(small_kitchen):
     q = Query(
         "(put tiago apple bowl)",
         preconditions=("(holding tiago apple)",),
         unsatisfied=("(holding tiago apple)",),
         bindings={"apple": "Apple", "bowl": "Bowl"},
     )
-    v = SymbolicReasoner().check(kitchen, q)
+    v = SymbolicReasoner().check(small_kitchen, q)
     assert v.category is Category.ROBOT_STATE and v.action == "place"
 
 
-def test_plan_fact_no_tool_can_check_counts_as_the_planner_says(kitchen_dict):
-    near(kitchen_dict, "CoffeeMachine")
+def test_plan_fact_no_tool_can_check_counts_as_the_planner_says(small_kitchen_dict):
+    near(small_kitchen_dict, "CoffeeMachine")
     q = Query(
         "(turnon tiago coffeemachine)",
         preconditions=("(has_water coffeemachine)",),
         unsatisfied=("(has_water coffeemachine)",),
         bindings={"coffeemachine": "CoffeeMachine"},
     )
-    v = check(kitchen_dict, q)
+    v = check(small_kitchen_dict, q)
     assert v.category is Category.WRONG_STATE
     assert "(has_water coffeemachine)" in v.explanation
     # The same fact, satisfied in the planner's state, is no issue.
     q2 = Query(q.text, preconditions=q.preconditions, bindings=q.bindings)
-    assert check(kitchen_dict, q2).ok
+    assert check(small_kitchen_dict, q2).ok
 
 
-def test_plan_state_and_capability_facts(kitchen_dict):
-    near(kitchen_dict, "Apple")
+def test_plan_state_and_capability_facts(small_kitchen_dict):
+    near(small_kitchen_dict, "Apple")
     q = Query(
         "(open tiago apple)",
         preconditions=("(openable apple)",),
         unsatisfied=("(openable apple)",),
         bindings={"apple": "Apple"},
     )
-    assert check(kitchen_dict, q).category is Category.WRONG_PROPERTY
-    near(kitchen_dict, "Fridge")
-    obj(kitchen_dict, "Fridge")["isOpen"] = True
+    assert check(small_kitchen_dict, q).category is Category.WRONG_PROPERTY
+    near(small_kitchen_dict, "Fridge")
+    obj(small_kitchen_dict, "Fridge")["isOpen"] = True
     q = Query(
         "(close tiago fridge)", preconditions=("(opened fridge)",), bindings={"fridge": "Fridge"}
     )
-    v = check(kitchen_dict, q)
+    v = check(small_kitchen_dict, q)
     assert v.ok and any(c.tool == "get_obj_state" for c in v.tool_calls)
 
 
-def test_plan_clear_fact_is_an_obstruction(kitchen_dict):
-    put(kitchen_dict, "Apple", "Bowl")
+def test_plan_clear_fact_is_an_obstruction(small_kitchen_dict):
+    put(small_kitchen_dict, "Apple", "Bowl")
     q = Query(
         "(pick tiago bowl counter)",
         preconditions=("(clear bowl)",),
         unsatisfied=("(clear bowl)",),
         bindings={"r": "tiago", "o": "Bowl", "l": "CounterTop_2"},
     )
-    assert check(kitchen_dict, q).category is Category.OBSTRUCTED
+    assert check(small_kitchen_dict, q).category is Category.OBSTRUCTED
 
 
 # --------------------------------------------------------------------------- failing closed
-def test_cancel_gives_unknown(kitchen):
+def test_cancel_gives_unknown(small_kitchen):
     stop = threading.Event()
     stop.set()
-    v = SymbolicReasoner().check(kitchen, "pick(Bowl)", cancel=stop)
+    v = SymbolicReasoner().check(small_kitchen, "pick(Bowl)", cancel=stop)
     assert v.category is Category.UNKNOWN and v.final_response is Response.UNFEASIBILITY
     assert "cancelled" in v.explanation
 
 
-def test_time_limit_gives_unknown(kitchen):
-    v = SymbolicReasoner(time_limit=1e-9).check(kitchen, "pick(Bowl)")
+def test_time_limit_gives_unknown(small_kitchen):
+    v = SymbolicReasoner(time_limit=1e-9).check(small_kitchen, "pick(Bowl)")
     assert v.category is Category.UNKNOWN and "time limit" in v.explanation
 
 
-def test_missing_tool_gives_unknown(kitchen_dict):
-    person(hold(kitchen_dict, "Apple"))
+def test_missing_tool_gives_unknown(small_kitchen_dict):
+    person(hold(small_kitchen_dict, "Apple"))
     v = SymbolicReasoner(tools=household_tools()).check(
-        Scene(kitchen_dict), "hand the apple to Adriana"
+        Scene(small_kitchen_dict), "hand the apple to Adriana"
     )
     assert v.category is Category.UNKNOWN
     assert "recognize_humans" in v.explanation
     assert v.tool_calls[-1].error
 
 
-def test_custom_tools_replace_perception(kitchen_dict):
+def test_custom_tools_replace_perception(small_kitchen_dict):
     from bt_raider.perception.tools import default_tools
 
     tools = default_tools()
@@ -517,14 +534,14 @@ def test_custom_tools_replace_perception(kitchen_dict):
         """Distance to a target (a robot whose arm reaches everything)."""
         return 0.1
 
-    assert SymbolicReasoner(tools=tools).check(Scene(kitchen_dict), "pick(Apple)").ok
+    assert SymbolicReasoner(tools=tools).check(Scene(small_kitchen_dict), "pick(Apple)").ok
 
 
-def test_plan_source_that_is_a_named_location(kitchen_dict):
+def test_plan_source_that_is_a_named_location(small_kitchen_dict):
     # The plain plan step (no bindings): "medicine_counter" is a place, not a medicine.
-    kitchen_dict["locations"] = {"medicine_counter": {"x": -1.05, "z": -1.55}}
+    small_kitchen_dict["locations"] = {"medicine_counter": {"x": -1.05, "z": -1.55}}
     for oid, x in (("Medicine|1", -1.90), ("Medicine|2", -1.45)):
-        kitchen_dict["objects"].append(
+        small_kitchen_dict["objects"].append(
             {
                 "objectId": oid,
                 "objectType": "Medicine",
@@ -532,7 +549,7 @@ def test_plan_source_that_is_a_named_location(kitchen_dict):
                 "position": {"x": x, "y": 0.97, "z": -2.4},
             }
         )
-    v = check(kitchen_dict, "(pick tiago adrianas_medicine medicine_counter)")
+    v = check(small_kitchen_dict, "(pick tiago adrianas_medicine medicine_counter)")
     assert v.category is Category.AMBIGUITY
     assert "'adrianas_medicine' matches 2 objects" in v.explanation
     assert v.grounding["medicine_counter"] == ["medicine_counter"]
