@@ -5,18 +5,57 @@ Each sub-command lives in its own module under :mod:`bt_raider.commands`, exposi
 being run is imported (the others are listed by their help line), and it imports its heavy
 dependencies (a reasoner, torch, unified-planning, zenoh) inside ``run``.
 
-Exit status: 0 on success (any verdict), 2 with a one-line message on stderr for bad input.
+Exit status: 0 on success (any verdict), 2 with a one-line message on stderr for bad input
+(a usage error, or any :class:`~bt_raider.errors.BtRaiderError` or :class:`OSError` a command
+raises: bad input is turned into one of these where it is read), 1 when the reader of stdout
+went away (``bt-raider check ... | head -c 10``), 130 on Ctrl-C. Anything else is a bug of
+ours and keeps its traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from bt_raider.commands import HELP
 from bt_raider.errors import BtRaiderError
+
+
+class UsageError(Exception):
+    """A command line argparse cannot parse (reported by :func:`main` as one line, exit 2)."""
+
+    def __init__(self, prog: str, message: str) -> None:
+        super().__init__(message)
+        self.prog = prog
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line (no usage block), raised to :func:`main`."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(self.prog, message)
+
+
+class _Version(argparse.Action):
+    """``--version``: the installed distribution's version, looked up only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        # importlib.metadata costs ~20 ms to import: not on the path of every command.
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            text = version("bt_raider")
+        except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+            text = "unknown (not installed)"
+        print(f"bt-raider {text}")
+        parser.exit(0)
 
 
 def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
@@ -28,10 +67,13 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
             added. The other sub-commands are listed by name and help line only.
     """
     argv = list(argv)
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="bt-raider",
         description="Check, explain and recover robot actions before they run.",
+        epilog="A query or argument that starts with '-' goes after '--': "
+        "bt-raider check --scene S.json -- '-pick'.",
     )
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     chosen = next((i for i, word in enumerate(argv) if not word.startswith("-")), None)
@@ -45,18 +87,84 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``bt-raider`` console script."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser(argv).parse_args(argv)
+def _options(parser: argparse.ArgumentParser) -> set[str]:
+    """Every option string of ``parser`` and of its sub-commands' parsers."""
+    found: set[str] = set()
+    stack = [parser]
+    while stack:
+        p = stack.pop()
+        for action in p._actions:  # noqa: SLF001 - argparse keeps no public list
+            found.update(action.option_strings)
+            if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+                stack.extend(action.choices.values())
+    return found
+
+
+def _dash_hint(argv: Sequence[str], parser: argparse.ArgumentParser) -> str:
+    """A hint when a word looks like an option but is none (a query such as ``-pick``)."""
+    words = list(argv[: argv.index("--")] if "--" in argv else argv)
+    known = _options(parser)
+    strays = [
+        w for w in words if w.startswith("-") and w != "-" and w.split("=", 1)[0] not in known
+    ]
+    if not strays:
+        return ""
+    return (
+        f" ({strays[0]!r} is not an option: put a query or argument that starts with '-' "
+        f"after '--', e.g. bt-raider check --scene S.json -- {strays[0]!r})"
+    )
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush cannot fail again.
+
+    The recipe of the Python docs' note on SIGPIPE (``signal`` module): the reader of a pipe
+    went away; exit quietly instead of with a traceback or "Exception ignored" on stderr.
+    """
     try:
-        return int(args.run(args) or 0)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout is not a file (captured in tests)
+        pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``bt-raider`` console script.
+
+    The one place where errors become exit statuses: a usage error (``SystemExit(2)``, as
+    argparse does), a :class:`~bt_raider.errors.BtRaiderError` or an :class:`OSError` is one
+    line on stderr and exit 2; a closed stdout pipe is exit 1, silently; Ctrl-C is 130. Other exceptions are bugs
+    and propagate with their traceback.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as exc:
+        msg = _one_line(exc) + _dash_hint(argv, parser)
+        print(f"{exc.prog}: error: {msg} (see {exc.prog} --help)", file=sys.stderr)
+        raise SystemExit(2) from None  # as argparse exits on a usage error
+    name = f"bt-raider {args.command}"
+    try:
+        code = int(args.run(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at exit
+        return code
+    except BrokenPipeError:
+        _silence_stdout()
+        return 1
     except BtRaiderError as exc:
-        msg = " ".join(str(exc).split())
-        print(f"bt-raider {args.command}: error: {msg}", file=sys.stderr)
+        print(f"{name}: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the machine refused: a file, a disk, a socket; never our logic
+        print(f"{name}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"bt-raider {args.command}: interrupted", file=sys.stderr)
+        print(f"{name}: interrupted", file=sys.stderr)
         return 130
 
 

@@ -5,23 +5,29 @@ stays parseable with or without ``--trace``: the trace (the Ground / Ask / Answe
 conversation, or an LLM backend's messages) goes to **stderr**.
 
 Exit status: 0 for any verdict (an object the scene lacks is a ``not_present`` verdict), 2 with
-one line on stderr for bad input (unreadable or malformed scene, empty query, unknown action).
+one line on stderr for bad input: a scene that is not a regular file (a FIFO, device or
+directory is refused before it is opened), larger than ``--max-scene-bytes`` (64 MiB by
+default), not UTF-8, not JSON, nested too deeply, holding a number that is not finite or out of
+range; an empty query, one over 2,000 characters, an unknown action. A query that starts with
+``-`` goes after ``--``. When the reader of stdout goes away (``| head -c 10``) the command
+exits 1 without a traceback (see :func:`bt_raider.cli.main`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import re
 import sys
 import time
 from collections.abc import Sequence
 from typing import Any
 
-from bt_raider.checking.contract import Query
+from bt_raider.checking.contract import MAX_QUERY_CHARS, Query
 from bt_raider.checking.registry import BACKENDS, make_checker
 from bt_raider.commands import HELP
-from bt_raider.errors import QueryError
-from bt_raider.perception.scene import Scene
+from bt_raider.perception.scene import MAX_SCENE_BYTES, Scene
 
 
 def _positive_seconds(text: str) -> float:
@@ -29,9 +35,23 @@ def _positive_seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text!r}")
+    if not math.isfinite(value) or value <= 0:  # "nan" and "inf" parse as floats
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text!r}")
     return value
+
+
+_UNITS = {"": 1, "k": 2**10, "kib": 2**10, "m": 2**20, "mib": 2**20, "g": 2**30, "gib": 2**30}
+
+
+def _byte_count(text: str) -> int:
+    """``67108864``, ``64M``, ``64MiB``, ``1G`` -> a positive number of bytes."""
+    match = re.fullmatch(r"\s*(\d{1,15})\s*([A-Za-z]*)\s*", text)
+    unit = _UNITS.get(match.group(2).lower()) if match else None
+    if match is None or unit is None or int(match.group(1)) == 0:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive number of bytes such as 67108864, 64M or 1G, got {text!r}"
+        )
+    return int(match.group(1)) * unit
 
 
 def add_parser(sub: argparse._SubParsersAction, argv: Sequence[str] = ()) -> None:
@@ -43,7 +63,9 @@ def add_parser(sub: argparse._SubParsersAction, argv: Sequence[str] = ()) -> Non
             "Ground the query in the scene, ask and answer its preconditions with the "
             "perception tools, and print the verdict as one JSON object on stdout. "
             'Examples: "pick(Apple)", "(pick tiago medicine counter)", '
-            '"Can you please open the microwave?".'
+            '"Can you please open the microwave?". A query that starts with "-" goes after '
+            '"--": bt-raider check --scene S.json -- "-pick". '
+            f"Queries are at most {MAX_QUERY_CHARS:,} characters."
         ),
     )
     parser.add_argument("--scene", required=True, metavar="SCENE.json", help="scene file")
@@ -62,6 +84,14 @@ def add_parser(sub: argparse._SubParsersAction, argv: Sequence[str] = ()) -> Non
         type=_positive_seconds,
         metavar="S",
         help="give up after S seconds (the verdict is then 'unknown')",
+    )
+    parser.add_argument(
+        "--max-scene-bytes",
+        type=_byte_count,
+        default=MAX_SCENE_BYTES,
+        metavar="N",
+        help=f"refuse a scene file larger than N bytes (default {MAX_SCENE_BYTES // 2**20}M; "
+        "suffixes K, M, G)",
     )
     parser.add_argument(
         "--trace",
@@ -106,15 +136,14 @@ def format_trace(trace: list[dict[str, Any]]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
-    scene = Scene.load(args.scene)
-    if not args.query.strip():
-        raise QueryError(f"a query must be a non-empty string, got {args.query!r}")
+    query = Query(args.query)  # empty or too long: refused before the scene is read
+    scene = Scene.load(args.scene, max_bytes=args.max_scene_bytes)
     checker = make_checker(args.backend, **backend_options(args))
     if args.time_limit is not None and hasattr(checker, "time_limit"):
         # --time-limit bounds the command: reading the scene and loading the backend (the
         # openai SDK takes a second to import) come out of it.
         checker.time_limit = max(args.time_limit - (time.monotonic() - started), 1e-3)
-    verdict = checker.check(scene, Query(args.query))
+    verdict = checker.check(scene, query)
     if args.trace:
         print(format_trace(verdict.trace), file=sys.stderr)
         if verdict.questions:
