@@ -26,6 +26,7 @@ from bt_raider.planners.pddl import Step, parse_step, plan_steps, solve
 from bt_raider.planners.preconditions import ground_preconditions, resolve
 from bt_raider.planners.world import PddlWorld, problem_at
 from bt_raider.recovery.contract import RecoveryRequest
+from bt_raider.recovery.robot_actions import RobotActions
 from bt_raider.recovery.safecode import INTERACTION_ACTIONS, Vocabulary
 
 if TYPE_CHECKING:
@@ -59,6 +60,17 @@ def vocabulary(problem: Problem, base: Vocabulary | None = None) -> Vocabulary:
         params = " ".join(p.name for p in action.parameters)
         vocab.register(name, len(action.parameters), usage=f"{name}({params})")
     return vocab
+
+
+def domain_actions(problem: Problem, mapping: dict[str, str] | None = None) -> RobotActions:
+    """The domain's operators as the actions a recovery may use (``Recovery(actions=...)``).
+
+    Each operator is matched to RAIDER's verb it means (``drive`` -> ``move_to``, ``pick-up``
+    -> ``pick``); one that means none keeps its PDDL arity. ``mapping`` gives pairs explicitly.
+    """
+    names = [code_name(a.name) for a in problem.actions]
+    arities = {code_name(a.name): len(a.parameters) for a in problem.actions}
+    return RobotActions.from_names(names, arities=arities, mapping=mapping)
 
 
 class PddlRecovery:

@@ -21,13 +21,14 @@ preconditions in the current state before it runs (:func:`raider_guards`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import py_trees
 
 from bt_raider.errors import PlanningError
 from bt_raider.planners.pddl import Step, pddl_text, plan_steps
+from bt_raider.recovery.robot_actions import RobotActions
 from bt_raider.runtime.actions import ActionBehaviour
 from bt_raider.runtime.guards import RaiderGuard
 
@@ -83,6 +84,18 @@ class ActionRegistry:
 
     def names(self) -> list[str]:
         return sorted(self._factories)
+
+    def recovery_actions(self, mapping: Mapping[str, str] | None = None) -> RobotActions:
+        """The registered actions as the ones a recovery may use, under these names.
+
+        ``Recovery(planner, robot, human, actions=registry.recovery_actions())``: each name is
+        matched to RAIDER's verb it means (``navigate`` -> ``move_to``, ``grasp`` -> ``pick``,
+        ``put`` -> ``place``; ``mapping`` gives pairs explicitly, e.g. ``{"move_to": "drive"}``),
+        and recovery code calls only these names, on the Recovery's robot
+        (``robot.start(name, args)`` with objectIds). See
+        :class:`~bt_raider.recovery.robot_actions.RobotActions`.
+        """
+        return RobotActions.from_names(self.names(), mapping=mapping)
 
     def copy(self, fallback: BehaviourFactory | None = None) -> ActionRegistry:
         """A copy with the same registrations (and ``fallback`` if given, else this one's)."""

@@ -4,11 +4,20 @@ become interaction behaviours, every other action an ActionBehaviour of the robo
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 import py_trees
 
-from bt_raider.recovery.safecode import Arg, Program, Ref
+from bt_raider.recovery.safecode import INTERACTION_ACTIONS, Arg, Program, Ref
 from bt_raider.runtime.actions import ActionBehaviour, Robot, Var
-from bt_raider.runtime.human import AskBehaviour, HumanInterface, SayBehaviour, WaitFor
+from bt_raider.runtime.human import (
+    AskBehaviour,
+    GroundedAsk,
+    HumanInterface,
+    SayBehaviour,
+    WaitFor,
+)
 
 
 def compile_program(
@@ -17,15 +26,31 @@ def compile_program(
     human: HumanInterface,
     *,
     name: str = "Recovery",
+    answers: Mapping[str, Callable[[str], Any]] | None = None,
+    aliases: Mapping[str, str] | None = None,
+    because: str = "",
+    max_asks: int = 3,
 ) -> py_trees.composites.Sequence:
     """Turn an accepted program into a ``Sequence(memory=True)`` of behaviours.
 
-    ``x = ask(q)`` becomes an :class:`~bt_raider.runtime.human.AskBehaviour` writing the answer to
-    ``/bt_raider/vars/x``; ``say`` a :class:`~bt_raider.runtime.human.SayBehaviour`; ``wait_for`` a
+    ``x = ask(q)`` becomes a :class:`~bt_raider.runtime.human.GroundedAsk` when ``answers`` has a
+    reader for ``x`` (the reply must ground to one candidate; ``because`` answers "why?"), and
+    also — failing closed — when a robot action uses ``x`` but there is no reader; otherwise an
+    :class:`~bt_raider.runtime.human.AskBehaviour` writing the answer to ``/bt_raider/vars/x``.
+    ``say`` becomes a :class:`~bt_raider.runtime.human.SayBehaviour`; ``wait_for`` a
     :class:`~bt_raider.runtime.human.WaitFor`; every other action an
     :class:`~bt_raider.runtime.actions.ActionBehaviour` whose :class:`~bt_raider.runtime.actions.Var`
-    arguments are read from the blackboard when it starts.
+    arguments are read from the blackboard when it starts and whose names become what the
+    robot receives through ``aliases`` (display name -> objectId).
     """
+    answers = dict(answers or {})
+    used_by_robot = {
+        a.name
+        for step in program.steps
+        if step.action not in INTERACTION_ACTIONS
+        for a in step.args
+        if isinstance(a, Ref)
+    }
 
     def value(arg: Arg):
         return Var(arg.name) if isinstance(arg, Ref) else arg
@@ -35,14 +60,23 @@ def compile_program(
         label = f"{step.to_code()[:70]}"
         args = [value(a) for a in step.args]
         if step.action == "ask":
-            node: py_trees.behaviour.Behaviour = AskBehaviour(
-                args[0], human, var=step.target, name=label
-            )
+            if step.target is not None and (step.target in answers or step.target in used_by_robot):
+                node: py_trees.behaviour.Behaviour = GroundedAsk(
+                    args[0],
+                    human,
+                    var=step.target,
+                    read=answers.get(step.target),
+                    because=because,
+                    max_asks=max_asks,
+                    name=label,
+                )
+            else:
+                node = AskBehaviour(args[0], human, var=step.target, name=label)
         elif step.action == "say":
             node = SayBehaviour(args[0], human, name=label)
         elif step.action == "wait_for":
             node = WaitFor(args[0], human, name=label)
         else:
-            node = ActionBehaviour(step.action, args, robot, name=label)
+            node = ActionBehaviour(step.action, args, robot, name=label, aliases=aliases)
         root.add_child(node)
     return root

@@ -12,14 +12,16 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from bt_raider.checking.parse import parse_query
 from bt_raider.checking.verdict import Verdict
-from bt_raider.errors import QueryError
+from bt_raider.errors import BtRaiderError, QueryError
 from bt_raider.recovery.safecode import (
     CodeStep,
     Program,
 )
 
 if TYPE_CHECKING:
-    from bt_raider.perception.scene import Scene
+    from bt_raider.perception.scene import Scene, SceneObject
+    from bt_raider.recovery.answers import AnswerSpace
+    from bt_raider.recovery.robot_actions import RobotActions
 
 
 #: An examples provider: ``(information, k) -> [(information, goal), ...]``. The CDR memory's
@@ -27,8 +29,26 @@ if TYPE_CHECKING:
 ExamplesProvider = Callable[[str, int], Sequence[tuple[str, str]]]
 
 
-#: Where RAIDER's prompt says objects can always be put down for a while.
+#: RAIDER's prompt promises a free table to put things down on; recovery here names a real
+#: surface of the scene instead (:func:`free_surface`), never this.
 FREE_SPOT = "free_table"
+
+#: Receptacle types an object can be put down on for a while (surfaces, not containers).
+SURFACE_TYPES = frozenset(
+    {
+        "CounterTop",
+        "DiningTable",
+        "Table",
+        "SideTable",
+        "CoffeeTable",
+        "Desk",
+        "Shelf",
+        "Dresser",
+        "TVStand",
+    }
+)
+#: A surface whose objects cover more than this share of its top has no room.
+FULL_SHARE = 0.7
 
 
 @dataclass
@@ -43,6 +63,8 @@ class RecoveryRequest:
         feedback: why the planner's previous code was rejected (None on the first try).
         scene: the scene the check saw, for planners that look things up (optional).
         bindings: PDDL object -> scene name, for a PDDL action instance.
+        actions: the robot's actions (:class:`~bt_raider.recovery.robot_actions.RobotActions`);
+            None: RAIDER's vocabulary. Planners must only use these.
     """
 
     action: str
@@ -52,6 +74,7 @@ class RecoveryRequest:
     feedback: str | None = None
     scene: Scene | None = None
     bindings: dict[str, str] = field(default_factory=dict)
+    actions: RobotActions | None = None
 
     @property
     def action_name(self) -> str | None:
@@ -69,6 +92,48 @@ class RecoveryRequest:
             f"query: {self.action}, issue: {issue}, explanation: {explanation} "
             f"robot holding: {held}"
         )
+
+
+def free_surface(scene: Scene | None, *, exclude: Sequence[str] = ()) -> SceneObject | None:
+    """A real surface of the scene to put something down on for a while, or None.
+
+    The nearest to the robot of the receptacle surfaces (:data:`SURFACE_TYPES`) with room (the
+    objects on it cover at most :data:`FULL_SHARE` of its top, when it has a bounding box),
+    preferring those within the robot's reach. ``exclude`` names objects (ids or names) not to
+    use, e.g. the one being recovered.
+    """
+    if scene is None:
+        return None
+    skip = {str(x).lower() for x in exclude}
+    reach = float(scene.robot.get("reach", 1.0))
+    options = []
+    for o in scene.objects:
+        if o.type not in SURFACE_TYPES or not o.flag("receptacle"):
+            continue
+        if o.id.lower() in skip or o.name.lower() in skip:
+            continue
+        if not _has_room(scene, o):
+            continue
+        dist = scene.distance_to_robot(o.id)
+        options.append((dist > reach, dist, o.name, o))
+    return min(options, key=lambda t: t[:3])[3] if options else None
+
+
+def _has_room(scene: Scene, surface: SceneObject) -> bool:
+    box = surface.bbox()
+    if box is None:
+        return True
+    lo, hi = box
+    area = max(float((hi[0] - lo[0]) * (hi[2] - lo[2])), 1e-6)
+    used = 0.0
+    for child in surface.children:
+        try:
+            cbox = scene.by_id(child).bbox()
+        except BtRaiderError:  # an id perception reports but does not describe: no footprint
+            continue
+        if cbox is not None:
+            used += float((cbox[1][0] - cbox[0][0]) * (cbox[1][2] - cbox[0][2]))
+    return used / area <= FULL_SHARE
 
 
 def squash_name(name: str) -> str:
@@ -132,6 +197,10 @@ class RecoveryPlan:
         resume: the last step when it is the recovered action itself, else None.
         proposals: how many times the planner was asked.
         rejected: the reasons earlier proposals were rejected.
+        aliases: a name the code gives an object, place or person -> what the robot receives
+            (an objectId, a location name, a person's id), read from the request's scene.
+        answers: variable -> the :class:`~bt_raider.recovery.answers.AnswerSpace` its ``ask``
+            is read against (a reply grounds to one candidate before any action uses it).
     """
 
     request: RecoveryRequest
@@ -141,6 +210,8 @@ class RecoveryPlan:
     resume: CodeStep | None
     proposals: int = 1
     rejected: list[str] = field(default_factory=list)
+    aliases: dict[str, str] = field(default_factory=dict)
+    answers: dict[str, AnswerSpace] = field(default_factory=dict)
 
     @property
     def gives_up(self) -> bool:

@@ -4,6 +4,7 @@ parsed by the safe-code parser and fed back with the reason when rejected.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -14,9 +15,12 @@ from bt_raider.recovery.contract import (
     FREE_SPOT,
     ExamplesProvider,
     RecoveryRequest,
+    free_surface,
 )
 from bt_raider.recovery.fewshot import builtin_examples
+from bt_raider.recovery.robot_actions import RobotActions
 from bt_raider.recovery.safecode import (
+    INTERACTION_ACTIONS,
     Vocabulary,
 )
 
@@ -24,16 +28,34 @@ if TYPE_CHECKING:
     pass
 
 
-#: RAIDER's contextual notes (Fig. 7), worded for code output.
+#: RAIDER's contextual notes (Fig. 7), worded for code output. RAIDER's "there is always a free
+#: table" becomes a real surface of the scene, added per request (:meth:`LLMRecovery.notes_for`).
 DEFAULT_NOTES = (
-    f"There is always a free table '{FREE_SPOT}' to move to and place objects momentarily or "
-    "that are not needed for the instruction.",
     "The robot is initially at the query location.",
     "The robot has a single arm and cannot perform actions while holding an object, except for "
     "placing the held object or slicing if holding a knife.",
     "End with the query action itself on the resolved objects (e.g. pick(item)), unless the "
     "action is impossible: then only say() why.",
+    "Name only objects, places and people that exist in the scene, as the query and the "
+    "explanation name them; never invent a place.",
 )
+
+
+def _in_robot_words(shot: tuple[str, str], actions: RobotActions) -> tuple[str, str] | None:
+    """A few-shot example with RAIDER's verbs written as the robot's names; None when it uses
+    an action the robot does not have (it would teach the model to call it)."""
+    info, goal = shot
+    out = []
+    for line in goal.splitlines():
+        match = re.match(r"\s*(?:\w+\s*=\s*)?(\w+)\s*\(", line)
+        if match and match.group(1) not in INTERACTION_ACTIONS:
+            verb = match.group(1)
+            name = actions.name_for(verb) or (verb if verb in actions else None)
+            if name is None:
+                return None
+            line = line[: match.start(1)] + name + line[match.end(1) :]
+        out.append(line)
+    return info, "\n".join(out)
 
 
 class LLMRecovery:
@@ -44,7 +66,9 @@ class LLMRecovery:
         examples: an :data:`ExamplesProvider` (e.g. the CDR memory's ``memory.examples``);
             the built-in examples (:func:`builtin_examples`) when None.
         k: how many examples the provider is asked for.
-        vocabulary: the actions offered to the model.
+        vocabulary: the actions offered to the model when the request does not say which
+            actions the robot has (``request.actions``, set by
+            :class:`~bt_raider.recovery.pipeline.Recovery`).
         notes: the prompt's contextual notes (:data:`DEFAULT_NOTES`).
         timeout: seconds per model call.
     """
@@ -74,14 +98,37 @@ class LLMRecovery:
             pair = (str(ex[0]), str(ex[1]))
             if pair not in shots:
                 shots.append(pair)
+        # RAIDER's examples put things on a 'free_table': the scene's real surface, or none.
+        spot = free_surface(request.scene)
+        shots = [
+            (info, goal.replace(FREE_SPOT, spot.name)) if spot is not None else (info, goal)
+            for info, goal in shots
+            if spot is not None or FREE_SPOT not in goal
+        ]
+        actions = self.vocabulary.usage()
+        if request.actions is not None:
+            actions = request.actions.usage()
+            shots = [s for s in (_in_robot_words(s, request.actions) for s in shots) if s]
         return render(
             "recovery",
-            actions=self.vocabulary.usage(),
-            notes=self.notes,
+            actions=actions,
+            notes=self.notes_for(request),
             examples=shots,
             query=information,
             feedback=request.feedback,
         )
+
+    def notes_for(self, request: RecoveryRequest) -> list[str]:
+        """The contextual notes for ``request``: :attr:`notes` and a real free surface."""
+        notes = list(self.notes)
+        spot = free_surface(request.scene)
+        if spot is not None:
+            notes.insert(
+                0,
+                f"To put an object down for a while, use the {spot.name}: a free surface near "
+                "the robot. There is no other free table.",
+            )
+        return notes
 
     def propose(self, request: RecoveryRequest, *, cancel: threading.Event | None = None) -> str:
         if cancel is not None and cancel.is_set():

@@ -15,6 +15,12 @@ the interaction actions ``ask``/``say``. Here:
   executing it), feeds a rejected snippet's reason back to the planner a bounded number of
   times, and compiles the accepted program into a subtree.
 
+The actions a plan may use are the robot's own (``Recovery(..., actions={"move_to": "navigate"})``,
+see :mod:`bt_raider.recovery.robot_actions`); a plan calling anything else is rejected before it
+starts, and so is a plan naming an object or place the scene does not have. Names become the
+objectIds the robot receives (:attr:`RecoveryPlan.aliases`), and each ``x = ask(...)`` whose answer
+an action uses is read against the question's candidates (:mod:`bt_raider.recovery.answers`).
+
 Plans end with the recovered action itself on the resolved arguments (``pick(item)`` after
 ``item = ask(...)``), as RAIDER's examples do. That last call is the plan's *resume step*: it is
 not run inside the subtree; the guard re-checks the action with those arguments and then runs
@@ -23,6 +29,7 @@ its own child (see :class:`~bt_raider.runtime.guards.RaiderGuard`).
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import replace
@@ -30,16 +37,22 @@ from typing import TYPE_CHECKING, Any
 
 import py_trees
 
-from bt_raider.errors import RecoveryCodeError
+from bt_raider.errors import BtRaiderError, RecoveryCodeError
 from bt_raider.llm.replies import clean_code
+from bt_raider.perception.scene import Scene
+from bt_raider.recovery.answers import AnswerSpace, strip_article
 from bt_raider.recovery.compiler import compile_program
 from bt_raider.recovery.contract import (
     RecoveryPlan,
     RecoveryPlanner,
     RecoveryRequest,
+    free_surface,
     same_action,
+    split_action,
 )
+from bt_raider.recovery.robot_actions import RobotActions, verb_for_name
 from bt_raider.recovery.safecode import (
+    DEFAULT_ACTIONS,
     DEFAULT_LIMITS,
     INTERACTION_ACTIONS,
     CodeStep,
@@ -55,24 +68,6 @@ if TYPE_CHECKING:
     from bt_raider.runtime.human import HumanInterface
 
 
-# ---------------------------------------------------------------------------- the request
-
-
-# ---------------------------------------------------------------------------- planners
-
-
-# -- built-in examples
-
-
-# -- symbolic
-
-
-# -- LLM
-
-
-# ---------------------------------------------------------------------------- Recovery
-
-
 class Recovery:
     """Ask a planner for recovery code, accept it only through the whitelist, compile it.
 
@@ -80,12 +75,20 @@ class Recovery:
         planner: a :class:`RecoveryPlanner`.
         robot: runs the robot actions of the plan.
         human: answers ``ask`` and hears ``say``.
-        vocabulary: the allowed actions (RAIDER's by default).
+        actions: the robot's actions, under its own names: a mapping from RAIDER's verb to the
+            robot's name (``{"move_to": "navigate", "pick": "grasp", "place": "put"}``), a list
+            of the robot's action names (``registry.names()``, a PDDL domain's operators), an
+            ``ActionRegistry`` or a :class:`~bt_raider.recovery.robot_actions.RobotActions`.
+            The planner is told them (``request.actions``); code calling another action is
+            rejected with the reason, which goes back to the planner. None: RAIDER's vocabulary.
+        vocabulary: the allowed actions, when ``actions`` is not given (RAIDER's by default).
         max_retries: how many times rejected code goes back to the planner with the reason.
         limits: size limits for the code.
         on_success: called with ``(information, code)`` when a plan led to the action running
             (the guard's re-check found no issue). It is called on the tick, so it must return
             at once: use :meth:`bt_raider.recovery.fewshot.MemoryLink.record`, which queues the write.
+        max_asks: how many times a question is asked before an answer that grounds to nothing
+            fails the recovery (a "why?" counts too).
     """
 
     def __init__(
@@ -94,68 +97,138 @@ class Recovery:
         robot: Robot,
         human: HumanInterface,
         *,
+        actions: Any = None,
         vocabulary: Vocabulary | None = None,
         max_retries: int = 2,
         limits: Limits = DEFAULT_LIMITS,
         on_success: Callable[[str, str], None] | None = None,
+        max_asks: int = 3,
     ) -> None:
         if not callable(getattr(planner, "propose", None)):
             raise TypeError(f"planner must have propose(request, *, cancel), got {planner!r}")
         if not isinstance(max_retries, int) or max_retries < 0:
             raise ValueError(f"max_retries must be an integer >= 0, got {max_retries!r}")
+        if not isinstance(max_asks, int) or isinstance(max_asks, bool) or max_asks < 1:
+            raise ValueError(f"max_asks must be an integer >= 1, got {max_asks!r}")
         self.planner = planner
         self.robot = robot
         self.human = human
-        self.vocabulary = vocabulary or Vocabulary()
+        self.actions = RobotActions.coerce(actions)
+        if vocabulary is None:
+            vocabulary = self.actions.vocabulary() if self.actions is not None else Vocabulary()
+        self.vocabulary = vocabulary
         self.max_retries = max_retries
         self.limits = limits
         self.on_success = on_success
+        self.max_asks = max_asks
 
     def plan(
         self, request: RecoveryRequest, *, cancel: threading.Event | None = None
     ) -> RecoveryPlan:
         """Get accepted code for ``request`` (thread-safe: nothing touches the tree).
 
+        Code is rejected (and the reason fed back) when it is not in the whitelist, calls an
+        action the robot does not have, or names an object or place not in the scene.
+
         Raises:
             RecoveryCodeError: every proposal was rejected (the message has the last reason),
                 or planning was cancelled.
         """
+        if self.actions is not None and request.actions is None:
+            request = replace(request, actions=self.actions)
         rejected: list[str] = []
         current = request
+        vocabulary = self._parse_vocabulary(request)
         for attempt in range(1, self.max_retries + 2):
             if cancel is not None and cancel.is_set():
                 raise RecoveryCodeError("recovery planning was cancelled")
             code = self.planner.propose(current, cancel=cancel)
             try:
-                program = parse_recovery(clean_code(code), self.vocabulary, limits=self.limits)
+                program = parse_recovery(clean_code(code), vocabulary, limits=self.limits)
+                plan = self._split(request, program, attempt, rejected)
+                self._check_actions(plan)
+                plan.aliases = scene_aliases(plan, request)
+                plan.answers = answer_spaces(plan, request, self.actions)
             except RecoveryCodeError as exc:
-                rejected.append(str(exc))
-                current = replace(current, feedback=str(exc))
+                reason = self._hint(str(exc))
+                rejected.append(reason)
+                current = replace(current, feedback=reason)
                 continue
-            return self._split(request, program, attempt, rejected)
+            return plan
         raise RecoveryCodeError(
             f"no acceptable recovery for {request.action!r} after {len(rejected)} proposal(s); "
             f"last rejection: {rejected[-1]}"
         )
+
+    def _parse_vocabulary(self, request: RecoveryRequest) -> Vocabulary:
+        """The whitelist, plus the recovered action itself (the guard's child runs it)."""
+        vocab = self.vocabulary
+        verb = request.action_name
+        if self.actions is None or not verb or verb in vocab:
+            return vocab
+        name = self.actions.name_for(verb)
+        if name is not None and name in vocab:
+            return vocab
+        vocab = vocab.copy()
+        try:
+            vocab.register(verb, DEFAULT_ACTIONS.get(verb, ((0, 1, 2, 3), ""))[0])
+        except RecoveryCodeError:
+            pass  # not an identifier: the plan cannot end with it
+        return vocab
+
+    def _check_actions(self, plan: RecoveryPlan) -> None:
+        """Every step that runs must be one of the robot's actions."""
+        if self.actions is None:
+            return
+        for step in plan.run.steps:
+            if step.action not in INTERACTION_ACTIONS and step.action not in self.actions:
+                raise RecoveryCodeError(
+                    f"line {step.line}: {step.to_code()[:60]} cannot run: "
+                    f"{self.actions.missing(step.action)}"
+                )
+
+    def _hint(self, reason: str) -> str:
+        """Name the robot's own action when the code used RAIDER's name for it."""
+        if self.actions is None or "unknown action" not in reason:
+            return reason
+        for name in _unknown_names(reason):
+            return f"{reason} ({self.actions.missing(name)})"
+        return reason
 
     def _split(
         self, request: RecoveryRequest, program: Program, proposals: int, rejected: list[str]
     ) -> RecoveryPlan:
         last = program.steps[-1]
         resume = None
-        if last.action not in INTERACTION_ACTIONS and same_action(last.action, request.action_name):
+        if last.action not in INTERACTION_ACTIONS and self._is_action(last.action, request):
             resume = last
         run = Program(program.steps[:-1] if resume else program.steps, program.source)
         return RecoveryPlan(
             request, program.to_code(), program, run, resume, proposals, list(rejected)
         )
 
+    def _is_action(self, name: str, request: RecoveryRequest) -> bool:
+        """Whether ``name`` is the recovered action (RAIDER's name or the robot's for it)."""
+        verb = request.action_name
+        if same_action(name, verb):
+            return True
+        if self.actions is not None and self.actions.verb_of(name) is not None:
+            return self.actions.verb_of(name) == verb
+        return False
+
     def compile(
         self, plan: RecoveryPlan, *, name: str | None = None
     ) -> py_trees.behaviour.Behaviour:
         """The subtree of ``plan`` (call on the tree's thread: it registers blackboard clients)."""
         return compile_program(
-            plan.run, self.robot, self.human, name=name or f"Recovery {plan.request.action}"
+            plan.run,
+            self.robot,
+            self.human,
+            name=name or f"Recovery {plan.request.action}",
+            answers={var: space.read for var, space in plan.answers.items()},
+            aliases=plan.aliases,
+            because=plan.request.verdict.explanation,
+            max_asks=self.max_asks,
         )
 
     def build(
@@ -173,3 +246,175 @@ class Recovery:
 def resolve_resume(step: CodeStep, values: dict[str, Any]) -> list[Any]:
     """The resume step's arguments with variables replaced by their values."""
     return [values[a.name] if isinstance(a, Ref) else a for a in step.args]
+
+
+def _unknown_names(reason: str) -> list[str]:
+    return re.findall(r"unknown action '([^']+)'", reason)
+
+
+# ---------------------------------------------------------------------------- the scene's names
+
+
+def scene_ref(scene: Scene, name: str, bindings: dict[str, str] | None = None) -> str | None:
+    """What the robot receives for ``name``: an objectId, a location name, a person's id.
+
+    Exact only (objectId, display name, a type with one object, location, person's id or
+    name): a near miss or a phrase is None, so no invented place reaches the robot.
+    """
+    name = (bindings or {}).get(name, name)
+    if not isinstance(name, str) or not name.strip():
+        return None
+    key = name.strip()
+    if key in scene.locations:
+        return key
+    for o in scene.objects:
+        if o.id == key or o.name.lower() == key.lower():
+            return o.id
+    typed = scene.of_type(key.replace(" ", ""))
+    if len(typed) == 1:
+        return typed[0].id
+    for h in scene.humans:
+        if h.id.lower() == key.lower() or (h.name or "").lower() == key.lower():
+            return h.id
+    return None
+
+
+def scene_aliases(plan: RecoveryPlan, request: RecoveryRequest) -> dict[str, str]:
+    """Each name a running step gives the robot -> what the robot receives.
+
+    Raises:
+        RecoveryCodeError: a name is no object, place or person of the scene (the message
+            names the step and what the scene has near the robot). Without a scene (None, or
+            not a :class:`~bt_raider.perception.scene.Scene`, e.g. a PDDL world) nothing is
+            checked.
+    """
+    scene = request.scene
+    if not isinstance(scene, Scene):
+        return {}
+    out: dict[str, str] = {}
+    for step in plan.run.steps:
+        if step.action in INTERACTION_ACTIONS:
+            continue
+        for arg in step.args:
+            if not isinstance(arg, str):
+                continue
+            ref = scene_ref(scene, arg, request.bindings)
+            several = scene.of_type(arg.replace(" ", "")) if ref is None else []
+            if several:
+                names = sorted(o.name for o in several)
+                raise RecoveryCodeError(
+                    f"line {step.line}: {step.to_code()[:60]} names {arg!r}, which is "
+                    f"{len(names)} objects ({', '.join(names[:8])}): name one of them"
+                )
+            if ref is None:
+                raise RecoveryCodeError(
+                    f"line {step.line}: {step.to_code()[:60]} names {arg!r}, which is no "
+                    f"object, place or person in the scene; {_nearby(scene)}"
+                )
+            out[arg] = ref
+    return out
+
+
+def _nearby(scene: Scene, limit: int = 12) -> str:
+    spot = free_surface(scene)
+    names = sorted(scene.objects, key=lambda o: scene.distance_to_robot(o.id))[:limit]
+    text = "near the robot are " + ", ".join(o.name for o in names)
+    if scene.locations:
+        text += "; places: " + ", ".join(scene.locations)
+    if spot is not None:
+        text += f"; to put something down, use the {spot.name}"
+    return text
+
+
+# ---------------------------------------------------------------------------- answers
+
+
+#: (RAIDER verb, argument index) that take a place or a person, not an object.
+_PLACE_ARGS = {("move_to", 0), ("place", 1), ("approach", 0)}
+_PERSON_ARGS = {("handover", 1)}
+
+
+def answer_spaces(
+    plan: RecoveryPlan, request: RecoveryRequest, actions: RobotActions | None = None
+) -> dict[str, AnswerSpace]:
+    """Variable -> what its ``ask`` is read against, for each answer an action uses.
+
+    The ambiguity's candidates when the verdict found several objects for a phrase; else, by
+    where the answer goes, the scene's places (and the people the action names), the people,
+    or the scene's objects. Without a scene an answer that only the guard's re-check uses is
+    passed on (the checker grounds it); one a robot step uses has no space, so its ask fails
+    closed.
+    """
+    scene = request.scene if isinstance(request.scene, Scene) else None
+    ambiguous: list[str] = []
+    for found in request.verdict.grounding.values():
+        if len(found) >= 2:
+            ambiguous = list(found)
+            break
+    names = _people_named(request, scene)
+    out: dict[str, AnswerSpace] = {}
+    for var in plan.program.variables:
+        uses = [
+            (step, i)
+            for step in plan.program.steps
+            if step.action not in INTERACTION_ACTIONS
+            for i, arg in enumerate(step.args)
+            if arg == Ref(var)
+        ]
+        if not uses:
+            continue
+        if scene is None:
+            if all(step is plan.resume for step, _ in uses):
+                out[var] = AnswerSpace.unverified(ambiguous, what=_what(None, ambiguous))
+            continue
+        if ambiguous:
+            out[var] = AnswerSpace.objects(scene, ambiguous, what=_what(scene, ambiguous))
+            continue
+        roles = set()
+        for step, i in uses:
+            verb = (actions.verb_of(step.action) if actions else None) or step.action
+            verb = verb_for_name(verb) or verb
+            roles.add(
+                "person"
+                if (verb, i) in _PERSON_ARGS
+                else "place"
+                if (verb, i) in _PLACE_ARGS
+                else "object"
+            )
+        if roles == {"person"}:
+            out[var] = AnswerSpace.people(scene, names)
+        elif "place" in roles:
+            out[var] = AnswerSpace.places(scene, people=names)
+        else:
+            out[var] = AnswerSpace.objects(scene, [o.id for o in scene.objects], what="object")
+    return out
+
+
+def _people_named(request: RecoveryRequest, scene: Scene | None) -> list[str]:
+    """Arguments of the action that name no object or place: the people it is about."""
+    _, args = split_action(request.action, request.bindings)
+    out = []
+    for arg in args:
+        arg = strip_article(arg)
+        if scene is not None and not any(
+            (h.name or "").lower() == arg.lower() for h in scene.humans
+        ):
+            if arg in scene.locations or scene_ref(scene, arg) is not None:
+                continue
+            if scene.of_type(arg.replace(" ", "")):
+                continue  # a type with several objects: not a person
+        if arg and arg.replace(" ", "").isalpha():
+            out.append(arg)
+    return out
+
+
+def _what(scene: Scene | None, ids: list[str]) -> str:
+    types = set()
+    for i in ids:
+        try:
+            types.add(scene.by_id(i).type if scene is not None else i.split("|", 1)[0])
+        except BtRaiderError:
+            return "one"
+    if len(types) != 1:
+        return "one"
+    return " ".join(re.findall(r"[A-Z][a-z]*|[a-z]+", types.pop())).lower() or "one"

@@ -12,12 +12,14 @@ from typing import TYPE_CHECKING
 
 from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.errors import BtRaiderError
+from bt_raider.recovery.answers import strip_article
 from bt_raider.recovery.contract import (
-    FREE_SPOT,
     RecoveryRequest,
+    free_surface,
     split_action,
     squash_name,
 )
+from bt_raider.recovery.robot_actions import RobotActions
 from bt_raider.recovery.safecode import (
     DEFAULT_ACTIONS,
 )
@@ -47,6 +49,15 @@ def _short(text: str, limit: int = 240) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+class _CannotPlan(BtRaiderError):
+    """A template needs what the robot or the scene does not offer; the plan says why instead."""
+
+
+def _the(name: str | _V) -> str:
+    """``the X`` without doubling an article the phrase already has."""
+    return f"the {strip_article(str(name))}"
+
+
 def _choices(names: Sequence[str]) -> str:
     names = list(names)
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
@@ -69,8 +80,9 @@ class _Ctx:
     request: RecoveryRequest
     action: str | None
     phrases: list[str]
-    free: str = FREE_SPOT
+    free_spot: str | None = None
     args: list[str] = field(default_factory=list)
+    actions: RobotActions = field(default_factory=RobotActions.raider)
 
     def __post_init__(self) -> None:
         # An argument the check grounded to one object is named by its display name (the
@@ -125,7 +137,8 @@ class _Ctx:
             args[replace_at] = value
         if self.action in DEFAULT_ACTIONS:  # e.g. pick's optional source is not a robot arg
             args = args[: max(DEFAULT_ACTIONS[self.action][0])]
-        return [_call(self.action, *args)]
+        # The guard runs its own child for the action: the robot's name when it has one.
+        return [_call(self.actions.name_for(self.action) or self.action, *args)]
 
     def people(self) -> bool:
         return bool(self.scene is not None and self.scene.humans)
@@ -161,11 +174,40 @@ class _Ctx:
                 out.add(o.id)
         return out
 
+    def has(self, *verbs: str) -> bool:
+        """Whether the robot offers all these RAIDER verbs."""
+        return all(self.actions.has(v) for v in verbs)
+
+    def do(self, verb: str, *args: str | _V | float) -> str:
+        """A call of RAIDER's ``verb`` under the robot's own name.
+
+        Raises:
+            _CannotPlan: the robot has no action for ``verb``.
+        """
+        name = self.actions.name_for(verb)
+        if name is None:
+            raise _CannotPlan(f"I have no action to {_VERBS.get(verb, verb)}")
+        return _call(name, *args)
+
+    @property
+    def free(self) -> str:
+        """A real free surface of the scene (or the configured spot) to put things down on.
+
+        Raises:
+            _CannotPlan: there is none.
+        """
+        if self.free_spot is not None:
+            return self.free_spot
+        spot = free_surface(self.scene, exclude=sorted(self.target_ids()))
+        if spot is None:
+            raise _CannotPlan("I know of no free surface to put things down on")
+        return spot.name
+
     def put_down_held(self, keep: Callable[[str], bool] = lambda _: False) -> list[str]:
         lines: list[str] = []
         for held in self.request.holding:
             if not keep(held):
-                lines += [_call("move_to", self.free), _call("place", held)]
+                lines += [self.do("move_to", self.free), self.do("place", held)]
         return lines
 
 
@@ -173,7 +215,13 @@ class SymbolicRecovery:
     """Deterministic recovery templates per issue category (offline, no model).
 
     Args:
-        free_spot: where objects are put down for a while (RAIDER's ``free_table``).
+        free_spot: where objects are put down for a while; None (the default): a real free
+            surface of the request's scene near the robot (:func:`~bt_raider.recovery.contract.free_surface`),
+            and without one the plan says why instead of inventing a place.
+
+    Only the robot's actions (``request.actions``, RAIDER's by default) are written, under the
+    robot's names (``navigate`` for ``move_to``); a template that needs an action the robot does
+    not have asks the person or says why.
 
     The templates, in RAIDER's style (the last line is the recovered action itself):
 
@@ -196,12 +244,13 @@ class SymbolicRecovery:
     ===================  ======================================================================
     """
 
-    def __init__(self, *, free_spot: str = FREE_SPOT) -> None:
+    def __init__(self, *, free_spot: str | None = None) -> None:
         self.free_spot = free_spot
 
     def propose(self, request: RecoveryRequest, *, cancel: threading.Event | None = None) -> str:
         name, args = split_action(request.action, request.bindings)
-        ctx = _Ctx(request, request.verdict.action or name, args, self.free_spot)
+        actions = request.actions or RobotActions.raider()
+        ctx = _Ctx(request, request.verdict.action or name, args, self.free_spot, actions=actions)
         handler = {
             Category.AMBIGUITY: self._ambiguity,
             Category.NOT_PRESENT: self._not_present,
@@ -210,7 +259,10 @@ class SymbolicRecovery:
             Category.WRONG_STATE: self._wrong_state,
             Category.ROBOT_STATE: self._robot_state,
         }.get(request.verdict.category, self._explain)
-        return "\n".join(handler(ctx))
+        try:
+            return "\n".join(handler(ctx))
+        except _CannotPlan as exc:
+            return _call("say", _short(f"{ctx.explanation} I cannot fix this myself: {exc}."))
 
     # -- templates
     def _explain(self, ctx: _Ctx) -> list[str]:
@@ -237,9 +289,9 @@ class SymbolicRecovery:
             noun = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", types.pop()).lower()
         options = f": {_choices(names)}" if names else ""
         if ctx.action == "place" and index == 1:
-            question = f"Where should I put the {ctx.arg(0)}{options}?"
+            question = f"Where should I put {_the(ctx.arg(0))}{options}?"
         elif ctx.action == "handover" and index == 1:
-            question = f"Who should I hand the {ctx.arg(0)} to{options}?"
+            question = f"Who should I hand {_the(ctx.arg(0))} to{options}?"
         else:
             question = f"Which {noun} should I {ctx.verb()}{options}?"
         return [_assign("choice", "ask", question), *ctx.resume(index, _V("choice"))]
@@ -260,9 +312,11 @@ class SymbolicRecovery:
                 missing_at = i
                 break
         missing = ctx.arg(missing_at)
+        if not ctx.has("move_to"):
+            return [_call("ask", f"Could you bring me {_the(missing)}, please?"), *ctx.resume()]
         return [
-            _assign("location", "ask", f"Where can I find the {missing}?"),
-            _call("move_to", _V("location")),
+            _assign("location", "ask", f"Where can I find {_the(missing)}?"),
+            ctx.do("move_to", _V("location")),
             *ctx.resume(),
         ]
 
@@ -270,13 +324,13 @@ class SymbolicRecovery:
         at = 1 if ctx.action in ("place", "handover") and len(ctx.args) > 1 else 0
         target = ctx.arg(at)
         if ctx.action == "handover" or ctx.is_person(target):
-            return [_call("approach", target), *ctx.resume()]
-        if ctx.action == "pick" and ctx.people():
+            return [ctx.do("approach", target), *ctx.resume()]
+        if ctx.action == "pick" and (ctx.people() or not ctx.has("move_to")):
             return [
-                _call("ask", f"Could you bring the {target} closer to me, please?"),
+                _call("ask", f"Could you bring {_the(target)} closer to me, please?"),
                 *ctx.resume(),
             ]
-        return [_call("move_to", target), *ctx.resume()]
+        return [ctx.do("move_to", target), *ctx.resume()]
 
     def _obstructed(self, ctx: _Ctx) -> list[str]:
         at = 1 if ctx.action == "place" and len(ctx.args) > 1 else 0
@@ -296,21 +350,27 @@ class SymbolicRecovery:
                 *ctx.resume(),
             ]
         movable = all((o := ctx.obj(b)) is not None and o.flag("pickupable") for b in blockers)
+        try:
+            spot = ctx.free if movable else None
+        except _CannotPlan:
+            spot = None
         if (
             ctx.action in ("approach", "move_to")
             or ctx.people()
             or ctx.request.holding
             or not movable
+            or spot is None
+            or not ctx.has("pick", "move_to", "place")
         ):
-            things = " and the ".join(blockers)
+            things = " and the ".join(strip_article(b) for b in blockers)
             return [
                 _call("ask", f"Could you move the {things} out of the way, please?"),
                 *ctx.resume(),
             ]
         lines: list[str] = []
         for b in blockers:
-            lines += [_call("pick", b), _call("move_to", ctx.free), _call("place", b)]
-        return [*lines, _call("move_to", target), *ctx.resume()]
+            lines += [ctx.do("pick", b), ctx.do("move_to", spot), ctx.do("place", b)]
+        return [*lines, ctx.do("move_to", target), *ctx.resume()]
 
     def _wrong_state(self, ctx: _Ctx) -> list[str]:
         text = ctx.explanation.lower()
@@ -318,14 +378,14 @@ class SymbolicRecovery:
             thing, person = ctx.args[0], ctx.args[1]
             if "look" in text:
                 return [
-                    _call("say", f"{person}, please look at me so I can hand you the {thing}."),
+                    _call("say", f"{person}, please look at me so I can hand you {_the(thing)}."),
                     _call("wait_for", f"{person} looking at me"),
                     *ctx.resume(),
                 ]
             if "hand" in text:
                 return [
                     _call(
-                        "say", f"{person}, please free your hands so I can give you the {thing}."
+                        "say", f"{person}, please free your hands so I can give you {_the(thing)}."
                     ),
                     _call("wait_for", f"{person} has free hands"),
                     *ctx.resume(),
@@ -333,12 +393,12 @@ class SymbolicRecovery:
         if ctx.action in ("pick", "place") and "closed" in text:
             closed = self._closed_receptacle(ctx)
             if closed is not None:
-                if ctx.request.holding and ctx.action == "place":
+                if (ctx.request.holding and ctx.action == "place") or not ctx.has("open"):
                     return [
-                        _call("ask", f"Could you open the {closed} for me, please?"),
+                        _call("ask", f"Could you open {_the(closed)} for me, please?"),
                         *ctx.resume(),
                     ]
-                return [*ctx.put_down_held(), _call("open", closed), *ctx.resume()]
+                return [*ctx.put_down_held(), ctx.do("open", closed), *ctx.resume()]
         return self._explain(ctx)
 
     @staticmethod
@@ -366,32 +426,32 @@ class SymbolicRecovery:
                 return self._explain(ctx)
             lines = ctx.put_down_held()
             if knife is not None:
-                lines += [_call("move_to", knife), _call("pick", knife)]
+                lines += [ctx.do("move_to", knife), ctx.do("pick", knife)]
             else:
                 lines += [
                     _assign("knife_location", "ask", "Where can I find a knife?"),
-                    _call("move_to", _V("knife_location")),
-                    _call("pick", "Knife"),
+                    ctx.do("move_to", _V("knife_location")),
+                    ctx.do("pick", "Knife"),
                 ]
-            return [*lines, _call("move_to", ctx.arg(0)), *ctx.resume()]
+            return [*lines, ctx.do("move_to", ctx.arg(0)), *ctx.resume()]
         if ctx.action == "place":
             thing = ctx.arg(0)
             if any(squash_name(h) == squash_name(thing) for h in held):
                 return self._explain(ctx)
             lines = ctx.put_down_held()
             if ctx.obj(thing) is not None:
-                lines += [_call("move_to", thing), _call("pick", thing)]
+                lines += [ctx.do("move_to", thing), ctx.do("pick", thing)]
             else:
                 lines += [
-                    _assign("location", "ask", f"Where can I find the {thing}?"),
-                    _call("move_to", _V("location")),
-                    _call("pick", thing),
+                    _assign("location", "ask", f"Where can I find {_the(thing)}?"),
+                    ctx.do("move_to", _V("location")),
+                    ctx.do("pick", thing),
                 ]
             if len(ctx.args) > 1:
-                lines.append(_call("move_to", ctx.args[1]))
+                lines.append(ctx.do("move_to", ctx.args[1]))
             return [*lines, *ctx.resume()]
         if held:
-            return [*ctx.put_down_held(), _call("move_to", ctx.arg(0)), *ctx.resume()]
+            return [*ctx.put_down_held(), ctx.do("move_to", ctx.arg(0)), *ctx.resume()]
         return self._explain(ctx)
 
     @staticmethod

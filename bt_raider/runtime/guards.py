@@ -448,6 +448,9 @@ class RaiderGuard(py_trees.decorators.Decorator):
                 (n for n in tree.iterate() if n.status == Status.FAILURE and n is not tree), tree
             )
             self._recovery_error = f"{failed.name}: {failed.feedback_message or 'failed'}"
+            if getattr(failed, "final", False):  # the person does not know or refused: stop
+                self._fail(f"{explanation} (recovery stopped: {self._recovery_error})")
+                return
         self._submit_check()
 
     def _refine_query(self) -> None:

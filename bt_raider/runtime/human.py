@@ -6,6 +6,10 @@ assistive scenario adds ``wait_for`` (wait until the person is ready). An ``ask`
 the person answers, so :class:`AskBehaviour`, :class:`SayBehaviour` and :class:`WaitFor` run the
 interface on a worker (:mod:`bt_raider.runtime.worker`) and never block a tick.
 
+:class:`GroundedAsk` is the ask of an answer a robot action uses: the reply must name exactly
+one of the question's candidates (:mod:`bt_raider.recovery.answers`); "why?" is answered, "I
+don't know" and refusals end it, anything else is explained and the question asked again.
+
 Interfaces: :class:`ConsoleHuman` (a terminal), :class:`ScriptedHuman` (tests and demos; its
 ``on_answer`` lets a demo's person act in the world, e.g. move the chair), and
 :class:`CallbackHuman` (speech, a GUI, a chat app). Each keeps a :class:`Exchange` transcript.
@@ -383,6 +387,144 @@ class AskBehaviour(_Interaction):
         if self.var is not None:
             self._vars.set(Var(self.var).key, self.answer)
         self.feedback_message = f"answer: {self.answer}"
+        return Status.SUCCESS
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """What :class:`GroundedAsk`'s worker brings back: the last reading and what was said."""
+
+    reading: Any
+    lines: tuple[str, ...]
+    asks: int
+
+
+def _intent(reading: Any) -> str:
+    intent = getattr(reading, "intent", None)
+    return str(getattr(intent, "value", intent))
+
+
+class GroundedAsk(AskBehaviour):
+    """Ask until the reply names exactly one of the question's candidates; store only that.
+
+    A person's free text never reaches a robot action as it is: each reply goes through
+    ``read`` (e.g. :meth:`bt_raider.recovery.answers.AnswerSpace.read`), and the variable gets
+    the candidate's value (an objectId, a location, a person's name). On the worker, the
+    interaction goes on as a conversation:
+
+    * a reply that names nothing or several: the robot says why ("Sorry, none of Medicine_1
+      or Medicine_2 is blue.") and asks the *original* question again;
+    * "why?": the robot says ``because``, then asks again;
+    * "I don't know", or a refusal ("no", "leave it"): the robot acknowledges and the node
+      fails closed (``final`` is set: asking again will not help);
+    * after ``max_asks`` questions without a usable reply: FAILURE, ``final`` set.
+
+    The feedback message of a failure has the reason and the transcript of this question.
+
+    Args:
+        question: the question (or a :class:`~bt_raider.runtime.actions.Var` holding it).
+        human: who is asked.
+        var: the recovery-code variable the grounded value is stored in.
+        read: ``reply -> reading`` with ``usable``, ``final``, ``value``, ``reason`` and
+            ``intent`` (``why`` among its values). None: there is nothing to ground the reply
+            in, so the node fails closed without asking.
+        because: why the robot asks, said when the person asks why.
+        max_asks: questions asked at most (a "why?" counts).
+        name: node name.
+
+    Attributes:
+        reading: the last reading.
+        final: True when the failure is the person's answer (do not ask again).
+        dialogue: the lines of this conversation (``robot asks: ...``, ``human: ...``).
+    """
+
+    def __init__(
+        self,
+        question: str | Var,
+        human: HumanInterface,
+        var: str | None = None,
+        *,
+        read: Callable[[str], Any] | None = None,
+        because: str = "",
+        max_asks: int = 3,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(question, human, var=var, name=name)
+        if not isinstance(max_asks, int) or isinstance(max_asks, bool) or max_asks < 1:
+            raise ValueError(f"max_asks must be an integer >= 1, got {max_asks!r}")
+        self.read = read
+        self.because = " ".join(str(because).split())
+        self.max_asks = max_asks
+        self.reading: Any = None
+        self.final = False
+        self.dialogue: list[str] = []
+
+    def _job(self, text: str, *, cancel: threading.Event) -> _Asked:  # type: ignore[override]
+        if self.read is None:
+            raise ActionFailed(
+                f"cannot use an answer to {text!r}: there is no scene to ground it in, and an "
+                "unchecked answer never reaches a robot action"
+            )
+        lines: list[str] = []
+        reading: Any = None
+        for asks in range(1, self.max_asks + 1):
+            if cancel.is_set():
+                raise ActionFailed(f"asking {text!r} was cancelled")
+            answer = self.human.ask(text)
+            lines += [f"robot asks: {text}", f"human: {answer}"]
+            reading = self.read(answer if isinstance(answer, str) else "")
+            if reading.usable or reading.final:
+                if reading.final:
+                    reply = "All right. Without an answer I will not go on with this."
+                    self.human.say(reply)
+                    lines.append(f"robot says: {reply}")
+                return _Asked(reading, tuple(lines), asks)
+            if asks == self.max_asks:
+                break
+            if _intent(reading) == "why":
+                reply = (
+                    f"I am asking because of this: {self.because}"
+                    if self.because
+                    else "I need the answer to go on."
+                )
+            else:
+                reply = f"Sorry, {reading.reason or 'I did not understand.'}"
+            self.human.say(reply)
+            lines.append(f"robot says: {reply}")
+        return _Asked(reading, tuple(lines), self.max_asks)
+
+    def initialise(self) -> None:
+        self.reading = None
+        self.final = False
+        self.dialogue = []
+        super().initialise()
+
+    def update(self) -> Status:
+        status, outcome = self._poll()
+        if status is not Status.SUCCESS:
+            if status is Status.FAILURE and self.read is None:
+                self.final = True
+            return status
+        self.reading = outcome.reading
+        self.dialogue = list(outcome.lines)
+        transcript = " / ".join(outcome.lines)
+        if not outcome.reading.usable:
+            self.final = True
+            intent = _intent(outcome.reading)
+            if intent == "dont_know":
+                why = "the person does not know"
+            elif intent == "refusal":
+                why = "the person declined to answer"
+            else:
+                why = f"no answer named one of the options after {outcome.asks} question(s)" + (
+                    f" ({outcome.reading.reason})" if outcome.reading.reason else ""
+                )
+            self.feedback_message = f"{why}; transcript: {transcript}"
+            return Status.FAILURE
+        self.answer = str(outcome.reading.value)
+        if self.var is not None:
+            self._vars.set(Var(self.var).key, self.answer)
+        self.feedback_message = f"answer: {self.answer} (from: {outcome.lines[-1][7:]})"
         return Status.SUCCESS
 
 

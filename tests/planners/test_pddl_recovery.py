@@ -9,7 +9,13 @@ import pytest
 
 from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.planners import pddl
-from bt_raider.planners.pddl_recovery import PddlRecovery, code_line, code_name, vocabulary
+from bt_raider.planners.pddl_recovery import (
+    PddlRecovery,
+    code_line,
+    code_name,
+    domain_actions,
+    vocabulary,
+)
 from bt_raider.planners.preconditions import PddlChecker
 from bt_raider.planners.tree import plan_to_tree, raider_guards, robot_actions
 from bt_raider.planners.world import PddlWorld
@@ -120,3 +126,13 @@ def test_guarded_plan_recovers_and_reaches_the_goal(gripper, tick_until_done):
     history = [s.text for s in world.history]
     assert history[:2] == ["(move rooma roomb)", "(move roomb rooma)"]
     assert history[2:] == [s.text for s in pddl.plan_steps(plan)]
+
+
+def test_domain_actions_are_the_operators_under_their_own_names(gripper):
+    actions = domain_actions(gripper)
+    # move -> move_to, pick -> pick, drop -> place: recovery code uses the domain's names.
+    assert actions.name_for("move_to") == "move"
+    assert actions.name_for("pick") == "pick" and actions.name_for("place") == "drop"
+    assert not actions.has("open") and "open" not in actions.vocabulary()
+    explicit = domain_actions(gripper, mapping={"move_to": "move"})
+    assert explicit.verb_of("move") == "move_to"

@@ -17,7 +17,10 @@ from bt_raider.planners.tree import (
     robot_actions,
 )
 from bt_raider.planners.world import PddlWorld
+from bt_raider.recovery.pipeline import Recovery
+from bt_raider.recovery.symbolic import SymbolicRecovery
 from bt_raider.runtime.actions import ActionBehaviour, SyncRobot
+from bt_raider.runtime.human import ScriptedHuman
 
 Status = py_trees.common.Status
 
@@ -179,3 +182,17 @@ def test_raider_guards_without_preconditions_use_the_step_text(gripper):
     guard = raider_guards(PddlChecker(gripper), scene=None, max_attempts=0)(Record(step), step)
     assert guard.query_source == "(move rooma roomb)"
     assert guard.max_attempts == 0
+
+
+def test_the_registered_actions_are_the_ones_recovery_may_use():
+    registry = ActionRegistry()
+    registry.register("navigate", Record)
+    registry.register("grasp", Record)
+    registry.register("put", Record)
+    actions = registry.recovery_actions()
+    assert actions.name_for("move_to") == "navigate"
+    assert actions.name_for("pick") == "grasp" and actions.name_for("place") == "put"
+    assert not actions.has("open")
+    recovery = Recovery(SymbolicRecovery(), None, ScriptedHuman([]), actions=registry)  # type: ignore[arg-type]
+    assert recovery.actions is not None and recovery.actions.names == actions.names
+    assert registry.recovery_actions({"move_to": "grasp"}).name_for("move_to") == "grasp"

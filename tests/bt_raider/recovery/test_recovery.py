@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import copy
 import threading
+import time
 from pathlib import Path
 
 import py_trees
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from bt_raider.checking.contract import Query
+from bt_raider.checking.symbolic import SymbolicReasoner
 from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.errors import RecoveryCodeError
 from bt_raider.llm.chat import OpenAIChat, ScriptedChat
 from bt_raider.perception.scene import Scene
+from bt_raider.recovery.answers import AnswerSpace
 from bt_raider.recovery.contract import RecoveryPlanner, RecoveryRequest, split_action
 from bt_raider.recovery.fewshot import builtin_examples, load_examples
 from bt_raider.recovery.llm import LLMRecovery
@@ -20,7 +26,17 @@ from bt_raider.recovery.pipeline import Recovery
 from bt_raider.recovery.safecode import Ref, Vocabulary, parse_recovery
 from bt_raider.recovery.symbolic import SymbolicRecovery
 from bt_raider.runtime.actions import ActionBehaviour
-from bt_raider.runtime.human import AskBehaviour, ScriptedHuman
+from bt_raider.runtime.guards import RaiderGuard
+from bt_raider.runtime.human import GroundedAsk, ScriptedHuman
+from tests.bt_raider.recovery.toy import (
+    APPLE,
+    COUNTER,
+    FAR_FROM_PLANT,
+    FRIDGE,
+    NEAR_PLANT,
+    ToyRobot,
+    toy_scene_dict,
+)
 
 HERE = Path(__file__).resolve().parent
 
@@ -156,7 +172,7 @@ def test_symbolic_obstructed(kitchen: Scene, kitchen_dict: dict) -> None:
     )
     assert propose(RecoveryRequest("pick(Bowl)", inside, scene=kitchen)) == [
         "pick('Apple')",
-        "move_to('free_table')",
+        "move_to('CounterTop_2')",
         "place('Apple')",
         "move_to('Bowl')",
         "pick('Bowl')",
@@ -218,18 +234,14 @@ def test_symbolic_robot_state(kitchen: Scene) -> None:
         "move_to('Lettuce')",
         "slice('Lettuce')",
     ]
+    # Without a scene there is no real surface to put the Egg on: say so, invent none.
     assert propose(RecoveryRequest("slice(Lettuce)", knife, holding=["Egg"])) == [
-        "move_to('free_table')",
-        "place('Egg')",
-        "knife_location = ask('Where can I find a knife?')",
-        "move_to(knife_location)",
-        "pick('Knife')",
-        "move_to('Lettuce')",
-        "slice('Lettuce')",
+        "say('The robot is not holding a knife. I cannot fix this myself: I know of no free "
+        "surface to put things down on.')"
     ]
     busy = Verdict(Category.ROBOT_STATE, "The arm is busy with the Mug.", action="pick")
     assert propose(RecoveryRequest("pick(Apple)", busy, holding=["Mug"], scene=kitchen)) == [
-        "move_to('free_table')",
+        "move_to('CounterTop_2')",
         "place('Mug')",
         "move_to('Apple')",
         "pick('Apple')",
@@ -239,7 +251,7 @@ def test_symbolic_robot_state(kitchen: Scene) -> None:
     assert propose(
         RecoveryRequest("place(Tomato, Pan)", other, holding=["Egg"], scene=kitchen)
     ) == [
-        "move_to('free_table')",
+        "move_to('CounterTop_2')",
         "place('Egg')",
         "move_to('Tomato')",
         "pick('Tomato')",
@@ -301,7 +313,8 @@ def test_llm_prompt_follows_figure_7() -> None:
     prompt = llm.prompt(request)
     assert prompt.startswith("Objective: A robot encountered an issue before executing an action.")
     assert 'Possible actions: ask("question"), say("statement"), move_to(location)' in prompt
-    assert "free table 'free_table'" in prompt and "single arm" in prompt
+    assert "free_table" not in prompt and "free table" not in prompt  # no scene: none named
+    assert "single arm" in prompt
     assert '1. query: open(fridge), issue: x\ncorrective actions:\nopen("Fridge")' in prompt
     assert "2. query: pick(pear)" in prompt
     assert prompt.rstrip().endswith(request.information() + "\ncorrective actions:")
@@ -386,7 +399,8 @@ def test_plan_split_give_up_and_build() -> None:
     assert not plan.gives_up and plan.resume is None and len(plan.run) == 2
     tree = other.build(RecoveryRequest("pick(Microwave)", verdict))
     assert isinstance(tree, py_trees.composites.Sequence)
-    assert [type(c) for c in tree.children] == [AskBehaviour, ActionBehaviour]
+    # move_to uses the answer: it must ground first (no scene here: the ask fails closed).
+    assert [type(c) for c in tree.children] == [GroundedAsk, ActionBehaviour]
 
 
 def test_recovery_validation_cancel_and_on_success() -> None:
@@ -410,3 +424,262 @@ def test_recovery_validation_cancel_and_on_success() -> None:
     plan = recovery.plan(request)
     recovery.succeeded(plan)
     assert seen == [(request.information(), "move_to('Apple')\npick('Apple')")]
+
+
+# ------------------------------------------------------------------------- the user's robot
+
+TOY_ACTIONS = {"move_to": "navigate", "pick": "grasp", "place": "put"}
+
+
+class Fixed:
+    """A planner that always proposes the same code."""
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+        self.requests: list[RecoveryRequest] = []
+
+    def propose(self, request, *, cancel=None) -> str:
+        self.requests.append(request)
+        return self.code
+
+
+def run_tree(tree: py_trees.behaviour.Behaviour, ticks: int = 40) -> None:
+    """Tick until the tree ends, waiting for background work between ticks."""
+    for _ in range(ticks):
+        tree.tick_once()
+        if tree.status != py_trees.common.Status.RUNNING:
+            return
+        end = time.monotonic() + 5.0
+        while time.monotonic() < end:
+            recovery = getattr(tree, "recovery_tree", None)
+            nodes = [*tree.iterate(), *(recovery.iterate() if recovery is not None else [])]
+            if all(getattr(n, "pending", None) is None or n.pending.done() for n in nodes):
+                break
+            time.sleep(0.001)
+    raise AssertionError(f"{tree.name} still running after {ticks} ticks")
+
+
+def busy_hand() -> tuple[ToyRobot, RecoveryRequest]:
+    """The toy robot holds the Apple and is asked to grasp Medicine_2 (the real checker)."""
+    robot = ToyRobot(toy_scene_dict(holding_apple=True))
+    scene = robot.observe()
+    verdict = SymbolicReasoner().check(scene, Query("grasp(Medicine_2)"))
+    assert verdict.category is Category.ROBOT_STATE
+    return robot, RecoveryRequest("grasp(Medicine_2)", verdict, holding=["Apple"], scene=scene)
+
+
+def test_recovery_speaks_the_robots_actions_and_places_and_passes_object_ids() -> None:
+    robot, request = busy_hand()
+    recovery = Recovery(SymbolicRecovery(), robot, ScriptedHuman([]), actions=TOY_ACTIONS)
+    plan = recovery.plan(request)
+    # The robot's names, a real surface of the scene (no 'free_table'), the action last.
+    assert plan.code.splitlines() == [
+        "navigate('CounterTop')",
+        "put('Apple')",
+        "navigate('Medicine_2')",
+        "grasp('Medicine_2')",
+    ]
+    assert plan.resume is not None and plan.resume.to_code() == "grasp('Medicine_2')"
+    assert plan.aliases == {"CounterTop": COUNTER, "Apple": APPLE, "Medicine_2": FAR_FROM_PLANT}
+    tree = recovery.compile(plan)
+    run_tree(tree)
+    assert tree.status == py_trees.common.Status.SUCCESS
+    assert robot.calls == [
+        ("navigate", [COUNTER]),
+        ("put", [APPLE]),
+        ("navigate", [FAR_FROM_PLANT]),
+    ]
+
+
+def test_a_users_plain_behaviour_is_guarded_and_recovered_in_its_vocabulary() -> None:
+    robot = ToyRobot(toy_scene_dict(holding_apple=True))
+    child = py_trees.behaviours.Success(name="the user's grasp")
+    guard = RaiderGuard(
+        child,
+        "grasp(Medicine_2)",
+        SymbolicReasoner(),
+        scene=robot.observe,
+        recovery=Recovery(SymbolicRecovery(), robot, ScriptedHuman([]), actions=TOY_ACTIONS),
+    )
+    run_tree(guard)
+    assert guard.status == py_trees.common.Status.SUCCESS, guard.feedback_message
+    assert child.status == py_trees.common.Status.SUCCESS
+    assert robot.calls == [
+        ("navigate", [COUNTER]),
+        ("put", [APPLE]),
+        ("navigate", [FAR_FROM_PLANT]),
+    ]
+
+
+def test_an_action_the_robot_lacks_is_refused_before_anything_runs() -> None:
+    robot, request = busy_hand()
+    planner = Fixed("move_to('CounterTop')\nput('Apple')\ngrasp('Medicine_2')")
+    recovery = Recovery(planner, robot, ScriptedHuman([]), actions=TOY_ACTIONS, max_retries=1)
+    with pytest.raises(RecoveryCodeError) as err:
+        recovery.plan(request)
+    message = str(err.value)
+    assert "unknown action 'move_to'" in message
+    assert "the robot calls move_to 'navigate'" in message
+    assert "its actions are navigate(1), grasp(1), put(1-2)" in message
+    # The planner was told, and heard the reason the second time.
+    assert planner.requests[0].actions is recovery.actions
+    assert planner.requests[1].feedback is not None and "move_to" in planner.requests[1].feedback
+    assert robot.calls == []
+    # Inside a guard: it fails closed with that reason; the robot records no call.
+    guard = RaiderGuard(
+        py_trees.behaviours.Success(name="grasp"),
+        "grasp(Medicine_2)",
+        SymbolicReasoner(),
+        scene=robot.observe,
+        recovery=recovery,
+    )
+    run_tree(guard)
+    assert guard.status == py_trees.common.Status.FAILURE
+    assert "no recovery" in guard.feedback_message
+    assert "the robot has no action 'move_to'" in guard.feedback_message
+    assert robot.calls == []
+
+
+def test_symbolic_never_writes_an_action_the_robot_does_not_have() -> None:
+    robot, request = busy_hand()
+    no_wheels = Recovery(
+        SymbolicRecovery(), robot, ScriptedHuman([]), actions={"pick": "grasp", "place": "put"}
+    )
+    plan = no_wheels.plan(request)
+    assert plan.gives_up
+    assert plan.code == (
+        "say('The robot cannot pick the Medicine_2: its hand is busy holding the Apple. I cannot "
+        "fix this myself: I have no action to go to.')"
+    )
+
+
+def test_a_place_the_scene_does_not_have_is_refused_with_the_real_options() -> None:
+    robot, request = busy_hand()
+    planner = Fixed("navigate('free_table')\nput('Apple')\ngrasp('Medicine_2')")
+    recovery = Recovery(planner, robot, ScriptedHuman([]), actions=TOY_ACTIONS, max_retries=0)
+    with pytest.raises(RecoveryCodeError, match="names 'free_table', which is no object") as err:
+        recovery.plan(request)
+    assert "to put something down, use the CounterTop" in str(err.value)
+    assert robot.calls == []
+
+
+def test_llm_is_told_the_robots_actions_and_corrects_its_plan_from_the_reason() -> None:
+    robot, request = busy_hand()
+    chat = ScriptedChat(
+        [
+            "move_to('CounterTop')\nplace('Apple')\ngrasp('Medicine_2')",
+            "navigate('free_table')\nput('Apple')\ngrasp('Medicine_2')",
+            "navigate('CounterTop')\nput('Apple', 'CounterTop')\nnavigate('Medicine_2')\n"
+            "grasp('Medicine_2')",
+        ]
+    )
+    recovery = Recovery(LLMRecovery(chat), robot, ScriptedHuman([]), actions=TOY_ACTIONS)
+    plan = recovery.plan(request)
+    assert plan.proposals == 3 and len(plan.rejected) == 2
+    first, second, third = (call[0]["content"] for call in chat.calls)
+    assert (
+        'Possible actions: ask("question"), say("statement"), wait_for("event") or '
+        "wait_for(seconds), navigate(location), grasp(object), put(object) or "
+        "put(object, destination)\n" in first
+    )
+    assert "use the CounterTop: a free surface near the robot" in first
+    # The examples speak the robot's words too (or are left out).
+    assert "free_table" not in first and "move_to(" not in first and "navigate(" in first
+    assert "Your previous answer was rejected: line 1: unknown action 'move_to'" in second
+    assert "(the robot has no action 'move_to' (the robot calls move_to 'navigate')" in second
+    assert "names 'free_table', which is no object, place or person in the scene" in third
+    tree = recovery.compile(plan)
+    run_tree(tree)
+    assert tree.status == py_trees.common.Status.SUCCESS
+    assert robot.calls == [
+        ("navigate", [COUNTER]),
+        ("put", [APPLE, COUNTER]),
+        ("navigate", [FAR_FROM_PLANT]),
+    ]
+
+
+def guarded_pick(answers: list[str]) -> tuple[RaiderGuard, ToyRobot, ScriptedHuman]:
+    """The user's grasp of "the medicine" (two of them) under a guard; the person answers."""
+    robot = ToyRobot()
+    human = ScriptedHuman(answers)
+    guard = RaiderGuard(
+        py_trees.behaviours.Success(name="the user's grasp"),
+        "pick the medicine",
+        SymbolicReasoner(),
+        scene=robot.observe,
+        recovery=Recovery(SymbolicRecovery(), robot, human, actions=TOY_ACTIONS),
+    )
+    run_tree(guard)
+    return guard, robot, human
+
+
+WHICH = "Which medicine should I pick up: Medicine_1 or Medicine_2?"
+
+
+def test_guarded_ambiguity_grounds_the_persons_answer_before_the_recheck() -> None:
+    guard, _robot, human = guarded_pick(["the blue one", "it is Medicine_1, next to the plant"])
+    assert guard.status == py_trees.common.Status.SUCCESS, guard.feedback_message
+    assert human.transcript_text().splitlines() == [
+        f"robot asks: {WHICH}",
+        "human: the blue one",
+        "robot says: Sorry, none of Medicine_1 or Medicine_2 is blue.",
+        f"robot asks: {WHICH}",
+        "human: it is Medicine_1, next to the plant",
+    ]
+    # The re-check is about the object the answer grounded to, not the sentence.
+    assert str(guard.query) == f"grasp({NEAR_PLANT})"
+    assert guard.verdict is not None and guard.verdict.ok
+
+
+@pytest.mark.parametrize("answer", ["no", "I don't know"])
+def test_guarded_refusal_or_dont_know_stops_without_asking_again(answer: str) -> None:
+    guard, robot, human = guarded_pick([answer, "Medicine_1"])
+    assert guard.status == py_trees.common.Status.FAILURE
+    assert "recovery stopped" in guard.feedback_message
+    assert f"human: {answer}" in guard.feedback_message
+    assert [e.kind for e in human.transcript] == ["ask", "say"]
+    assert robot.calls == []
+
+
+def test_symbolic_questions_never_double_the_article(kitchen: Scene) -> None:
+    missing = Verdict(Category.NOT_PRESENT, "There is no blue one.", grounding={"the blue one": []})
+    assert propose(RecoveryRequest("pick(the blue one)", missing, scene=kitchen))[0] == (
+        "location = ask('Where can I find the blue one?')"
+    )
+
+
+_TEXT = st.one_of(
+    st.text(max_size=60),
+    st.lists(
+        st.sampled_from(
+            ["in", "the", "fridge", "counter", "on", "next", "to", "plant", "pharmacy_shelf",
+             "Medicine_1", "why", "no", "kitchen", "I", "don't", "know", FRIDGE, "blue", "one"]
+        ),
+        max_size=8,
+    ).map(" ".join),
+)  # fmt: skip
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=_TEXT)
+def test_no_answer_reaches_the_robot_unless_it_grounded_to_one_candidate(text: str) -> None:
+    py_trees.blackboard.Blackboard.clear()
+    robot = ToyRobot()
+    scene = robot.observe()
+    missing = Verdict(Category.NOT_PRESENT, "There is no Banana.", grounding={"Banana": []})
+    human = ScriptedHuman({".": text})
+    recovery = Recovery(SymbolicRecovery(), robot, human, actions=TOY_ACTIONS)
+    plan = recovery.plan(RecoveryRequest("grasp(Banana)", missing, scene=scene))
+    assert plan.code.splitlines()[:2] == [
+        "location = ask('Where can I find the Banana?')",
+        "navigate(location)",
+    ]
+    tree = recovery.compile(plan)
+    run_tree(tree)
+    reading = AnswerSpace.places(scene).read(text)
+    places = set(scene.locations) | {o.id for o in scene.objects}
+    if reading.usable:
+        assert robot.calls == [("navigate", [reading.value])] and reading.value in places
+    else:
+        assert robot.calls == [] and tree.status == py_trees.common.Status.FAILURE
+    assert all(arg in places for _, args in robot.calls for arg in args)

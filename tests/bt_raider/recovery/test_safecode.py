@@ -11,11 +11,17 @@ import pytest
 from py_trees.common import Status
 
 from bt_raider.errors import RecoveryCodeError
+from bt_raider.recovery.answers import AnswerSpace, Candidate
 from bt_raider.recovery.compiler import compile_program
 from bt_raider.recovery.fewshot import load_examples
 from bt_raider.recovery.safecode import DEFAULT_ACTIONS, Limits, Ref, Vocabulary, parse_recovery
 from bt_raider.runtime.actions import VARS_NAMESPACE, ActionBehaviour, ActionState, Progress, Var
-from bt_raider.runtime.human import AskBehaviour, SayBehaviour, ScriptedHuman, WaitFor
+from bt_raider.runtime.human import (
+    GroundedAsk,
+    SayBehaviour,
+    ScriptedHuman,
+    WaitFor,
+)
 
 
 class ScriptedRobot:
@@ -211,11 +217,13 @@ def test_compile_paper_example_to_node_sequence() -> None:
         'knife_loc = ask("Where is the knife?")\nmove_to(knife_loc)\npick("knife")\n'
         'move_to("lettuce")\nslice("lettuce")'
     )
-    tree = compile_program(parse_recovery(code), robot, human)
+    # The answer grounds to the counter's objectId before move_to gets it.
+    counter = AnswerSpace([Candidate("CounterTop|1", "CounterTop", ("CounterTop", "counter"))])
+    tree = compile_program(parse_recovery(code), robot, human, answers={"knife_loc": counter.read})
     assert isinstance(tree, py_trees.composites.Sequence) and tree.memory
     kinds = [type(c) for c in tree.children]
     assert kinds == [
-        AskBehaviour,
+        GroundedAsk,
         ActionBehaviour,
         ActionBehaviour,
         ActionBehaviour,
@@ -231,13 +239,13 @@ def test_compile_paper_example_to_node_sequence() -> None:
     assert tree.status == Status.SUCCESS
     assert ticks == 2  # tick 1 submits the question; tick 2 reads the answer, runs the rest
     assert robot.started == [
-        ("move_to", ["on the counter"]),
+        ("move_to", ["CounterTop|1"]),
         ("pick", ["knife"]),
         ("move_to", ["lettuce"]),
         ("slice", ["lettuce"]),
     ]
     bb = py_trees.blackboard.Blackboard
-    assert bb.get(f"{VARS_NAMESPACE}/knife_loc") == "on the counter"
+    assert bb.get(f"{VARS_NAMESPACE}/knife_loc") == "CounterTop|1"
     assert [e.kind for e in human.transcript] == ["ask"]
 
 
@@ -247,11 +255,14 @@ def test_compile_interactions_and_run_tick_by_tick() -> None:
         'say("Adriana, please look at me.")\nwait_for("Adriana looking at me")\n'
         'name = ask("Hello, who are you?")\nsay(name)\nhandover("medicine", name)'
     )
-    tree = compile_program(parse_recovery(code), robot, human, name="fix")
+    people = AnswerSpace.people(None, ["Adriana"])
+    tree = compile_program(
+        parse_recovery(code), robot, human, name="fix", answers={"name": people.read}
+    )
     assert [type(c) for c in tree.children] == [
         SayBehaviour,
         WaitFor,
-        AskBehaviour,
+        GroundedAsk,
         SayBehaviour,
         ActionBehaviour,
     ]
@@ -298,7 +309,13 @@ def test_every_builtin_example_runs_against_a_scripted_robot_and_human(example: 
     asks = sum(s.action == "ask" for s in program.steps)
     human = ScriptedHuman([f"answer {i}" for i in range(1, asks + 1)])
     robot = ScriptedRobot()
-    tree = compile_program(program, robot, human)
+    # Each answer names one candidate, whose objectId the robot gets.
+    space = AnswerSpace(
+        [Candidate(f"Thing|{i}", f"answer {i}", (f"answer {i}",)) for i in range(1, asks + 1)]
+    )
+    tree = compile_program(
+        program, robot, human, answers={v: space.read for v in program.variables}
+    )
     run(tree)
     assert tree.status == Status.SUCCESS
     values: dict[str, str] = {}
@@ -309,7 +326,7 @@ def test_every_builtin_example_runs_against_a_scripted_robot_and_human(example: 
             answer = f"answer {len([e for e in expected_human if e[0] == 'ask']) + 1}"
             expected_human.append(("ask", args[0], answer))
             if step.target:
-                values[step.target] = answer
+                values[step.target] = f"Thing|{answer.split()[-1]}"
         elif step.action in ("say", "wait_for"):
             expected_human.append(({"say": "say", "wait_for": "wait"}[step.action], args[0], None))
         else:

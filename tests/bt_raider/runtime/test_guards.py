@@ -697,7 +697,8 @@ def test_simworld_failure_inside_recovery_is_reported(kitchen_dict: dict) -> Non
         settle(guard)
     assert guard.status == F
     assert guard.plan is not None and guard.plan.code == "open('Fridge')\npick('Egg')"
-    assert "the last recovery failed: open('Fridge'): open(Fridge) failed [out_of_reach]" in (
+    fridge = world.scene.resolve("Fridge").id  # the robot receives objectIds
+    assert f"the last recovery failed: open('Fridge'): open({fridge}) failed [out_of_reach]" in (
         guard.feedback_message
     )
     with pytest.raises(ActionFailed):

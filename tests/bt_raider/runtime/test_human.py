@@ -11,17 +11,21 @@ import pytest
 from py_trees.common import Status
 
 from bt_raider.errors import ActionFailed
+from bt_raider.perception.scene import Scene
+from bt_raider.recovery.answers import AnswerSpace
 from bt_raider.runtime.actions import VARS_NAMESPACE, Var
 from bt_raider.runtime.human import (
     AskBehaviour,
     CallbackHuman,
     ConsoleHuman,
+    GroundedAsk,
     HumanInterface,
     SayBehaviour,
     ScriptedHuman,
     WaitFor,
     clean_answer,
 )
+from tests.bt_raider.recovery.toy import FAR_FROM_PLANT, NEAR_PLANT, toy_scene_dict
 
 #: A tick that waits on a blocked interaction would take at least this long.
 BLOCK_S = 5.0
@@ -271,3 +275,114 @@ def test_an_unanswered_ask_does_not_hold_a_check_thread() -> None:
     assert human.threads[0].startswith("bt_raider-human")
     ask.stop(Status.INVALID)  # abandoned
     human.release.set()
+
+
+# ------------------------------------------------------------------------- grounded asks
+
+QUESTION = "Which medicine should I pick up: Medicine_1 or Medicine_2?"
+BECAUSE = "The query is ambiguous: 'the medicine' matches 2 objects: Medicine_1 and Medicine_2."
+
+
+def converse(answers: list[str], *, max_asks: int = 3) -> tuple[GroundedAsk, ScriptedHuman]:
+    """Run a GroundedAsk about the toy scene's two medicines until it ends."""
+    scene = Scene(toy_scene_dict())
+    space = AnswerSpace.objects(scene, [NEAR_PLANT, FAR_FROM_PLANT], what="medicine")
+    human = ScriptedHuman(answers)
+    node = GroundedAsk(
+        QUESTION, human, var="choice", read=space.read, because=BECAUSE, max_asks=max_asks
+    )
+    for _ in range(20):
+        node.tick_once()
+        if node.status != Status.RUNNING:
+            break
+        wait_done(node)
+    return node, human
+
+
+def choice() -> str | None:
+    try:
+        return py_trees.blackboard.Blackboard.get(f"{VARS_NAMESPACE}/choice")
+    except KeyError:
+        return None
+
+
+def test_grounded_ask_stores_the_object_id_the_answer_names() -> None:
+    node, human = converse(["It is Medicine_1, next to the plant"])
+    assert node.status == Status.SUCCESS and not node.final
+    assert choice() == NEAR_PLANT and node.answer == NEAR_PLANT
+    assert human.transcript_text().splitlines() == [
+        f"robot asks: {QUESTION}",
+        "human: It is Medicine_1, next to the plant",
+    ]
+
+
+def test_the_blue_one_is_explained_and_the_original_question_asked_again() -> None:
+    node, human = converse(["the blue one", "the one next to the plant"])
+    assert node.status == Status.SUCCESS and choice() == NEAR_PLANT
+    text = human.transcript_text()
+    assert text.splitlines() == [
+        f"robot asks: {QUESTION}",
+        "human: the blue one",
+        "robot says: Sorry, none of Medicine_1 or Medicine_2 is blue.",
+        f"robot asks: {QUESTION}",
+        "human: the one next to the plant",
+    ]
+    assert "the the" not in text and "Where can I find" not in text
+
+
+def test_a_wrong_name_then_the_right_one() -> None:
+    node, human = converse(["Medicine_7", "medicine 2"])
+    assert node.status == Status.SUCCESS and choice() == FAR_FROM_PLANT
+    assert human.transcript_text().splitlines()[2:4] == [
+        "robot says: Sorry, I could not tell which medicine you mean by 'Medicine_7'.",
+        f"robot asks: {QUESTION}",
+    ]
+
+
+def test_why_is_answered_with_the_explanation_then_the_question_again() -> None:
+    node, human = converse(["why do you want to know?", "the first one"])
+    assert node.status == Status.SUCCESS and choice() == NEAR_PLANT
+    assert human.transcript_text().splitlines() == [
+        f"robot asks: {QUESTION}",
+        "human: why do you want to know?",
+        f"robot says: I am asking because of this: {BECAUSE}",
+        f"robot asks: {QUESTION}",
+        "human: the first one",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("answer", "why"),
+    [("I don't know", "the person does not know"), ("leave it", "the person declined")],
+)
+def test_dont_know_and_refusal_fail_closed_at_once(answer: str, why: str) -> None:
+    node, human = converse([answer, "Medicine_1"])
+    assert node.status == Status.FAILURE and node.final and choice() is None
+    assert node.feedback_message.startswith(why)
+    assert f"robot asks: {QUESTION} / human: {answer}" in node.feedback_message
+    assert [e.kind for e in human.transcript] == ["ask", "say"]  # asked once, not twice
+    assert human.transcript[-1].text == "All right. Without an answer I will not go on with this."
+
+
+def test_bounded_asks_then_fail_closed_with_the_transcript() -> None:
+    node, human = converse(["the shiny one", "the blue one", "Medicine_1 and Medicine_2"])
+    assert node.status == Status.FAILURE and node.final and choice() is None
+    assert [e.kind for e in human.transcript] == ["ask", "say", "ask", "say", "ask"]
+    assert all(e.text == QUESTION for e in human.transcript if e.kind == "ask")
+    assert node.feedback_message.startswith(
+        "no answer named one of the options after 3 question(s) ('Medicine_1 and Medicine_2' "
+        "fits more than one: Medicine_1 and Medicine_2.); transcript: robot asks:"
+    )
+
+
+def test_no_reader_fails_closed_without_asking() -> None:
+    human = ScriptedHuman(["Medicine_1"])
+    node = GroundedAsk(QUESTION, human, var="choice", read=None)
+    node.tick_once()
+    wait_done(node)
+    node.tick_once()
+    assert node.status == Status.FAILURE and node.final
+    assert "no scene to ground it in" in node.feedback_message
+    assert human.transcript == [] and choice() is None
+    with pytest.raises(ValueError, match="max_asks"):
+        GroundedAsk(QUESTION, human, read=None, max_asks=0)

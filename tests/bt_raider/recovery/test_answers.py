@@ -1,0 +1,192 @@
+"""Grounding a person's answer to the question's candidates (scenes built in code)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bt_raider.perception.scene import Scene
+from bt_raider.recovery.answers import (
+    AnswerSpace,
+    Candidate,
+    Intent,
+    intent_of,
+    strip_article,
+)
+from tests.bt_raider.recovery.toy import (
+    APPLE,
+    COUNTER,
+    FAR_FROM_PLANT,
+    FRIDGE,
+    NEAR_PLANT,
+    toy_scene_dict,
+)
+
+
+@pytest.fixture
+def scene() -> Scene:
+    return Scene(toy_scene_dict())
+
+
+@pytest.fixture
+def medicines(scene: Scene) -> AnswerSpace:
+    return AnswerSpace.objects(scene, [FAR_FROM_PLANT, NEAR_PLANT], what="medicine")
+
+
+def test_candidates_are_listed_by_name_as_the_question_lists_them(medicines) -> None:
+    assert medicines.labels == ["Medicine_1", "Medicine_2"]
+    assert [c.value for c in medicines.candidates] == [NEAR_PLANT, FAR_FROM_PLANT]
+
+
+@pytest.mark.parametrize(
+    ("answer", "value"),
+    [
+        ("Medicine_1", NEAR_PLANT),
+        ("medicine 2.", FAR_FROM_PLANT),
+        (NEAR_PLANT, NEAR_PLANT),
+        ("It is Medicine_1, next to the plant", NEAR_PLANT),
+        ("the one next to the plant", NEAR_PLANT),
+        ("It's the medicine that is closest to the plant.", NEAR_PLANT),
+        ("the first one", NEAR_PLANT),
+        ("the second one, please", FAR_FROM_PLANT),
+        ("the left one", FAR_FROM_PLANT),
+        ("the one on the right", NEAR_PLANT),
+        ("not Medicine_1", FAR_FROM_PLANT),
+        ("I think it's medicine_2", FAR_FROM_PLANT),
+    ],
+)
+def test_an_answer_that_names_one_candidate_grounds_to_its_object_id(
+    medicines, answer, value
+) -> None:
+    reading = medicines.read(answer)
+    assert reading.intent is Intent.CHOSEN and reading.usable, reading.reason
+    assert reading.value == value
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        ("the blue one", "none of Medicine_1 or Medicine_2 is blue."),
+        ("It is Medicine_2, next to the plant", "the Medicine_2 is not next to the HousePlant."),
+        ("the third one", "none of Medicine_1 or Medicine_2 is the third one."),
+        ("the banana", "none of Medicine_1 or Medicine_2 is a banana."),
+        ("Medicine_1 and Medicine_2", "fits more than one: Medicine_1 and Medicine_2."),
+        ("the medicine", "fits more than one: Medicine_1 and Medicine_2."),
+        ("the shiny one", "I could not tell which medicine you mean by 'the shiny one'."),
+        ("Medicine_3", "I could not tell which medicine you mean by 'Medicine_3'."),
+        ("   ", "I did not hear an answer."),
+    ],
+)
+def test_an_answer_that_names_none_or_several_is_unclear_with_the_reason(
+    medicines, answer, reason
+) -> None:
+    reading = medicines.read(answer)
+    assert reading.intent is Intent.UNCLEAR and not reading.usable and not reading.final
+    assert reading.value is None
+    assert reading.reason.endswith(reason)
+    assert "the the" not in reading.reason
+
+
+@pytest.mark.parametrize(
+    ("answer", "intent"),
+    [
+        ("I don't know", Intent.DONT_KNOW),
+        ("no idea, sorry", Intent.DONT_KNOW),
+        ("not sure", Intent.DONT_KNOW),
+        ("why?", Intent.WHY),
+        ("Why do you want to know?", Intent.WHY),
+        ("what for?", Intent.WHY),
+        ("no", Intent.REFUSAL),
+        ("Nope.", Intent.REFUSAL),
+        ("I won't tell you", Intent.REFUSAL),
+        ("leave it", Intent.REFUSAL),
+        ("forget it, never mind", Intent.REFUSAL),
+        ("none of them", Intent.REFUSAL),
+    ],
+)
+def test_dont_know_why_and_refusals_are_understood_never_as_a_name(
+    medicines, answer, intent
+) -> None:
+    reading = medicines.read(answer)
+    assert reading.intent is intent and reading.value is None and not reading.usable
+    assert reading.final == (intent is not Intent.WHY)
+    assert intent_of(answer) is intent
+
+
+def test_states_and_colours_are_read_from_the_objects(scene: Scene) -> None:
+    data = toy_scene_dict()
+    for o in data["objects"]:
+        if o["objectId"] == NEAR_PLANT:
+            o.update(isDirty=True, color="blue")
+    dirty = Scene(data)
+    space = AnswerSpace.objects(dirty, [NEAR_PLANT, FAR_FROM_PLANT])
+    assert space.read("the clean one").value == FAR_FROM_PLANT
+    assert space.read("the dirty one").value == NEAR_PLANT
+    assert space.read("the blue one").value == NEAR_PLANT
+
+
+def test_places_are_the_scenes_locations_and_objects(scene: Scene) -> None:
+    places = AnswerSpace.places(scene)
+    assert places.read("in the fridge").value == FRIDGE
+    assert places.read("on the counter").value == COUNTER
+    assert places.read("pharmacy_shelf").value == "pharmacy_shelf"
+    assert places.read("the free_table").intent is Intent.UNCLEAR
+    assert places.read("in the garage").reason == (
+        "I could not tell which place you mean by 'in the garage'."
+    )
+
+
+def test_people_are_the_names_expected_and_those_recognised() -> None:
+    data = toy_scene_dict()
+    data["humans"] = [{"id": "person_1", "name": None, "position": {"x": 1, "y": 0, "z": 1}}]
+    people = AnswerSpace.people(Scene(data), ["Adriana"])
+    assert people.read("I'm Adriana.").value == "Adriana"
+    assert people.read("my name is adriana").value == "Adriana"
+    bob = people.read("I'm Bob")
+    assert (
+        bob.intent is Intent.UNCLEAR and bob.reason == "I could not tell who you mean by 'I'm Bob'."
+    )
+
+
+def test_without_a_scene_only_an_open_space_passes_an_answer_on() -> None:
+    open_space = AnswerSpace.unverified(["Apple|1", "Apple|2"])
+    assert open_space.read("Apple|2").value == "Apple|2"
+    passed = open_space.read("Apple_2.")
+    assert passed.intent is Intent.PASSED and passed.value == "Apple_2"
+    assert open_space.read("I don't know").intent is Intent.DONT_KNOW
+    closed = AnswerSpace([Candidate("Apple|1", "Apple_1", ("Apple_1",))])
+    assert closed.read("Apple_2").intent is Intent.UNCLEAR
+
+
+def test_strip_article_never_leaves_the_the() -> None:
+    assert strip_article("the the blue one") == "blue one"
+    assert strip_article("An apple") == "apple"
+    assert strip_article("theatre") == "theatre"
+
+
+# ------------------------------------------------------------------------- properties
+
+_WORDS = [
+    "the", "one", "next", "to", "plant", "medicine", "Medicine_1", "Medicine_2", "blue",
+    "left", "right", "first", "not", "it", "is", "closest", "counter", "apple", APPLE,
+    NEAR_PLANT, "why", "no", "I", "don't", "know", ",", ".", "and", "dirty", "clean",
+]  # fmt: skip
+_ANSWERS = st.one_of(
+    st.text(max_size=80),
+    st.lists(st.sampled_from(_WORDS), max_size=10).map(" ".join),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(answer=_ANSWERS)
+def test_a_reading_is_a_candidates_value_or_nothing(answer: str) -> None:
+    scene = Scene(toy_scene_dict())
+    space = AnswerSpace.objects(scene, [NEAR_PLANT, FAR_FROM_PLANT])
+    reading = space.read(answer)
+    values = {c.value for c in space.candidates}
+    if reading.usable:
+        assert reading.intent is Intent.CHOSEN and reading.value in values
+    else:
+        assert reading.value is None
+        assert reading.intent is not Intent.PASSED  # a scene: nothing is passed on as said
