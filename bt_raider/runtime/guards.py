@@ -13,7 +13,10 @@ a tick never blocks. One run of the guard goes::
 
 bounded by ``max_attempts`` recoveries. Every verdict goes on the blackboard
 (``/bt_raider/verdicts/<guard name>`` and ``/bt_raider/last_verdict``, as
-:meth:`~bt_raider.checking.verdict.Verdict.as_dict`). The guard fails closed: a checker that raises, a
+:meth:`~bt_raider.checking.verdict.Verdict.as_dict`); after a passing check, before the child's
+first tick, what it resolved the action to goes to the child (``child.retarget(resolved)``, see
+:mod:`bt_raider.runtime.retarget`) and to ``/bt_raider/resolved/<guard name>``. The child may be
+any py_trees behaviour. The guard fails closed: a checker that raises, a
 check that cannot finish (``unknown``), no recovery, a recovery that cannot be planned, or
 issues left after the last attempt all end in FAILURE with a readable ``feedback_message``.
 """

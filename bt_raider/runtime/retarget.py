@@ -125,7 +125,7 @@ def _grounded(phrase: str, grounding: dict[str, list[str]]) -> str:
     if ids is None:  # a checker may key its grounding in another case
         folded = phrase.strip().casefold()
         ids = next((v for k, v in grounding.items() if k.strip().casefold() == folded), None)
-    return ids[0] if ids and len(ids) == 1 else phrase
+    return str(ids[0]) if ids and len(ids) == 1 else phrase
 
 
 def resolve_action(verdict: Verdict, query: Query, *, asked: Query | None = None) -> ResolvedAction:
