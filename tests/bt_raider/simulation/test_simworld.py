@@ -1,4 +1,4 @@
-"""SimWorld on the real FloorPlan1 kitchen: actions change the scene as AI2-THOR would, and
+"""SimWorld on the project's small kitchen: actions change the scene as AI2-THOR would, and
 fail with the format doc's issue category when a real precondition does not hold."""
 
 from __future__ import annotations
@@ -11,23 +11,26 @@ from bt_raider.errors import ActionFailed, SceneError
 from bt_raider.runtime.actions import ActionBehaviour, SyncRobot
 from bt_raider.simulation.simworld import PreconditionFailed, SimWorld
 
-APPLE = "Apple|-00.47|+01.15|+00.48"
-ISLAND = "CounterTop|-00.08|+01.15|00.00"
-BOWL = "Bowl|+00.27|+01.10|-00.75"
-KNIFE = "Knife|-01.70|+00.79|-00.22"
-KNIFE_DRAWER = "Drawer|-01.56|+00.84|-00.20"
-PLATE = "Plate|+00.96|+01.65|-02.61"
-PLATE_CABINET = "Cabinet|+00.72|+02.02|-02.46"
-MICROWAVE = "Microwave|-00.24|+01.69|-02.53"
-FRIDGE = "Fridge|-02.10|+00.00|+01.07"
-COFFEE = "CoffeeMachine|-01.98|+00.90|-00.19"
-MUG = "Mug|-01.76|+00.90|-00.62"
-TOMATO = "Tomato|-00.39|+01.14|-00.81"
+# Objects of the small kitchen (bt_raider.testing.small_kitchen).
+APPLE = "Apple|+00.40|+00.96|+01.00"
+ISLAND = "CounterTop|+00.60|+00.88|+01.05"  # the breakfast bar the Apple is on
+BOWL = "Bowl|+00.30|+00.95|-01.60"
+KNIFE = "Knife|-01.72|+00.70|-00.72"
+KNIFE_DRAWER = "Drawer|-01.70|+00.70|-00.70"
+PLATE = "Plate|+01.35|+01.72|-02.30"
+PLATE_CABINET = "Cabinet|+01.20|+02.00|-02.30"
+MICROWAVE = "Microwave|+01.90|+01.50|-00.60"
+FRIDGE = "Fridge|-02.00|+00.00|+01.80"
+COFFEE = "CoffeeMachine|-02.05|+00.92|-00.35"
+MUG = "Mug|-01.95|+00.93|+00.25"
+TOMATO = "Tomato|-00.35|+00.96|-01.62"
+STOOL = "Stool|+00.30|+00.00|+00.50"
+WEST_COUNTER = "CounterTop|-02.05|+00.88|+00.00"
 
 
 @pytest.fixture
-def world(kitchen):
-    return SimWorld(kitchen)
+def world(small_kitchen):
+    return SimWorld(small_kitchen)
 
 
 def fails(world: SimWorld, action: str, *args: str) -> PreconditionFailed:
@@ -45,10 +48,10 @@ def held_ids(world: SimWorld) -> list[str]:
 
 
 # ---------------------------------------------------------------- basics
-def test_world_keeps_a_copy_and_observe_is_a_snapshot(kitchen, world):
+def test_world_keeps_a_copy_and_observe_is_a_snapshot(small_kitchen, world):
     world.execute("approach", ["Apple"])
     world.execute("pick", ["Apple"])
-    assert kitchen.by_id(APPLE).flag("isPickedUp") is False  # the fixture scene is untouched
+    assert small_kitchen.by_id(APPLE).flag("isPickedUp") is False  # the fixture scene is untouched
     snap = world.observe()
     assert snap.by_id(APPLE).flag("isPickedUp") is True
     world.execute("place", ["Apple", ISLAND])
@@ -56,10 +59,10 @@ def test_world_keeps_a_copy_and_observe_is_a_snapshot(kitchen, world):
     assert world.observe().by_id(APPLE).flag("isPickedUp") is False
 
 
-def test_world_accepts_a_scene_dict(kitchen_dict):
-    world = SimWorld(kitchen_dict)
+def test_world_accepts_a_scene_dict(small_kitchen_dict):
+    world = SimWorld(small_kitchen_dict)
     world.execute("approach", ["Apple"])
-    assert kitchen_dict["agent"]["position"]["z"] == -1.25
+    assert small_kitchen_dict["agent"]["position"]["z"] == -1.0
 
 
 def test_unknown_action_and_wrong_arity_name_the_options(world):
@@ -92,19 +95,19 @@ def test_approach_object_stops_within_reach_facing_it(world):
 
 
 def test_approach_when_already_close_only_turns(world):
-    world.set_agent((0.0, 0.3), yaw=0.0)
+    world.set_agent((0.1, 0.7), yaw=0.0)
     start = world.scene.agent_position.copy()
-    world.execute("approach", ["Apple"])  # Apple is ~0.48 m away: closer than the standoff
+    world.execute("approach", ["Apple"])  # Apple is 0.42 m away: closer than the standoff
     assert world.scene.agent_position == pytest.approx(start)
     assert world.scene.agent_yaw != 0.0
 
 
-def test_move_to_location_stands_on_it_with_its_yaw(kitchen_dict):
-    kitchen_dict["locations"] = {
+def test_move_to_location_stands_on_it_with_its_yaw(small_kitchen_dict):
+    small_kitchen_dict["locations"] = {
         "sink_front": {"x": -1.2, "z": -1.5, "yaw": 270},
         "door": {"x": 1.5, "z": 1.5},
     }
-    world = SimWorld(kitchen_dict)
+    world = SimWorld(small_kitchen_dict)
     world.execute("move_to", ["sink_front"])
     assert world.scene.agent_position[[0, 2]] == pytest.approx([-1.2, -1.5])
     assert world.scene.agent_yaw == 270
@@ -114,9 +117,9 @@ def test_move_to_location_stands_on_it_with_its_yaw(kitchen_dict):
     assert heading == pytest.approx([2.7 / norm, 3.0 / norm])
 
 
-def test_approach_blocked_target_fails_then_succeeds_after_unblock(kitchen_dict):
-    kitchen_dict["locations"] = {"counter": {"x": -1.0, "z": -1.6}}
-    world = SimWorld(kitchen_dict)
+def test_approach_blocked_target_fails_then_succeeds_after_unblock(small_kitchen_dict):
+    small_kitchen_dict["locations"] = {"counter": {"x": -1.0, "z": -1.6}}
+    world = SimWorld(small_kitchen_dict)
     world.block("counter", "Stool_1")
     err = fails(world, "approach", "counter")
     assert err.reason == "obstructed" and "Stool_1" in str(err)
@@ -125,9 +128,9 @@ def test_approach_blocked_target_fails_then_succeeds_after_unblock(kitchen_dict)
     assert world.scene.agent_position[[0, 2]] == pytest.approx([-1.0, -1.6])
 
 
-def test_blocked_listed_by_display_name_is_honoured(kitchen_dict):
-    kitchen_dict["blocked"] = {"Apple": ["Stool|+00.70|+00.00|-00.51"]}
-    world = SimWorld(kitchen_dict)
+def test_blocked_listed_by_display_name_is_honoured(small_kitchen_dict):
+    small_kitchen_dict["blocked"] = {"Apple": [STOOL]}
+    world = SimWorld(small_kitchen_dict)
     assert fails(world, "approach", APPLE).reason == "obstructed"
     world.set_agent((-0.4, 0.2))
     assert fails(world, "pick", APPLE).reason == "obstructed"
@@ -221,17 +224,17 @@ def test_place_one_arg_held_puts_it_where_the_robot_went(world):
     assert APPLE in world.scene.by_id(BOWL).children
 
 
-def test_place_one_arg_held_uses_nearest_free_receptacle(kitchen_dict):
-    kitchen_dict["locations"] = {"by_the_island": {"x": -0.9, "z": 0.3}}
-    world = SimWorld(kitchen_dict)
+def test_place_one_arg_held_uses_nearest_free_receptacle(small_kitchen_dict):
+    small_kitchen_dict["locations"] = {"by_the_island": {"x": -1.4, "z": 0.25}}
+    world = SimWorld(small_kitchen_dict)
     world.execute("approach", ["Apple"])
     world.execute("pick", ["Apple"])
     world.execute("move_to", ["by_the_island"])  # a location: no receptacle was approached
     world.execute("place", ["Apple"])
-    # The island top, not the Floor, a closed drawer, the toaster or the mug nearby.
-    assert world.scene.by_id(APPLE).parents == [ISLAND]
+    # The west counter's top, not the Floor, a closed drawer, the toaster or the mug nearby.
+    assert world.scene.by_id(APPLE).parents == [WEST_COUNTER]
     world.execute("pick", ["Apple"])
-    world.set_agent((2.0, 2.0))  # nothing within reach out there
+    world.set_agent((2.3, -1.3))  # nothing within reach out there
     err = fails(world, "place", "Apple")
     assert err.reason == "out_of_reach" and "no free receptacle" in str(err)
 
@@ -310,8 +313,8 @@ def test_slice_needs_a_knife(world):
 
 # ---------------------------------------------------------------- people
 @pytest.fixture
-def with_person(kitchen_dict):
-    kitchen_dict["humans"] = [
+def with_person(small_kitchen_dict):
+    small_kitchen_dict["humans"] = [
         {
             "id": "person_1",
             "name": None,
@@ -320,7 +323,7 @@ def with_person(kitchen_dict):
             "hands_free": True,
         }
     ]
-    world = SimWorld(kitchen_dict)
+    world = SimWorld(small_kitchen_dict)
     world.execute("approach", ["Bowl"])
     world.execute("pick", ["Bowl"])
     return world
@@ -417,11 +420,11 @@ def test_schedule_needs_exactly_one_trigger(world):
 
 
 def test_move_object_reparents_and_refuses_held_objects(world):
-    world.move_object("Apple", (-1.9, 0.95, -1.0), parent="CounterTop|-01.87|+00.95|-01.21")
+    world.move_object("Apple", (-1.9, 0.95, -1.0), parent=WEST_COUNTER)
     apple = world.scene.by_id(APPLE)
-    assert apple.parents == ["CounterTop|-01.87|+00.95|-01.21"]
+    assert apple.parents == [WEST_COUNTER]
     assert APPLE not in world.scene.by_id(ISLAND).children
-    assert APPLE in world.scene.by_id("CounterTop|-01.87|+00.95|-01.21").children
+    assert APPLE in world.scene.by_id(WEST_COUNTER).children
     world.execute("approach", ["Apple"])
     world.execute("pick", ["Apple"])
     with pytest.raises(SceneError, match="holding"):
