@@ -381,7 +381,10 @@ def answer_spaces(
                 if (verb, i) in _PLACE_ARGS
                 else "object"
             )
-        if roles == {"person"}:
+        question = next(
+            (str(st.args[0]) for st in plan.program.steps if st.target == var and st.args), ""
+        )
+        if roles == {"person"} or (re.search(r"\bwho\b", question, re.I) and names):
             out[var] = AnswerSpace.people(scene, names)
         elif "place" in roles:
             out[var] = AnswerSpace.places(scene, people=names)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import py_trees
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from bt_raider.checking.contract import Query
@@ -678,8 +678,24 @@ def test_no_answer_reaches_the_robot_unless_it_grounded_to_one_candidate(text: s
     run_tree(tree)
     reading = AnswerSpace.places(scene).read(text)
     places = set(scene.locations) | {o.id for o in scene.objects}
+    event("grounded" if reading.usable else reading.intent.value)
     if reading.usable:
         assert robot.calls == [("navigate", [reading.value])] and reading.value in places
     else:
         assert robot.calls == [] and tree.status == py_trees.common.Status.FAILURE
     assert all(arg in places for _, args in robot.calls for arg in args)
+
+
+def test_who_are_you_is_read_against_the_people_the_action_names() -> None:
+    data = toy_scene_dict()
+    data["humans"] = [{"id": "person_1", "name": None, "position": {"x": 1, "y": 0, "z": 1}}]
+    robot = ToyRobot(data)
+    scene = robot.observe()
+    verdict = SymbolicReasoner().check(scene, Query("approach(Adriana)"))
+    assert verdict.category is Category.NOT_PRESENT
+    recovery = Recovery(SymbolicRecovery(), robot, ScriptedHuman([]))
+    plan = recovery.plan(RecoveryRequest("approach(Adriana)", verdict, scene=scene))
+    assert plan.code == "name = ask('Hello, who are you?')\napproach(name)"
+    space = plan.answers["name"]
+    assert space.read("I'm Adriana.").value == "Adriana"
+    assert space.read("I'm Bob").reason == "I could not tell who you mean by 'I'm Bob'."
