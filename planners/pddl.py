@@ -1,50 +1,44 @@
 """PDDL in, plan out: read a domain and problem, solve, validate, and name the steps.
 
-Everything goes through unified-planning (UP): :class:`~unified_planning.io.PDDLReader` reads,
-a ``OneshotPlanner`` solves (pyperplan always, Fast Downward when ``up-fast-downward`` is
-installed), ``PlanValidator`` checks. A plan's steps come out as :class:`Step` objects that the
-rest of bt_raider speaks: ``Step("pick", ["tiago", "medicine", "counter"])`` and its PDDL text
+unified-planning (UP) reads (:class:`~unified_planning.io.PDDLReader`) and validates
+(``PlanValidator``); the search runs in a child process that the time limit stops
+(:mod:`bt_raider.planners.engines`): Fast Downward through UP's ``OneshotPlanner``, or
+pyperplan. A plan's steps come out as :class:`Step` objects that the rest of bt_raider speaks:
+``Step("pick", ["tiago", "medicine", "counter"])`` and its PDDL text
 ``(pick tiago medicine counter)``.
 
-Engine choice (``engine="auto"``, the default): the first installed engine, pyperplan before
-Fast Downward, whose supported problem kind covers the problem's — so pyperplan plans by default
-and Fast Downward takes what pyperplan cannot (ADL features such as ``forall`` and conditional
-effects), or whatever it is asked for by name. Two kind features describe declarations
-rather than what the search needs (:data:`LENIENT_FEATURES`); an engine lacking only those is
-still tried, and its own error is reported if it fails.
+Engine choice (``engine="auto"``, the default): the first installed engine, Fast Downward
+before pyperplan, whose supported problem kind covers the problem's — so Fast Downward plans
+when ``up-fast-downward`` is installed, pyperplan otherwise — or whatever it is asked for by
+name. Two kind features describe declarations rather than what the search needs
+(:data:`LENIENT_FEATURES`); an engine lacking only those is still tried, and its own error is
+reported if it fails.
+
+UP is imported only where it is used: its model pulls networkx, and its ``Environment`` the
+engine factory, whose ConfigSpace import loads scipy (about a second). :func:`plan_files` plans
+PDDL files with pyperplan without either.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from unified_planning.engines import PlanGenerationResultStatus, ValidationResultStatus
-from unified_planning.exceptions import UPException
-from unified_planning.io import PDDLReader
-from unified_planning.plans import ActionInstance, SequentialPlan
-from unified_planning.shortcuts import OneshotPlanner, PlanValidator, get_environment
-
 from bt_raider.checking.verdict import Category
 from bt_raider.errors import PlanningError, QueryError, require
+from bt_raider.planners import engines
+from bt_raider.planners.engines import ENGINE_CHOICES as ENGINE_CHOICES
+from bt_raider.planners.engines import ENGINES as ENGINES
+from bt_raider.planners.engines import installed_engines as installed_engines
 
 if TYPE_CHECKING:
     from unified_planning.model import Action, FNode, Object, Problem
-
-# UP prints a credits banner on stdout each time an engine starts; a CLI must not.
-get_environment().credits_stream = None
-
-#: Engines bt_raider drives, in the order ``auto`` tries them.
-ENGINES: tuple[str, ...] = ("pyperplan", "fast-downward")
-ENGINE_CHOICES: tuple[str, ...] = ("auto", "pyperplan", "fast-downward")
-#: Optional engines: engine name -> (module, PyPI package, bt_raider extra).
-_OPTIONAL = {"fast-downward": ("up_fast_downward", "up-fast-downward", "fd")}
-#: Engines that honour a time limit (pyperplan runs until it is done).
-_TIMEOUT_ENGINES = frozenset({"fast-downward"})
+    from unified_planning.plans import ActionInstance, SequentialPlan
 
 #: Kind features that only say what the problem *declares*: a numeric function left undefined
 #: for some objects, real-typed action costs. Engines often cope when the values a plan uses
@@ -75,14 +69,6 @@ FEATURE_WORDS = {
     "FINAL_VALUE": "a metric over the final state",
 }
 
-_SOLVED = (
-    PlanGenerationResultStatus.SOLVED_SATISFICING,
-    PlanGenerationResultStatus.SOLVED_OPTIMALLY,
-)
-_UNSOLVABLE = (
-    PlanGenerationResultStatus.UNSOLVABLE_PROVEN,
-    PlanGenerationResultStatus.UNSOLVABLE_INCOMPLETELY,
-)
 # An empty ``(:functions)`` block is valid PDDL (PlanSys2 writes one) but UP's grammar rejects it.
 _EMPTY_FUNCTIONS = re.compile(r"\(\s*:functions\s*\)", re.IGNORECASE)
 
@@ -101,21 +87,37 @@ def _normalise(text: str) -> str:
     return _EMPTY_FUNCTIONS.sub(lambda m: re.sub(r"\S", " ", m.group(0)), text)
 
 
+#: UP's message when two elements of a problem (a type and an object, say) share a name.
+_SHARED_NAME = re.compile(r"name (\S+) (?:is )?already (?:defined|used)", re.IGNORECASE)
+
+
 def _reader_message(exc: Exception) -> str:
     msg = " ".join(str(exc).split()) or type(exc).__name__
     if "invalid expression" in msg:
         # UP reads the domain's actions before the problem's objects, so a name the domain uses
         # without declaring it under :constants fails here.
         msg += " (a name used in the domain but not declared in its :constants?)"
+    shared = _SHARED_NAME.search(msg)
+    if shared:
+        msg = (
+            f"the name {shared.group(1)!r} is given to two elements (a type and an object, say); "
+            "load it with allow_shared_names=True (bt-raider plan --allow-shared-names) to "
+            "accept that"
+        )
     return msg
 
 
-def load(domain: str | Path, problem: str | Path | None = None) -> Problem:
+def load(
+    domain: str | Path, problem: str | Path | None = None, *, allow_shared_names: bool = False
+) -> Problem:
     """Read a PDDL domain and problem into a UP problem.
 
     Args:
         domain: path of the domain file.
         problem: path of the problem file; None reads the domain alone (no objects, no goal).
+        allow_shared_names: accept a type and an object (or a fluent and an action, ...) of
+            the same name, which PDDL allows and UP refuses by default (UP's environment flag
+            ``error_used_name`` is off while these files are read).
 
     Raises:
         PlanningError: a file cannot be read or is not PDDL UP understands; the message names
@@ -124,42 +126,60 @@ def load(domain: str | Path, problem: str | Path | None = None) -> Problem:
     domain_text = _normalise(_read(domain, "domain"))
     problem_text = None if problem is None else _normalise(_read(problem, "problem"))
     try:
-        return _parse(domain_text, problem_text)
+        return _parse(domain_text, problem_text, allow_shared_names)
     except Exception as exc:  # the reader raises pyparsing, SyntaxError and UP errors alike
         error = exc
     # Say which file is at fault: if the domain reads alone, the problem is.
     culprit = Path(domain)
     if problem is not None:
         try:
-            _parse(domain_text, None)
+            _parse(domain_text, None, allow_shared_names)
             culprit = Path(problem)
         except Exception as exc:
             error = exc
     raise PlanningError(f"{culprit}: not valid PDDL: {_reader_message(error)}") from error
 
 
-def _parse(domain_text: str, problem_text: str | None) -> Problem:
-    with warnings.catch_warnings():
-        # UP's reader calls pyparsing APIs that newer pyparsing marks deprecated.
+#: Serialises switching UP's name check off while one problem is read.
+_NAME_CHECK = threading.Lock()
+
+
+def _parse(domain_text: str, problem_text: str | None, allow_shared_names: bool = False) -> Problem:
+    from unified_planning.io import PDDLReader
+    from unified_planning.shortcuts import get_environment
+
+    env = get_environment()
+    # UP prints a credits banner on stdout each time an engine starts; a CLI must not.
+    env.credits_stream = None
+    with warnings.catch_warnings(), _NAME_CHECK:
+        # UP's reader calls pyparsing APIs that newer pyparsing marks deprecated; with shared
+        # names allowed it warns about each one.
         warnings.simplefilter("ignore", DeprecationWarning)
-        return PDDLReader().parse_problem_string(domain_text, problem_text)
+        warnings.simplefilter("ignore", UserWarning)
+        # The global environment, its check off while reading only: UP's grounder (plan
+        # validation, simulation) builds actions in the global environment, so a problem
+        # living in another one could be read but never validated.
+        checking = env.error_used_name
+        env.error_used_name = checking and not allow_shared_names
+        try:
+            return PDDLReader(env).parse_problem_string(domain_text, problem_text)
+        finally:
+            env.error_used_name = checking
 
 
 # ---------------------------------------------------------------------------- engines
-def installed_engines() -> list[str]:
-    """The engines of :data:`ENGINES` that UP can load here, in ``auto`` order."""
-    available = set(get_environment().factory.engines)
-    return [name for name in ENGINES if name in available]
+def supported_features(engine: str) -> frozenset[str]:
+    """The problem-kind features ``engine`` supports (pyperplan's without importing UP)."""
+    if engine == "pyperplan":
+        return engines.PYPERPLAN_FEATURES
+    from unified_planning.shortcuts import get_environment
 
-
-def _engine_class(name: str) -> Any:
-    return get_environment().factory.engine(name)
+    return frozenset(get_environment().factory.engine(engine).supported_kind().features)
 
 
 def missing_features(problem: Problem, engine: str) -> list[str]:
     """Kind features of ``problem`` that ``engine`` does not declare support for (sorted)."""
-    supported = _engine_class(engine).supported_kind()
-    return sorted(set(problem.kind.features) - set(supported.features))
+    return sorted(set(problem.kind.features) - supported_features(engine))
 
 
 def describe_features(features: Iterable[str]) -> str:
@@ -176,10 +196,9 @@ def _require_engine(engine: str) -> None:
         raise PlanningError(
             f"unknown planning engine {engine!r}: expected one of {', '.join(ENGINE_CHOICES)}"
         )
-    if engine in _OPTIONAL and engine not in installed_engines():
-        module, package, extra = _OPTIONAL[engine]
+    if engine != "auto" and engine not in installed_engines():
+        module, package, extra = engines.MODULES[engine]
         require(module, extra, package)  # raises MissingDependencyError with the install hint
-        raise PlanningError(f"{package} is installed but UP does not list engine {engine!r}")
 
 
 def _unsupported(problem: Problem, tried: Sequence[str], auto: bool) -> PlanningError:
@@ -217,52 +236,116 @@ def choose_engine(problem: Problem, engine: str = "auto") -> str:
     raise _unsupported(problem, candidates, engine == "auto")
 
 
-def solve(problem: Problem, engine: str = "auto", timeout: float | None = 60.0) -> SequentialPlan:
-    """Plan for ``problem`` with a real engine.
+def _answer_error(
+    answer: engines.Answer, name: str, engine: str, timeout: float | None
+) -> PlanningError:
+    """The PlanningError for an answer that carries no plan."""
+    if answer.status == "unsolvable":
+        return PlanningError(
+            f"problem {name!r} has no plan: {engine} proved the goal unreachable "
+            f"({answer.message or 'UNSOLVABLE_PROVEN'})"
+        )
+    if answer.status == "timeout":
+        other = [e for e in installed_engines() if e != engine]
+        hint = f", or another engine: {', '.join(other)}" if other else ""
+        return PlanningError(
+            f"no plan for {name!r} within {timeout:g} s: {engine} was stopped at the time limit "
+            f"(give it more time with timeout= / --timeout{hint})"
+        )
+    return PlanningError(
+        f"{engine} cannot solve problem {name!r}: {answer.message or 'no message'}"
+    )
+
+
+def solve(
+    problem: Problem,
+    engine: str = "auto",
+    timeout: float | None = 60.0,
+    *,
+    progress: engines.Progress | None = None,
+) -> SequentialPlan:
+    """Plan for ``problem`` with a real engine, in a child process stopped at ``timeout``.
 
     Args:
         problem: a UP problem (see :func:`load`).
         engine: ``"pyperplan"``, ``"fast-downward"`` or ``"auto"`` (see :func:`choose_engine`).
-        timeout: seconds for engines that honour a limit (Fast Downward); pyperplan has none.
+        timeout: seconds before the search is stopped, whatever the engine (None: no limit).
+        progress: called as ``progress(engine, seconds)`` every few seconds while it searches.
 
     Returns:
         The sequential plan (empty when the goal already holds).
 
     Raises:
-        PlanningError: no engine applies, the problem is unsolvable, time ran out, or the
-            engine failed (the message carries the end of its log).
+        PlanningError: no engine applies, the problem is unsolvable, time ran out ("no plan
+            for ... within N s"), or the engine failed (the message carries its reason).
     """
+    from unified_planning.exceptions import UPException
+    from unified_planning.io import PDDLWriter
+    from unified_planning.plans import ActionInstance, SequentialPlan
+
     name = choose_engine(problem, engine)
-    kwargs: dict[str, Any] = {}
-    if timeout is not None and name in _TIMEOUT_ENGINES:
-        kwargs["timeout"] = timeout
+    # The child reads PDDL: UP writes the problem with names it can map back to its elements.
+    writer = PDDLWriter(problem)
     try:
-        with OneshotPlanner(name=name) as planner:
-            planner.skip_checks = True  # choose_engine checked the kind; skip UP's warning
-            result = planner.solve(problem, **kwargs)
-    except (UPException, NotImplementedError, AssertionError) as exc:
-        # Engines signal an unsupported construct with any of these.
+        domain_text, problem_text = writer.get_domain(), writer.get_problem()
+    except (UPException, NotImplementedError) as exc:
         reason = " ".join(str(exc).split()) or type(exc).__name__
-        raise PlanningError(f"{name} cannot solve problem {problem.name!r}: {reason}") from exc
-    if result.status in _SOLVED and result.plan is not None:
-        return result.plan
-    if result.status in _UNSOLVABLE:
-        raise PlanningError(
-            f"problem {problem.name!r} has no plan: {name} proved the goal unreachable "
-            f"({result.status.name})"
-        )
-    if result.status is PlanGenerationResultStatus.TIMEOUT:
-        raise PlanningError(f"{name} found no plan for {problem.name!r} within {timeout} s")
-    log = " ".join(" ".join(m.message.split()) for m in (result.log_messages or []))
-    raise PlanningError(
-        f"{name} failed on problem {problem.name!r} ({result.status.name}): {log[-400:] or 'no log'}"
+        raise PlanningError(f"cannot write problem {problem.name!r} as PDDL: {reason}") from exc
+    answer = engines.run(name, domain_text, problem_text, timeout=timeout, progress=progress)
+    if answer.status != "solved":
+        raise _answer_error(answer, problem.name, name, timeout)
+    actions = []
+    for text in answer.plan:
+        step = parse_step(text)
+        try:
+            action = writer.get_item_named(step.name)
+            args = tuple(writer.get_item_named(a) for a in step.args)
+        except (KeyError, UPException) as exc:
+            raise PlanningError(f"{name} returned a step {text!r} not in {problem.name!r}") from exc
+        actions.append(ActionInstance(action, args))
+    return SequentialPlan(actions, environment=problem.environment)
+
+
+def plan_files(
+    domain: str | Path,
+    problem: str | Path,
+    engine: str = "pyperplan",
+    timeout: float | None = 60.0,
+    *,
+    progress: engines.Progress | None = None,
+    allow_shared_names: bool = False,
+) -> list[Step]:
+    """The plan for PDDL files as :class:`Step` objects, without reading them into UP here.
+
+    The engine reads the files in its child process, so this process imports neither UP's
+    model nor its engines (about 1.5 s of start-up): the way for a program that only needs the
+    steps, such as the medicine-delivery demo. ``auto`` reads the files with UP to choose.
+    ``allow_shared_names`` as for :func:`load` (pyperplan accepts shared names anyway).
+
+    Raises:
+        PlanningError: a file cannot be read or the engine cannot read it, no plan, or time
+            ran out (as :func:`solve`).
+    """
+    if engine == "auto":
+        loaded = load(domain, problem, allow_shared_names=allow_shared_names)
+        return plan_steps(solve(loaded, engine, timeout, progress=progress))
+    _require_engine(engine)
+    texts = _normalise(_read(domain, "domain")), _normalise(_read(problem, "problem"))
+    answer = engines.run(
+        engine, *texts, timeout=timeout, progress=progress, shared_names=allow_shared_names
     )
+    if answer.status != "solved":
+        raise _answer_error(answer, answer.problem or Path(problem).stem, engine, timeout)
+    return [parse_step(text) for text in answer.plan]
 
 
 def validate(problem: Problem, plan: SequentialPlan) -> bool:
     """True when ``plan`` is applicable from the initial state and reaches the goal."""
+    from unified_planning.engines import ValidationResultStatus
+
     # By name: selecting by kind would refuse the lenient features solve() accepts.
-    with PlanValidator(name="sequential_plan_validator") as validator:
+    factory = problem.environment.factory
+    with factory.PlanValidator(name="sequential_plan_validator") as validator:
         validator.skip_checks = True
         result = validator.validate(problem, plan)
     return result.status is ValidationResultStatus.VALID
@@ -343,11 +426,13 @@ def to_plan(problem: Problem, steps: Iterable[Step | str]) -> SequentialPlan:
     Raises:
         QueryError: a step names an unknown action or object, or has the wrong arity.
     """
+    from unified_planning.plans import ActionInstance, SequentialPlan
+
     instances = []
     for step in steps:
         action, objects = resolve(problem, parse_step(step) if isinstance(step, str) else step)
         instances.append(ActionInstance(action, tuple(objects)))
-    return SequentialPlan(instances)
+    return SequentialPlan(instances, environment=problem.environment)
 
 
 def read_plan(path: str | Path) -> list[Step]:

@@ -1,14 +1,18 @@
 """``bt-raider plan DOMAIN PROBLEM``: solve a PDDL problem, show the plan and its tree, run it.
 
 With ``--run`` the tree runs in a simulated :class:`~bt_raider.planners.world.PddlWorld` until
-it succeeds or fails; each step and the outcome are printed. Exit status: 0 when the plan was
-found (and, with ``--run``, the goal was reached), 1 when a run ends short of the goal, 2 with
-a one-line message for bad input (unreadable or invalid PDDL, no engine for the problem).
+it succeeds or fails; each step and the outcome are printed. ``--timeout`` bounds the search
+whatever the engine (it runs in a child process that is stopped then); a search that takes more
+than a few seconds says so on stderr every few seconds. Exit status: 0 when the plan was found
+(and, with ``--run``, the goal was reached), 1 when a run ends short of the goal, 2 with a
+one-line message for bad input (unreadable or invalid PDDL, no engine for the problem) and when
+no plan is found (unsolvable, or none within ``--timeout``).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Sequence
 
@@ -20,7 +24,21 @@ from bt_raider.planners.tree import plan_to_tree, robot_actions
 from bt_raider.planners.world import PddlWorld
 from bt_raider.runtime.actions import SyncRobot
 
-ENGINE_CHOICES = ("auto", "pyperplan", "fast-downward")
+ENGINE_CHOICES = ("auto", "fast-downward", "pyperplan")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not value > 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text!r}")
+    return value
+
+
+def _progress(engine: str, seconds: float) -> None:
+    print(f"planning with {engine}... {seconds:.0f} s", file=sys.stderr, flush=True)
 
 
 def add_parser(sub: argparse._SubParsersAction, argv: Sequence[str] = ()) -> None:
@@ -38,13 +56,23 @@ def add_parser(sub: argparse._SubParsersAction, argv: Sequence[str] = ()) -> Non
         "--engine",
         choices=ENGINE_CHOICES,
         default="auto",
-        help="planning engine (auto: pyperplan when it supports the problem, else Fast Downward)",
+        help="planning engine (auto: Fast Downward when installed and it supports the problem, "
+        "else pyperplan)",
     )
     parser.add_argument(
         "--run", dest="execute", action="store_true", help="run the tree in a simulated world"
     )
     parser.add_argument(
-        "--timeout", type=float, default=60.0, metavar="S", help="planning time limit (seconds)"
+        "--timeout",
+        type=_seconds,
+        default=60.0,
+        metavar="S",
+        help="stop the search after S seconds, whatever the engine (default 60)",
+    )
+    parser.add_argument(
+        "--allow-shared-names",
+        action="store_true",
+        help="accept PDDL in which a type and an object (or two other elements) share a name",
     )
     parser.add_argument(
         "--max-ticks", type=int, default=None, metavar="N", help="stop a run after N ticks"
@@ -53,11 +81,10 @@ def add_parser(sub: argparse._SubParsersAction, argv: Sequence[str] = ()) -> Non
 
 
 def run(args: argparse.Namespace) -> int:
-
-    problem = pddl.load(args.domain, args.problem)
+    problem = pddl.load(args.domain, args.problem, allow_shared_names=args.allow_shared_names)
     engine = pddl.choose_engine(problem, args.engine)
     start = time.monotonic()
-    plan = pddl.solve(problem, engine, args.timeout)
+    plan = pddl.solve(problem, engine, args.timeout, progress=_progress)
     elapsed = time.monotonic() - start
     steps = pddl.plan_steps(plan)
     valid = pddl.validate(problem, plan)

@@ -53,15 +53,21 @@ def test_reference_plan_validates_and_wrong_order_does_not(name, load_problem):
     assert not pddl.validate(problem, pddl.to_plan(problem, list(reversed(steps))))
 
 
-def test_auto_prefers_pyperplan_and_falls_back_to_fast_downward(gripper, alfred):
-    assert pddl.choose_engine(gripper) == "pyperplan"
-    assert pddl.installed_engines()[0] == "pyperplan"
+def test_auto_prefers_fast_downward_when_installed(gripper, alfred):
+    expected = "fast-downward" if HAS_FD else "pyperplan"
+    assert pddl.installed_engines()[0] == expected
+    assert pddl.choose_engine(gripper) == expected
     if HAS_FD:  # pyperplan lacks forall / conditional effects: ALFRED goes to Fast Downward
         assert pddl.choose_engine(alfred) == "fast-downward"
 
 
+def test_auto_solves_with_the_engine_it_chose(gripper):
+    plan = pddl.solve(gripper)
+    assert pddl.validate(gripper, plan)
+
+
 def test_unknown_engine_names_the_choices(gripper):
-    with pytest.raises(PlanningError, match="'lama'.*auto, pyperplan, fast-downward"):
+    with pytest.raises(PlanningError, match="'lama'.*auto, fast-downward, pyperplan"):
         pddl.solve(gripper, engine="lama")
 
 

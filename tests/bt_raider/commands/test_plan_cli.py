@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+import time
 
 import pytest
 
 from bt_raider.cli import main
+from bt_raider.planners import engines
+from bt_raider.planners.pddl import load
+from tests.planners.generated import SHARED_DOMAIN, SHARED_PROBLEM, gripper_domain, gripper_problem
 from tests.shared_data import OWN_PDDL
 
 #: Our own gripper-style domain (tests/data/pddl/two_rooms).
@@ -73,6 +78,53 @@ def test_bad_pddl_is_exit_2(capsys, tmp_path):
     bad.write_text("(define (domain broken) (:action")
     assert main(["plan", str(bad), GRIPPER[1]]) == 2
     assert "bad.pddl: not valid PDDL" in capsys.readouterr().err
+
+
+@pytest.fixture
+def big_gripper(tmp_path):
+    """A 60-ball gripper that pyperplan needs well over 10 s for."""
+    domain, problem = tmp_path / "domain.pddl", tmp_path / "gripper60.pddl"
+    domain.write_text(gripper_domain())
+    problem.write_text(gripper_problem(60))
+    return [str(domain), str(problem)]
+
+
+def test_timeout_stops_pyperplan_with_exit_2_and_one_line(capsys, big_gripper, monkeypatch):
+    monkeypatch.setattr(engines, "PROGRESS_PERIOD", 0.5)
+    load(*big_gripper)  # UP's first import is not the search's time
+    start = time.monotonic()
+    assert main(["plan", *big_gripper, "--engine", "pyperplan", "--timeout", "2"]) == 2
+    assert time.monotonic() - start < 6  # generous: the machine may be busy
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert lines[-1].startswith(
+        "bt-raider plan: error: no plan for 'gripper-60' within 2 s: pyperplan was stopped"
+    )
+    # Progress on stderr while it searched, never on stdout.
+    progress = lines[:-1]
+    assert len(progress) >= 2
+    assert all(re.fullmatch(r"planning with pyperplan\.\.\. \d+ s", line) for line in progress)
+    assert "planning with" not in captured.out
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "nan", "soon"])
+def test_timeout_must_be_positive_seconds(capsys, bad):
+    with pytest.raises(SystemExit) as exc:
+        main(["plan", *GRIPPER, "--timeout", bad])
+    assert exc.value.code == 2
+    assert "--timeout" in capsys.readouterr().err
+
+
+def test_shared_names_are_refused_naming_the_option(capsys, tmp_path):
+    domain, problem = tmp_path / "carts.pddl", tmp_path / "move_cart.pddl"
+    domain.write_text(SHARED_DOMAIN)
+    problem.write_text(SHARED_PROBLEM)
+    assert main(["plan", str(domain), str(problem)]) == 2
+    err = capsys.readouterr().err
+    assert "move_cart.pddl" in err and "'cart'" in err and "--allow-shared-names" in err
+    assert main(["plan", str(domain), str(problem), "--allow-shared-names", "--run"]) == 0
+    out = capsys.readouterr().out
+    assert "(push cart dock aisle)" in out and "goal reached: yes" in out
 
 
 def test_unknown_engine_is_a_usage_error(capsys):

@@ -1,0 +1,193 @@
+"""Engines in a child process: the time limit stops any of them, ``auto`` prefers Fast
+Downward, and planning PDDL files needs no UP in this process. All PDDL is written here."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bt_raider.errors import PlanningError
+from bt_raider.planners import engines, pddl
+from tests.planners.generated import SHARED_DOMAIN, SHARED_PROBLEM, gripper_domain, gripper_problem
+
+HAS_FD = importlib.util.find_spec("up_fast_downward") is not None
+needs_fd = pytest.mark.skipif(not HAS_FD, reason="up-fast-downward is not installed")
+
+
+@pytest.fixture
+def gripper_files(tmp_path):
+    def write(balls: int) -> tuple[Path, Path]:
+        domain, problem = tmp_path / "domain.pddl", tmp_path / f"gripper{balls}.pddl"
+        domain.write_text(gripper_domain())
+        problem.write_text(gripper_problem(balls))
+        return domain, problem
+
+    return write
+
+
+def _searching_children() -> list[int]:
+    """Live planner children of this process (Linux /proc), idle ones stopped first."""
+    engines.shutdown()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(stat[1]) == os.getpid() and stat[0] != "Z" and b"planners.engines" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+# ---------------------------------------------------------------------------- time limits
+def test_pyperplan_is_stopped_at_the_time_limit(gripper_files):
+    problem = pddl.load(*gripper_files(60))
+    start = time.monotonic()
+    with pytest.raises(PlanningError) as exc:
+        pddl.solve(problem, engine="pyperplan", timeout=2)
+    elapsed = time.monotonic() - start
+    assert elapsed < 6, f"a 2 s limit took {elapsed:.1f} s"  # generous: a shared machine
+    msg = str(exc.value)
+    assert msg.startswith("no plan for 'gripper-60' within 2 s: pyperplan was stopped")
+    assert "--timeout" in msg
+    if sys.platform.startswith("linux"):
+        assert _searching_children() == []  # the search is not left running
+    # The next search gets a fresh child and works.
+    small = pddl.load(*gripper_files(2))
+    assert pddl.validate(small, pddl.solve(small, engine="pyperplan", timeout=30))
+
+
+def test_plan_files_is_stopped_at_the_time_limit(gripper_files):
+    with pytest.raises(PlanningError, match=r"within 1 s: pyperplan was stopped"):
+        pddl.plan_files(*gripper_files(60), engine="pyperplan", timeout=1)
+
+
+def test_progress_is_reported_while_the_search_runs(gripper_files, monkeypatch):
+    monkeypatch.setattr(engines, "PROGRESS_PERIOD", 0.3)
+    calls: list[tuple[str, float]] = []
+    with pytest.raises(PlanningError, match="within 2 s"):
+        pddl.plan_files(
+            *gripper_files(60),
+            engine="pyperplan",
+            timeout=2,
+            progress=lambda e, s: calls.append((e, s)),
+        )
+    assert len(calls) >= 3
+    assert {e for e, _ in calls} == {"pyperplan"}
+    seconds = [s for _, s in calls]
+    assert seconds == sorted(seconds) and seconds[-1] <= 2.5
+
+
+@needs_fd
+def test_auto_picks_fast_downward_and_solves_what_pyperplan_cannot_in_time(gripper_files):
+    problem = pddl.load(*gripper_files(60))
+    assert pddl.choose_engine(problem) == "fast-downward"
+    plan = pddl.solve(problem, timeout=60)
+    assert pddl.validate(problem, plan)
+    assert len(plan.actions) >= 60 * 2  # each ball is picked and dropped
+
+
+def test_without_fast_downward_auto_is_pyperplan(gripper_files, monkeypatch):
+    monkeypatch.setattr(engines, "ENGINES", ("pyperplan",))
+    assert pddl.installed_engines() == ["pyperplan"]
+    assert pddl.choose_engine(pddl.load(*gripper_files(2))) == "pyperplan"
+
+
+# ---------------------------------------------------------------------------- the engines
+def test_pyperplan_features_are_what_its_up_engine_declares():
+    up_pyperplan = pytest.importorskip("up_pyperplan.engine")
+    declared = up_pyperplan.EngineImpl.supported_kind().features
+    assert engines.PYPERPLAN_FEATURES == frozenset(declared)
+
+
+@pytest.mark.parametrize("engine", ["pyperplan", pytest.param("fast-downward", marks=needs_fd)])
+def test_plan_files_matches_solve(gripper_files, engine):
+    files = gripper_files(3)
+    steps = pddl.plan_files(*files, engine=engine, timeout=60)
+    problem = pddl.load(*files)
+    assert pddl.validate(problem, pddl.to_plan(problem, steps))
+    # The same engine on the same problem (read by itself, or written back by UP) finds a plan
+    # of the same length; tie-breaking may order the balls differently.
+    assert len(steps) == len(pddl.solve(problem, engine=engine, timeout=60).actions)
+
+
+def test_plan_files_needs_no_unified_planning_here(gripper_files):
+    domain, problem = gripper_files(3)
+    code = (
+        "import sys; from bt_raider.planners.pddl import plan_files; "
+        f"steps = plan_files({str(domain)!r}, {str(problem)!r}); "
+        "print(len(steps), sorted(m for m in ('unified_planning', 'scipy', 'networkx') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    count, loaded = out.stdout.split(" ", 1)
+    assert int(count) > 0 and loaded.strip() == "[]"
+
+
+def test_unreadable_pddl_for_pyperplan_is_a_planning_error(tmp_path, gripper_files):
+    domain, problem = gripper_files(2)
+    broken = tmp_path / "broken.pddl"
+    broken.write_text(problem.read_text().replace("(:goal", "(:gaol"))
+    with pytest.raises(PlanningError, match="pyperplan cannot solve.*cannot read the PDDL"):
+        pddl.plan_files(domain, broken)
+
+
+def test_unsolvable_files_say_so(tmp_path, gripper_files):
+    domain, _ = gripper_files(1)
+    never = tmp_path / "never.pddl"
+    never.write_text(
+        "(define (problem never) (:domain gripper-typed)"
+        " (:objects ball0 - ball rooma roomb - room left - gripper)"
+        " (:init (at-robby rooma) (at ball0 rooma)) (:goal (at ball0 roomb)))"  # no free gripper
+    )
+    with pytest.raises(PlanningError, match="'never' has no plan: pyperplan proved"):
+        pddl.plan_files(domain, never)
+
+
+def test_a_child_that_dies_is_a_planning_error(gripper_files, monkeypatch):
+    # The child runs the interpreter this process names; one that exits at once never answers.
+    monkeypatch.setattr(sys, "executable", "/bin/false")
+    engines.shutdown()  # no idle child may answer instead
+    with pytest.raises(PlanningError, match="planner process ended"):
+        pddl.plan_files(*gripper_files(2))
+
+
+# ---------------------------------------------------------------------------- shared names
+@pytest.fixture
+def shared_names(tmp_path):
+    domain, problem = tmp_path / "carts.pddl", tmp_path / "move_cart.pddl"
+    domain.write_text(SHARED_DOMAIN)
+    problem.write_text(SHARED_PROBLEM)
+    return domain, problem
+
+
+def test_a_type_and_an_object_of_one_name_are_refused_naming_the_option(shared_names):
+    with pytest.raises(PlanningError) as exc:
+        pddl.load(*shared_names)
+    msg = str(exc.value)
+    assert msg.startswith(str(shared_names[1]))  # the problem declares the clashing object
+    assert "'cart'" in msg and "allow_shared_names=True" in msg and "--allow-shared-names" in msg
+
+
+@pytest.mark.parametrize("engine", ["pyperplan", pytest.param("fast-downward", marks=needs_fd)])
+def test_shared_names_load_and_plan_with_the_option(shared_names, engine):
+    problem = pddl.load(*shared_names, allow_shared_names=True)
+    assert problem.object("cart").type.name == "cart"
+    plan = pddl.solve(problem, engine=engine, timeout=60)
+    assert [s.text for s in pddl.plan_steps(plan)] == [
+        "(push cart dock aisle)",
+        "(push cart aisle shelf)",
+    ]
+    assert pddl.validate(problem, plan)
+    assert not pddl.validate(problem, pddl.to_plan(problem, ["(push cart aisle shelf)"]))
