@@ -9,16 +9,27 @@ Backends:
   ``openai`` SDK (``client.embeddings.create``).
 
 Models load lazily, on :meth:`setup` or the first :meth:`embed`, never at import: importing
-this module costs no torch. Every vector comes back unit-length, so cosine similarity is a dot
+this module costs no torch.
+
+Threads: a single query is embedded on **one** torch thread by default. With torch's default
+(one thread per core) a query waits for every core, and when the robot keeps the cores busy a
+query took 268-496 ms instead of 5.6 ms on one thread (issue 11; ``benchmarks/memory_load.py``
+measures both). Batches of more than
+:data:`SMALL_BATCH` texts (bulk inserts) use torch's default. ``num_threads=`` or the
+environment variable ``BT_RAIDER_EMBED_THREADS`` sets one count for every call (0: torch's
+default). ``torch.set_num_threads`` is process-global, so the count is set for the forward pass
+only and put back afterwards, under a lock that also serialises this module's forward passes;
+torch work elsewhere in the process may run with that count while an embedding runs. Every vector comes back unit-length, so cosine similarity is a dot
 product and hnswlib's ``cosine`` space agrees with :func:`numpy.dot`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -28,6 +39,12 @@ from bt_raider.errors import BackendError, require
 
 #: Name of the bundled model, used as the embedder's identity in the database.
 MINILM_NAME = "all-MiniLM-L6-v2"
+
+#: Texts per call up to which one torch thread is used by default (a query, a few records).
+SMALL_BATCH = 8
+#: Environment variable overriding the thread count of every embedding call (0: torch's own).
+THREADS_ENV = "BT_RAIDER_EMBED_THREADS"
+_THREADS_LOCK = threading.Lock()
 
 #: Loaded (tokenizer, model) per (folder, device): weights are read once per process, however
 #: many memories or CLI calls use them (inference only, so sharing is safe).
@@ -81,7 +98,10 @@ class TransformersEmbedder:
         batch_size: sentences per forward pass.
         max_length: tokens kept per sentence (longer ones are truncated).
         device: torch device, ``"cpu"`` by default.
-        num_threads: torch intra-op threads; None leaves torch's default.
+        num_threads: torch intra-op threads per call; None: ``BT_RAIDER_EMBED_THREADS`` if
+            set, else 1 for up to :data:`SMALL_BATCH` texts and torch's default for more; 0:
+            torch's default always. Set for each forward pass and restored after it (see the
+            module docstring).
     """
 
     def __init__(
@@ -97,7 +117,7 @@ class TransformersEmbedder:
         self.batch_size = int(batch_size)
         self.max_length = int(max_length)
         self.device = device
-        self.num_threads = num_threads
+        self.num_threads = _thread_count(num_threads)
         self._model: Any = None
         self._tokenizer: Any = None
         self._dim: int | None = None
@@ -151,12 +171,10 @@ class TransformersEmbedder:
             # Never reach for the Hub: the model is on disk or it is an error.
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            torch = require("torch", "all")
+            require("torch", "all")
             transformers = require("transformers", "all")
             transformers.utils.logging.disable_progress_bar()
             transformers.utils.logging.set_verbosity_error()
-            if self.num_threads:
-                torch.set_num_threads(int(self.num_threads))
             key = (str(path.resolve()), self.device)
             with _LOAD_LOCK:
                 if key not in _LOADED:
@@ -187,7 +205,8 @@ class TransformersEmbedder:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         # Sorting by length keeps padding (wasted compute) low inside each batch.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        with torch.inference_mode():
+        threads = self.threads_for(len(texts))
+        with _torch_threads(torch, threads), torch.inference_mode():
             for start in range(0, len(order), self.batch_size):
                 idx = order[start : start + self.batch_size]
                 batch = self._tokenizer(
@@ -204,8 +223,51 @@ class TransformersEmbedder:
                 out[idx] = pooled.cpu().numpy()
         return out
 
+    def threads_for(self, n: int) -> int | None:
+        """The torch thread count for a call with ``n`` texts (None: torch's default)."""
+        if self.num_threads is not None:
+            return self.num_threads or None
+        return 1 if n <= SMALL_BATCH else None
+
     def __repr__(self) -> str:
         return f"TransformersEmbedder({self.name!r}, loaded={self.loaded})"
+
+
+def _thread_count(value: int | None) -> int | None:
+    """``num_threads`` checked, or the environment's ``BT_RAIDER_EMBED_THREADS``."""
+    where = "num_threads"
+    if value is None:
+        raw = os.environ.get(THREADS_ENV, "").strip()
+        if not raw:
+            return None
+        where = THREADS_ENV
+        try:
+            value = int(raw)
+        except ValueError:
+            raise BackendError(
+                f"{THREADS_ENV}={raw!r} is not a number: expected 0 (torch's default) or a "
+                "positive thread count"
+            ) from None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise BackendError(
+            f"{where} is {value!r}: expected 0 (torch's default) or a positive thread count"
+        )
+    return value
+
+
+@contextlib.contextmanager
+def _torch_threads(torch: Any, threads: int | None) -> Iterator[None]:
+    """Run with ``threads`` intra-op threads (None: as is), restoring the count after."""
+    with _THREADS_LOCK:
+        before = torch.get_num_threads()
+        if threads is None or threads == before:
+            yield
+            return
+        torch.set_num_threads(threads)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
 
 
 class OpenAIEmbedder:

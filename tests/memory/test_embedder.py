@@ -12,6 +12,8 @@ import pytest
 from bt_raider.errors import BackendError
 from bt_raider.memory.embedder import (
     MINILM_NAME,
+    SMALL_BATCH,
+    THREADS_ENV,
     OpenAIEmbedder,
     TransformersEmbedder,
     bundled_model_path,
@@ -140,3 +142,42 @@ def test_openai_embedder_without_key_or_base_url_says_how_to_fix(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(BackendError, match="OPENAI_API_KEY"):
         OpenAIEmbedder().embed(["x"])
+
+
+@pytest.mark.slow  # the real bundled MiniLM (loaded once per session)
+def test_a_query_runs_on_one_thread_and_torch_is_left_as_it_was(minilm):
+    import torch
+
+    seen: list[int] = []
+    hook = minilm._model.register_forward_pre_hook(
+        lambda module, inputs: seen.append(torch.get_num_threads())
+    )
+    before = torch.get_num_threads()
+    try:
+        query = TransformersEmbedder()
+        query.setup()
+        single = query.embed(["turn on the hall light"])
+        query.embed([f"sentence {i}" for i in range(SMALL_BATCH + 1)])  # a bulk batch
+        TransformersEmbedder(num_threads=2).embed(["turn on the hall light"])
+    finally:
+        hook.remove()
+    assert seen == [1, before, 2]
+    assert torch.get_num_threads() == before  # the process-wide count is restored
+    # One thread computes the same vectors as torch's default.
+    assert np.allclose(single, minilm.embed(["turn on the hall light"]), atol=1e-5)
+
+
+def test_thread_count_option_and_environment(monkeypatch):
+    monkeypatch.delenv(THREADS_ENV, raising=False)
+    e = TransformersEmbedder()
+    assert e.threads_for(1) == 1 and e.threads_for(SMALL_BATCH + 1) is None
+    assert TransformersEmbedder(num_threads=0).threads_for(1) is None  # torch's own
+    assert TransformersEmbedder(num_threads=3).threads_for(1000) == 3
+    monkeypatch.setenv(THREADS_ENV, "2")
+    assert TransformersEmbedder().threads_for(1) == 2
+    assert TransformersEmbedder(num_threads=1).threads_for(1) == 1  # the option wins
+    monkeypatch.setenv(THREADS_ENV, "many")
+    with pytest.raises(BackendError, match="BT_RAIDER_EMBED_THREADS='many' is not a number"):
+        TransformersEmbedder()
+    with pytest.raises(BackendError, match="num_threads is -1: expected 0"):
+        TransformersEmbedder(num_threads=-1)
