@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from bt_raider.errors import ToolError
+from bt_raider.errors import SceneError, ToolError
 from bt_raider.perception import relations
 from bt_raider.perception.relations import (
     RELATIONS,
@@ -364,3 +364,48 @@ def test_kitchen_relations_accept_phrases(kitchen):
     assert related(kitchen, "under", kitchen.resolve("Cup")) == related(
         kitchen, "below", kitchen.resolve("Cup")
     )
+
+
+# ---------------------------------------------------------------------- numbers that are not finite
+class _Thing:
+    """Anything with a position (a tool's Place, a user's object): relations take duck types."""
+
+    def __init__(self, name: str, x: float, z: float) -> None:
+        self.name = self.id = name
+        self.position = [x, 0.9, z]
+
+
+@pytest.mark.parametrize("x", [math.nan, math.inf])
+def test_a_distance_that_is_not_finite_is_an_error_not_false(x):
+    a, b = _Thing("a", x, 0.0), _Thing("b", 0.0, 0.0)
+    with pytest.raises(ToolError, match="distance between a and b"):
+        relations.horizontal_distance(a, b)
+
+
+@pytest.mark.parametrize("relation", ["left_of", "right_of", "near", "next_to", "closest_to"])
+def test_a_position_changed_to_nan_makes_a_relation_an_error(relation):
+    s = scene(obj("Apple|1", "Apple", -0.3, 0.0), obj("Bowl|1", "Bowl", 0.0, 0.0))
+    apple, bowl = s.by_id("Apple|1"), s.by_id("Bowl|1")
+    assert isinstance(holds(s, relation, apple, bowl), bool)  # fine before the change
+    s.data["objects"][0]["position"]["x"] = math.nan  # e.g. a simulated world's edit
+    with pytest.raises((SceneError, ToolError)) as err:  # never a True/False from a NaN
+        related(s, relation, bowl)
+    assert "nan" in str(err.value)
+
+
+def test_a_yaw_changed_to_nan_makes_left_and_right_an_error():
+    s = scene(obj("Apple|1", "Apple", -0.3, 0.0), obj("Bowl|1", "Bowl", 0.0, 0.0))
+    s.data["agent"]["rotation"]["y"] = math.nan
+    with pytest.raises((SceneError, ToolError), match="agent.rotation.y"):
+        related(s, "left_of", s.by_id("Bowl|1"))
+
+
+def test_a_box_changed_to_nan_makes_above_an_error():
+    s = scene(
+        obj("Apple|1", "Apple", 0.0, 0.0, y=1.2, size=(0.1, 0.1, 0.1)),
+        obj("Table|1", "DiningTable", 0.0, 0.0, y=0.5, size=(1.0, 1.0, 1.0)),
+    )
+    assert holds(s, "above", s.by_id("Apple|1"), s.by_id("Table|1"))
+    s.data["objects"][1]["axisAlignedBoundingBox"]["size"]["y"] = math.nan
+    with pytest.raises((SceneError, ToolError), match="axisAlignedBoundingBox.size.y"):
+        holds(s, "above", s.by_id("Apple|1"), s.by_id("Table|1"))

@@ -39,3 +39,21 @@ def test_the_contract_imports_no_reasoner():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "['bt_raider.checking.contract', 'bt_raider.checking.registry']"
+
+
+def test_a_query_over_the_length_cap_is_refused_naming_length_and_cap():
+    from bt_raider.checking.contract import MAX_QUERY_CHARS
+
+    Query("pick the apple " * 130)  # 1,950 characters: under the cap
+    text = "pick the apple " * 7000  # 105 KB, the size that once took over 2 GiB
+    with pytest.raises(QueryError) as err:
+        Query(text)
+    msg = str(err.value)
+    assert f"{len(text):,} characters" in msg and f"{MAX_QUERY_CHARS:,}" in msg
+    assert len(msg) < 200  # the query itself is not echoed whole
+
+
+@pytest.mark.parametrize("text", ["x" * 2001, " " * 1999 + "pick(Apple)"])
+def test_the_cap_counts_every_character(text):
+    with pytest.raises(QueryError, match="over the limit"):
+        as_query(text)

@@ -298,3 +298,39 @@ def test_would_you_mind_with_a_gerund(text, action, args):
 def test_a_gerund_that_is_no_verb_is_still_an_unknown_action():
     with pytest.raises(QueryError, match="unknown action"):
         parse_query("would you mind singing a song")
+
+
+# --------------------------------------------------------------------------- bounded cost
+def test_parse_query_enforces_the_length_cap_itself():
+    # parse_query is public (recovery code calls it directly): it has the same cap as Query.
+    with pytest.raises(QueryError, match="over the limit of 2,000"):
+        parse_query("pick the apple " * 200)
+
+
+def test_a_chain_of_relations_is_bounded():
+    ok = parse_query("pick the apple on the plate on the table left of the sink")
+    assert ok.args[0].anchor is not None and ok.args[0].anchor.anchor is not None
+    with pytest.raises(QueryError, match="more than 10 spatial relations"):
+        parse_query("pick the apple" + " on the plate" * 40)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "pick the apple " * 130,
+        "please " * 280 + "pick the apple",
+        "pick " + " ".join(f"w{i}" for i in range(380)),
+        "put the apple" + " in the bowl" * 9 + " x" * 800,
+        "(pick" + " x" * 990 + ")",
+    ],
+    ids=["repeated", "polite", "distinct-words", "prepositions", "pddl"],
+)
+def test_long_queries_under_the_cap_parse_without_hanging(text):
+    import time
+
+    start = time.monotonic()
+    try:
+        parse_query(text)
+    except QueryError:
+        pass  # a refusal is fine; a hang is not
+    assert time.monotonic() - start < 5.0  # generous: linear parsing takes milliseconds

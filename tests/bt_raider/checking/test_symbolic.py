@@ -12,7 +12,7 @@ from bt_raider.checking.contract import Checker, Query
 from bt_raider.checking.registry import make_checker
 from bt_raider.checking.symbolic import SymbolicReasoner
 from bt_raider.checking.verdict import Category, Response
-from bt_raider.errors import QueryError
+from bt_raider.errors import QueryError, SceneError
 from bt_raider.perception.scene import Scene
 from bt_raider.perception.tools import household_tools
 
@@ -553,3 +553,81 @@ def test_plan_source_that_is_a_named_location(small_kitchen_dict):
     assert v.category is Category.AMBIGUITY
     assert "'adrianas_medicine' matches 2 objects" in v.explanation
     assert v.grounding["medicine_counter"] == ["medicine_counter"]
+
+
+# --------------------------------------------------------------------------- numbers not finite
+def _set(*path):
+    def put(data, value):
+        node = data
+        for key in path[:-1]:
+            node = obj(node, key) if key in ("Bowl", "Tomato") else node[key]
+        node[path[-1]] = value
+
+    return put
+
+
+#: (query whose verdict is none in the small kitchen, a number it needs, changed after loading).
+LIVE_FAULTS = [
+    ("pick(Bowl)", _set("agent", "position", "x")),
+    ("pick(Bowl)", _set("agent", "position", "z")),
+    ("pick(Bowl)", _set("Bowl", "position", "x")),
+    ("pick(Bowl)", _set("Bowl", "position", "z")),
+    ("pick(Bowl)", _set("robot", "reach")),
+    ("pick(Bowl)", _set("robot", "handover_distance")),
+    ("pick(Bowl)", _set("robot", "arms")),
+    ("pick the tomato to the right of the bowl", _set("agent", "rotation", "y")),
+    ("pick the tomato to the right of the bowl", _set("Tomato", "position", "x")),
+    ("pick the bread next to the bowl", _set("Bowl", "position", "z")),
+    ("pick(Bowl)", _set("Bowl", "pickupable")),
+]
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -1e308], ids=["nan", "inf", "-1e308"])
+@pytest.mark.parametrize("query, mutate", LIVE_FAULTS, ids=range(len(LIVE_FAULTS)))
+def test_a_number_changed_after_loading_ends_unknown_never_none(
+    small_kitchen_dict, query, mutate, value
+):
+    scene = Scene(small_kitchen_dict)
+    assert SymbolicReasoner().check(scene, query).ok  # the baseline: the action may run
+    mutate(scene.data, value)  # as a simulated world or a user's code may, after validation
+    v = SymbolicReasoner().check(scene, query)
+    assert v.category is Category.UNKNOWN and v.final_response is Response.UNFEASIBILITY
+    assert "did not finish" in v.explanation and v.action == "pick"
+
+
+def test_a_negative_reach_set_after_loading_ends_unknown(small_kitchen_dict):
+    scene = Scene(small_kitchen_dict)
+    scene.data["robot"]["reach"] = -1
+    v = SymbolicReasoner().check(scene, "pick(Bowl)")
+    assert v.category is Category.UNKNOWN and "robot.reach" in v.explanation
+
+
+def test_a_nan_in_a_scene_dict_is_refused_before_any_check(small_kitchen_dict):
+    small_kitchen_dict["agent"]["position"]["x"] = math.nan
+    with pytest.raises(SceneError, match="agent.position.x"):
+        bt_raider.check(small_kitchen_dict, "pick(Bowl)")
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, "far", None])
+def test_a_distance_tool_answering_non_finite_ends_unknown(small_kitchen, value):
+    def dist_to_target(scene, target: str) -> float:
+        """A perception stack's distance that went wrong.
+
+        Returns:
+            metres.
+        """
+        return value
+
+    tools = household_tools()
+    tools.register(dist_to_target)  # replaces the shipped one
+    v = SymbolicReasoner(tools=tools).check(small_kitchen, "pick(Bowl)")
+    assert v.category is Category.UNKNOWN and "not a finite number" in v.explanation
+
+
+def test_a_long_query_under_the_cap_is_checked_without_hanging(small_kitchen):
+    import time
+
+    start = time.monotonic()
+    v = SymbolicReasoner().check(small_kitchen, "pick the bowl " * 140)  # 1,960 characters
+    assert time.monotonic() - start < 5.0  # generous; every sub-phrase took minutes before
+    assert list(v.grounding.values()) == [[BOWL]] and v.ok

@@ -78,3 +78,16 @@ def test_priority_order_is_the_format_docs():
         "obstructed",
         "out_of_reach",
     ]
+
+
+@pytest.mark.parametrize("cat", list(Category))
+def test_categories_print_as_their_value(cat):
+    assert (
+        str(cat) == cat.value and f"{cat}" == cat.value and format(cat, ">14") == f"{cat.value:>14}"
+    )
+    assert cat == cat.value  # still a str Enum: compares equal to its value
+
+
+def test_responses_print_as_their_value():
+    assert str(Response.UNFEASIBILITY) == "unfeasibility" and f"{Response.NONE}" == "none"
+    assert str(Category.ROBOT_STATE) == "robot_state"

@@ -1,0 +1,357 @@
+"""What a scene may hold (perception/validation.py): finite numbers in range, shapes, depth,
+and reading a scene file without trusting it (regular files only, size cap, UTF-8, digits).
+
+Every test builds its scene in code: nothing here needs ../shared.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from bt_raider.errors import SceneError
+from bt_raider.perception.scene import Scene
+from bt_raider.perception.validation import (
+    MAX_DEPTH,
+    MAX_MAGNITUDE,
+    as_number,
+    as_vector,
+    read_scene_json,
+    validate_scene,
+)
+
+NAN, INF = math.nan, math.inf
+
+
+def full() -> dict[str, Any]:
+    """A scene with every numeric field the format knows, all valid."""
+    return {
+        "objects": [
+            {
+                "objectId": "Apple|1",
+                "objectType": "Apple",
+                "position": {"x": 0.5, "y": 0.9, "z": 0.2},
+                "rotation": {"x": 0.0, "y": 90.0, "z": 0.0},
+                "axisAlignedBoundingBox": {
+                    "center": {"x": 0.5, "y": 0.95, "z": 0.2},
+                    "size": {"x": 0.1, "y": 0.1, "z": 0.1},
+                    "cornerPoints": [[0.45, 0.9, 0.15], [0.55, 1.0, 0.25]],
+                },
+                "objectOrientedBoundingBox": {"cornerPoints": [[0.45, 0.9, 0.15]]},
+                "distance": 0.54,
+                "mass": 0.2,
+                "pickupable": True,
+            },
+            {
+                "objectId": "Box|2",
+                "objectType": "Box",
+                "position": {"x": -0.5, "y": 0.9, "z": 0.2},
+                "axisAlignedBoundingBox": {"cornerPoints": [[-0.6, 0.8, 0.1], [-0.4, 1.0, 0.3]]},
+            },
+        ],
+        "agent": {
+            "position": {"x": 0.0, "y": 0.9, "z": 0.0},
+            "rotation": {"x": 0.0, "y": 0.0, "z": 0.0},
+            "cameraHorizon": 0.0,
+        },
+        "robot": {"reach": 1.1, "handover_distance": 0.5, "arms": 1},
+        "humans": [
+            {
+                "id": "person_1",
+                "name": "Ann",
+                "position": {"x": 0.0, "y": 0.0, "z": 0.4},
+                "looking_at_robot": True,
+                "hands_free": True,
+            }
+        ],
+        "locations": {"counter": {"x": 1.0, "z": 2.0}},
+    }
+
+
+def setter(*path: Any) -> Callable[[dict[str, Any], Any], None]:
+    def put(data: dict[str, Any], value: Any) -> None:
+        node = data
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+
+    return put
+
+
+#: (field path, the text the refusal must name). Every numeric field of the format.
+FIELDS = [
+    (("objects", 0, "position", "x"), "objects[0].position.x"),
+    (("objects", 0, "position", "y"), "objects[0].position.y"),
+    (("objects", 0, "position", "z"), "objects[0].position.z"),
+    (("objects", 0, "rotation", "y"), "objects[0].rotation.y"),
+    (("objects", 0, "axisAlignedBoundingBox", "center", "x"), "axisAlignedBoundingBox.center.x"),
+    (("objects", 0, "axisAlignedBoundingBox", "size", "z"), "axisAlignedBoundingBox.size.z"),
+    (("objects", 1, "axisAlignedBoundingBox", "cornerPoints", 1, 2), "cornerPoints[1][2]"),
+    (("objects", 0, "objectOrientedBoundingBox", "cornerPoints", 0, 0), "cornerPoints[0][0]"),
+    (("objects", 0, "distance"), "objects[0].distance"),
+    (("objects", 0, "mass"), "objects[0].mass"),
+    (("agent", "position", "x"), "agent.position.x"),
+    (("agent", "position", "z"), "agent.position.z"),
+    (("agent", "rotation", "y"), "agent.rotation.y"),
+    (("agent", "cameraHorizon"), "agent.cameraHorizon"),
+    (("robot", "reach"), "robot.reach"),
+    (("robot", "handover_distance"), "robot.handover_distance"),
+    (("robot", "arms"), "robot.arms"),
+    (("humans", 0, "position", "x"), "humans[0].position.x"),
+    (("humans", 0, "position", "z"), "humans[0].position.z"),
+    (("locations", "counter", "x"), "locations.counter.x"),
+    (("locations", "counter", "z"), "locations.counter.z"),
+]
+
+
+def test_the_full_scene_is_valid():
+    validate_scene(full(), "s.json")  # the baseline every refusal below departs from
+
+
+@pytest.mark.parametrize("value", [NAN, INF, -INF], ids=["nan", "inf", "-inf"])
+@pytest.mark.parametrize("path, named", FIELDS, ids=[f[1] for f in FIELDS])
+def test_a_non_finite_number_is_refused_naming_the_field(path, named, value):
+    data = full()
+    setter(*path)(data, value)
+    with pytest.raises(SceneError) as err:
+        Scene(data, source="s.json")
+    msg = str(err.value)
+    assert msg.startswith("s.json: ") and named in msg
+    assert ("nan" in msg or "inf" in msg) and "finite" in msg
+
+
+GEOMETRY = [f for f in FIELDS if "mass" not in f[1] and "robot.arms" not in f[1]]
+
+
+@pytest.mark.parametrize("value", [1e308, -1e5, 10**400], ids=["1e308", "-1e5", "10**400"])
+@pytest.mark.parametrize("path, named", GEOMETRY, ids=[f[1] for f in GEOMETRY])
+def test_geometry_out_of_range_is_refused(path, named, value):
+    data = full()
+    setter(*path)(data, value)
+    with pytest.raises(SceneError) as err:
+        Scene(data, source="s.json")
+    msg = str(err.value)
+    assert named in msg and len(msg) < 300  # a 400-digit number is summarised, not printed
+
+
+def test_a_number_at_the_bound_is_accepted():
+    data = full()
+    data["agent"]["position"]["x"] = MAX_MAGNITUDE
+    data["objects"][0]["mass"] = 1e308  # not geometry: only finite
+    Scene(data)
+
+
+@pytest.mark.parametrize(
+    "path, value, named",
+    [
+        (("robot", "reach"), 0, "robot.reach"),
+        (("robot", "reach"), -1, "robot.reach"),
+        (("robot", "handover_distance"), 0.0, "robot.handover_distance"),
+        (("robot", "arms"), 0, "robot.arms"),
+        (("robot", "arms"), 1.5, "robot.arms"),
+        (("robot", "arms"), 65, "robot.arms"),
+        (("objects", 0, "distance"), -1, "objects[0].distance"),
+        (("objects", 0, "axisAlignedBoundingBox", "size", "x"), -0.1, "size"),
+        (("objects", 0, "position", "x"), True, "objects[0].position.x"),
+        (("objects", 0, "position", "x"), "0.5", "objects[0].position.x"),
+        (("agent", "rotation", "y"), None, "agent.rotation.y"),
+        (("humans", 0, "looking_at_robot"), NAN, "humans[0].looking_at_robot"),
+        (("humans", 0, "hands_free"), 1, "humans[0].hands_free"),
+        (("humans", 0, "id"), NAN, "humans[0].id"),
+        (("objects", 0, "axisAlignedBoundingBox"), "big", "axisAlignedBoundingBox"),
+        (("objects", 1, "axisAlignedBoundingBox", "cornerPoints", 0), [1, 2], "cornerPoints[0]"),
+    ],
+)
+def test_values_out_of_their_domain_are_refused(path, value, named):
+    data = full()
+    setter(*path)(data, value)
+    with pytest.raises(SceneError, match=r"^s\.json: ") as err:
+        validate_scene(data, "s.json")
+    assert named in str(err.value)
+
+
+def test_an_objects_refusal_names_its_id():
+    data = full()
+    data["objects"][1]["position"]["z"] = NAN
+    with pytest.raises(SceneError, match=r"objectId 'Box\|2' at objects\[1\]\.position\.z"):
+        validate_scene(data, "s.json")
+
+
+def test_nesting_deeper_than_the_limit_is_refused_without_recursion():
+    data = full()
+    deep: list[Any] = []
+    node = deep
+    for _ in range(5 * MAX_DEPTH):
+        node.append([])
+        node = node[0]
+    data["extra"] = deep
+    with pytest.raises(SceneError, match=f"nested deeper than {MAX_DEPTH} levels"):
+        validate_scene(data, "s.json")
+    data["extra"] = [[[1.0]]]  # shallow extensions are fine
+    validate_scene(data, "s.json")
+
+
+# --------------------------------------------------------------------------- reading values live
+@pytest.mark.parametrize(
+    "mutate, read",
+    [
+        (
+            setter(
+                "objects",
+                0,
+                "position",
+                "x",
+            ),
+            lambda s: s.by_id("Apple|1").position,
+        ),
+        (setter("agent", "position", "z"), lambda s: s.agent_position),
+        (setter("agent", "rotation", "y"), lambda s: s.right_vector()),
+        (setter("robot", "reach"), lambda s: s.robot),
+        (setter("humans", 0, "position", "x"), lambda s: s.humans[0].position),
+        (setter("locations", "counter", "z"), lambda s: s.locations),
+        (
+            setter("objects", 0, "axisAlignedBoundingBox", "center", "y"),
+            lambda s: s.by_id("Apple|1").bbox(),
+        ),
+        (setter("objects", 0, "pickupable"), lambda s: s.by_id("Apple|1").flag("pickupable")),
+        (setter("humans", 0, "looking_at_robot"), lambda s: s.humans[0].looking_at_robot),
+    ],
+)
+def test_a_value_changed_after_loading_is_refused_where_it_is_read(mutate, read):
+    scene = Scene(full())
+    read(scene)  # fine before the change
+    mutate(scene.data, NAN)
+    with pytest.raises(SceneError):
+        read(scene)
+
+
+def test_readers_accept_numpy_numbers_and_refuse_the_rest():
+    assert as_number(np.float32(1.5), "v") == 1.5 and as_number(np.int64(2), "v") == 2.0
+    assert as_vector({"x": np.float64(1), "z": 2}, "p").tolist() == [1.0, 0.0, 2.0]
+    for bad in (NAN, "1", None, True, 10**400, [1]):
+        with pytest.raises(SceneError, match="^v: "):
+            as_number(bad, "v")
+
+
+# --------------------------------------------------------------------------- reading files
+def write(tmp_path: Path, content: bytes | str, name: str = "scene.json") -> Path:
+    path = tmp_path / name
+    if isinstance(content, str):
+        content = content.encode("utf-8")
+    path.write_bytes(content)
+    return path
+
+
+def test_a_valid_file_with_a_utf8_bom_loads(tmp_path):
+    path = write(tmp_path, b"\xef\xbb\xbf" + json.dumps(full()).encode())
+    assert len(Scene.load(path)) == 2
+
+
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        ("\ufeff{}".encode("utf-16"), "UTF-16"),
+        (json.dumps(full()).encode("utf-16-le"), "UTF-16"),
+        (bytes(range(256)) * 4, "not UTF-8"),
+        (b'{"objects": []}\xff', "byte 0xff at offset 15"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"objects": [], "n": ' + "7" * 5000 + "}", "an integer of 5000 digits"),
+        ('{"objects": [], "n": 1' + "0" * 400 + "}", "an integer of 401 digits"),
+        (
+            '{"objects": [], "agent": {"position": {"x": 1' + "0" * 300 + ', "z": 0}}}',
+            "agent.position.x: must be a finite number from -10000 to 10000, got an integer",
+        ),
+        ('{"objects": [], "agent": {"position": {"x": NaN, "z": 0}}}', "agent.position.x"),
+        ('{"objects": [], "agent": {"position": {"x": 1e400, "z": 0}}}', "got inf"),
+        ('{"objects": [], "agent": {"position": {"x": -Infinity, "z": 0}}}', "got -inf"),
+        ("", "not JSON"),
+    ],
+    ids=[
+        "utf16-bom",
+        "utf16-le",
+        "binary",
+        "bad-byte",
+        "deep",
+        "5000-digits",
+        "401-digits",
+        "301-digit-coordinate",
+        "NaN",
+        "1e400",
+        "-Infinity",
+        "empty",
+    ],
+)
+def test_bad_files_are_one_scene_error_naming_the_file(tmp_path, content, fragment):
+    path = write(tmp_path, content)
+    with pytest.raises(SceneError) as err:
+        Scene.load(path)
+    msg = str(err.value)
+    assert msg.startswith(str(path)) and fragment in msg and len(msg) < 400
+
+
+def test_the_size_cap_refuses_before_reading_and_can_be_raised(tmp_path):
+    path = write(tmp_path, json.dumps(full()))
+    size = path.stat().st_size
+    with pytest.raises(SceneError, match=r"over the limit of 100 bytes.*--max-scene-bytes"):
+        Scene.load(path, max_bytes=100)
+    assert len(Scene.load(path, max_bytes=size)) == 2
+
+
+def test_a_directory_is_refused(tmp_path):
+    with pytest.raises(SceneError, match="it is a directory"):
+        read_scene_json(tmp_path)
+
+
+def _loads_within(path: Path, seconds: float = 5.0) -> BaseException | None:
+    """Scene.load(path) in a thread: the exception it raised; fails the test if it blocks."""
+    box: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            Scene.load(path)
+            box.append(None)
+        except BaseException as exc:  # noqa: BLE001 - handed back to the test
+            box.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert box, f"Scene.load({path}) blocked for {seconds} s"
+    return box[0]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
+def test_a_named_pipe_is_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "scene.json"
+    os.mkfifo(fifo)
+    exc = _loads_within(fifo)
+    assert isinstance(exc, SceneError) and "named pipe" in str(exc)
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
+def test_a_device_is_refused_without_reading_it():
+    exc = _loads_within(Path("/dev/zero"))
+    assert isinstance(exc, SceneError) and "character device" in str(exc)
+
+
+def test_a_missing_file_and_a_bad_path_are_scene_errors(tmp_path):
+    with pytest.raises(SceneError, match="cannot read scene file"):
+        Scene.load(tmp_path / "nope.json")
+    with pytest.raises(SceneError, match="cannot read scene file"):
+        Scene.load("bad\0path.json")
+
+
+def test_validation_leaves_a_valid_scene_unchanged():
+    data = full()
+    before = copy.deepcopy(data)
+    Scene(data)
+    assert data == before
