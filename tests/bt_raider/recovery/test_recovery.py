@@ -699,3 +699,22 @@ def test_who_are_you_is_read_against_the_people_the_action_names() -> None:
     space = plan.answers["name"]
     assert space.read("I'm Adriana.").value == "Adriana"
     assert space.read("I'm Bob").reason == "I could not tell who you mean by 'I'm Bob'."
+
+
+def test_with_no_free_surface_the_blocker_is_not_put_on_an_invented_one() -> None:
+    data = toy_scene_dict()
+    data["objects"] = [
+        o for o in data["objects"] if not o["objectId"].startswith(("Counter", "Dining"))
+    ]
+    scene = Scene(data)
+    blocked = Verdict(
+        Category.OBSTRUCTED,
+        "The Fridge cannot be opened: the Apple is in the way.",
+        objects=[APPLE],
+        action="open",
+    )
+    code = SymbolicRecovery().propose(RecoveryRequest("open(Fridge)", blocked, scene=scene))
+    assert code.splitlines() == [
+        "ask('Could you move the Apple out of the way, please?')",
+        "open('Fridge')",
+    ]
