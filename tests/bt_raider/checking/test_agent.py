@@ -1,4 +1,4 @@
-"""RAIDER's agent and its program flow manager on the real FloorPlan1 kitchen and real tools.
+"""RAIDER's agent and its program flow manager on the project's small kitchen and real tools.
 
 Faulty models are scripted (ScriptedChat) to trigger each PFM warning and then correct
 themselves; the real openai SDK runs end to end against a local fake server over HTTP.
@@ -26,7 +26,8 @@ from bt_raider.llm.chat import ChatReply, OpenAIChat, ScriptedChat, ToolCallRequ
 from bt_raider.perception.tools import default_tools
 from tests.bt_raider.llm.fake_openai_server import FakeOpenAIServer
 
-APPLE = "Apple|-00.47|+01.15|+00.48"
+# The small kitchen's Apple (bt_raider.testing.small_kitchen).
+APPLE = "Apple|+00.40|+00.96|+01.00"
 
 
 def final(category: str, explanation: str, response: str | None = None, **extra) -> str:
@@ -58,7 +59,7 @@ def tools():
 # --------------------------------------------------------------------------- the happy path
 
 
-def test_ground_ask_answer_issue_on_the_kitchen(kitchen, tools):
+def test_ground_ask_answer_issue_on_the_kitchen(small_kitchen, tools):
     chat = ScriptedChat(
         [
             "Step 1: GROUND - the apple is Apple.\nStep 2: ASK\n- Is the Apple within reach?\n"
@@ -68,19 +69,19 @@ def test_ground_ask_answer_issue_on_the_kitchen(kitchen, tools):
             + call("robot_holding"),
             final(
                 "out_of_reach",
-                "The Apple is 1.79 m away, beyond the 1.1 m reach.",
+                "The Apple is 2.04 m away, beyond the 1.1 m reach.",
                 grounding={"Apple": ["Apple"]},
             ),
         ]
     )
     agent = RaiderAgent(chat, tools)
     assert isinstance(agent, Checker) and agent.protocol == "text"
-    verdict = agent.check(kitchen, "pick(Apple)")
+    verdict = agent.check(small_kitchen, "pick(Apple)")
 
     assert verdict.category is Category.OUT_OF_REACH
     assert verdict.final_response is Response.UNFEASIBILITY
     assert verdict.grounding == {"Apple": [APPLE]} and verdict.objects == [APPLE]
-    expected = round(kitchen.distance_to_robot("Apple"), 2)
+    expected = round(small_kitchen.distance_to_robot("Apple"), 2)
     assert verdict.tool_calls == [
         ToolCall("dist_to_target", ["Apple"], result=expected),
         ToolCall("robot_holding", [], result=[]),
@@ -107,11 +108,11 @@ def test_ground_ask_answer_issue_on_the_kitchen(kitchen, tools):
     assert out["category"] == "out_of_reach" and out["tool_calls"][0]["result"] == expected
 
 
-def test_system_prompt_has_the_four_sections_and_the_scene_robot(kitchen_dict, tools):
+def test_system_prompt_has_the_four_sections_and_the_scene_robot(small_kitchen_dict, tools):
     from bt_raider.perception.scene import Scene
 
-    kitchen_dict["robot"] = {"reach": 0.8, "handover_distance": 0.3, "arms": 2}
-    scene = Scene(kitchen_dict)
+    small_kitchen_dict["robot"] = {"reach": 0.8, "handover_distance": 0.3, "arms": 2}
+    scene = Scene(small_kitchen_dict)
     prompt = RaiderAgent(ScriptedChat(), tools).system_prompt(scene)
     for section in ("Task Objective", "Procedure Steps", "Tool Description", "Constraints"):
         assert f"## {section}" in prompt
@@ -127,7 +128,7 @@ def test_system_prompt_has_the_four_sections_and_the_scene_robot(kitchen_dict, t
     assert "function-calling interface" in native and "call_tool{" not in native
 
 
-def test_user_message_carries_plan_preconditions(kitchen, tools):
+def test_user_message_carries_plan_preconditions(small_kitchen, tools):
     chat = ScriptedChat([final("wrong_state", "The Fridge holding the Egg is closed.")])
     query = Query(
         "(pick tiago egg fridge)",
@@ -135,27 +136,27 @@ def test_user_message_carries_plan_preconditions(kitchen, tools):
         unsatisfied=("(at tiago fridge)",),
         bindings={"egg": "Egg"},
     )
-    RaiderAgent(chat, tools).check(kitchen, query)
+    RaiderAgent(chat, tools).check(small_kitchen, query)
     user = chat.calls[0][1]["content"]
     assert user.startswith("(pick tiago egg fridge)")
     assert "- (in egg fridge)" in user and "egg = Egg" in user
     assert "do not hold" in user and user.count("(at tiago fridge)") == 2
-    assert "Objects in the scene: Apple, Book," in user and "WineBottle" in user
+    assert "Objects in the scene: Floor, CounterTop_1," in user and "WineBottle" in user
 
 
 # --------------------------------------------------------------------------- the four warnings
 
 
-def test_warning_1_made_up_tool_response_discards_the_premature_answer(kitchen, tools):
+def test_warning_1_made_up_tool_response_discards_the_premature_answer(small_kitchen, tools):
     chat = ScriptedChat(
         [
             call("dist_to_target", "Apple")
             + "\nThe tool will say it is close, so:\n"
             + final("none", "The Apple is within reach."),
-            final("out_of_reach", "The Apple is 1.79 m away."),
+            final("out_of_reach", "The Apple is 2.04 m away."),
         ]
     )
-    verdict = RaiderAgent(chat, tools).check(kitchen, "pick the apple")
+    verdict = RaiderAgent(chat, tools).check(small_kitchen, "pick the apple")
     assert verdict.category is Category.OUT_OF_REACH  # not the made-up "none"
     assert warnings_in(verdict) == [1]
     sent = contents(chat.calls[1])
@@ -163,18 +164,18 @@ def test_warning_1_made_up_tool_response_discards_the_premature_answer(kitchen, 
     result = [i for i, c in enumerate(sent) if c.startswith("Call to tool dist_to_target")]
     assert len(w1) == 1 and len(result) == 1 and w1[0] < result[0]  # paper order
     assert "discarded" in sent[w1[0]]
-    assert verdict.tool_calls == [ToolCall("dist_to_target", ["Apple"], result=1.79)]
+    assert verdict.tool_calls == [ToolCall("dist_to_target", ["Apple"], result=2.04)]
 
 
-def test_warning_2_made_up_tool_name(kitchen, tools):
+def test_warning_2_made_up_tool_name(small_kitchen, tools):
     chat = ScriptedChat(
         [
             call("measure_distance", "Apple"),
             call("dist_to_target", "Apple"),
-            final("out_of_reach", "The Apple is 1.79 m away."),
+            final("out_of_reach", "The Apple is 2.04 m away."),
         ]
     )
-    verdict = RaiderAgent(chat, tools).check(kitchen, "pick(Apple)")
+    verdict = RaiderAgent(chat, tools).check(small_kitchen, "pick(Apple)")
     assert verdict.category is Category.OUT_OF_REACH
     assert warnings_in(verdict) == [2]
     warning = chat.calls[1][-1]["content"]
@@ -182,18 +183,18 @@ def test_warning_2_made_up_tool_name(kitchen, tools):
     assert "dist_to_target" in warning and "get_obj_state" in warning
     assert verdict.tool_calls[0].tool == "measure_distance"
     assert "unknown tool" in verdict.tool_calls[0].error
-    assert verdict.tool_calls[1] == ToolCall("dist_to_target", ["Apple"], result=1.79)
+    assert verdict.tool_calls[1] == ToolCall("dist_to_target", ["Apple"], result=2.04)
 
 
-def test_warning_3_unsuccessful_tool_call_feeds_the_tool_error_back(kitchen, tools):
+def test_warning_3_unsuccessful_tool_call_feeds_the_tool_error_back(small_kitchen, tools):
     chat = ScriptedChat(
         [
             call("get_obj_state", "Unicorn") + " " + call("get_obj_state"),
             call("get_obj_state", "Fridge"),
-            final("out_of_reach", "The Fridge is 3.13 m away."),
+            final("out_of_reach", "The Fridge is 3.44 m away."),
         ]
     )
-    verdict = RaiderAgent(chat, tools).check(kitchen, "open the fridge")
+    verdict = RaiderAgent(chat, tools).check(small_kitchen, "open the fridge")
     assert verdict.category is Category.OUT_OF_REACH
     assert warnings_in(verdict) == [3, 3]
     sent = contents(chat.calls[1])[-2:]
@@ -203,27 +204,31 @@ def test_warning_3_unsuccessful_tool_call_feeds_the_tool_error_back(kitchen, too
     assert verdict.tool_calls[2].result == {"open": False}
 
 
-def test_unreadable_tool_call_is_reported_as_warning_3(kitchen, tools):
+def test_unreadable_tool_call_is_reported_as_warning_3(small_kitchen, tools):
     chat = ScriptedChat(
         ['call_tool{"tool": "get_obj_state", "args": ["Fridge"}', final("none", "Fine.")]
     )
-    verdict = RaiderAgent(chat, tools).check(kitchen, "close the fridge")
+    verdict = RaiderAgent(chat, tools).check(small_kitchen, "close the fridge")
     assert warnings_in(verdict) == [3]
     assert "could not be read" in chat.calls[1][-1]["content"]
     assert verdict.tool_calls[0].error and verdict.category is Category.NONE
 
 
-def test_warning_4_missing_or_invalid_final_response(kitchen, tools):
+def test_warning_4_missing_or_invalid_final_response(small_kitchen, tools):
     chat = ScriptedChat(
         [
             "I believe the robot can probably do it.",
             final("spilled", "Something spilled."),
             final("obstructed", "Contradiction.", response="none"),
             '{"final_response": "unfeasibility", "explanation": "No category."}',
-            final("not_present", "There is no unicorn in the kitchen.", grounding={"unicorn": []}),
+            final(
+                "not_present",
+                "There is no unicorn in the small_kitchen.",
+                grounding={"unicorn": []},
+            ),
         ]
     )
-    verdict = RaiderAgent(chat, tools).check(kitchen, "pick the unicorn")
+    verdict = RaiderAgent(chat, tools).check(small_kitchen, "pick the unicorn")
     assert verdict.category is Category.NOT_PRESENT
     assert verdict.grounding == {"unicorn": []}
     assert warnings_in(verdict) == [4, 4, 4, 4]
@@ -237,7 +242,9 @@ def test_warning_4_missing_or_invalid_final_response(kitchen, tools):
         assert valid in w[1]
 
 
-def test_unreadable_final_response_gets_warning_4_and_prose_mentions_no_warning_1(kitchen, tools):
+def test_unreadable_final_response_gets_warning_4_and_prose_mentions_no_warning_1(
+    small_kitchen, tools
+):
     chat = ScriptedChat(
         [
             'Decision: {"final_response": "none", "category": ',
@@ -245,7 +252,7 @@ def test_unreadable_final_response_gets_warning_4_and_prose_mentions_no_warning_
             final("none", "The Fridge is closed, so it can be opened."),
         ]
     )
-    verdict = RaiderAgent(chat, tools).check(kitchen, "open(Fridge)")
+    verdict = RaiderAgent(chat, tools).check(small_kitchen, "open(Fridge)")
     assert verdict.category is Category.NONE
     assert warnings_in(verdict) == [4]
     assert "could not be read as a JSON object" in chat.calls[1][-1]["content"]
@@ -254,29 +261,29 @@ def test_unreadable_final_response_gets_warning_4_and_prose_mentions_no_warning_
 # --------------------------------------------------------------------------- parsing
 
 
-def test_raider_labels_and_single_quotes_are_accepted(kitchen, tools):
+def test_raider_labels_and_single_quotes_are_accepted(small_kitchen, tools):
     chat = ScriptedChat(
         ["{'final_response': 'ambiguity', 'category': 'IA', 'explanation': 'Nine cabinets.', "
          "'grounding': {'the cabinet': 'Cabinet', 'the mug': ['mug'], 'x': ['Unicorn']}}"]
     )  # fmt: skip
-    verdict = RaiderAgent(chat, tools).check(kitchen, "open the cabinet")
+    verdict = RaiderAgent(chat, tools).check(small_kitchen, "open the cabinet")
     assert verdict.category is Category.AMBIGUITY
-    cabinets = sorted(o.id for o in kitchen.of_type("Cabinet"))
-    assert sorted(verdict.grounding["the cabinet"]) == cabinets and len(cabinets) == 9
-    assert verdict.grounding["the mug"] == [kitchen.resolve("Mug").id]
+    cabinets = sorted(o.id for o in small_kitchen.of_type("Cabinet"))
+    assert sorted(verdict.grounding["the cabinet"]) == cabinets and len(cabinets) == 3
+    assert verdict.grounding["the mug"] == [small_kitchen.resolve("Mug").id]
     assert verdict.grounding["x"] == []  # unresolved names are dropped
-    assert set(verdict.objects) == set(cabinets) | {kitchen.resolve("Mug").id}
+    assert set(verdict.objects) == set(cabinets) | {small_kitchen.resolve("Mug").id}
 
 
-def test_people_ground_to_their_id(kitchen_dict, tools):
+def test_people_ground_to_their_id(small_kitchen_dict, tools):
     from bt_raider.perception.scene import Scene
 
-    kitchen_dict["humans"] = [
+    small_kitchen_dict["humans"] = [
         {"id": "h1", "name": "Adriana", "position": {"x": 0, "y": 0, "z": -1.6},
          "looking_at_robot": False, "hands_free": True}
     ]  # fmt: skip
-    kitchen_dict["inventoryObjects"] = [{"objectId": APPLE, "objectType": "Apple"}]
-    scene = Scene(kitchen_dict)
+    small_kitchen_dict["inventoryObjects"] = [{"objectId": APPLE, "objectType": "Apple"}]
+    scene = Scene(small_kitchen_dict)
     chat = ScriptedChat(
         [
             call("robot_holding") + call("detect_human_gaze", "Adriana"),
@@ -297,10 +304,10 @@ def test_people_ground_to_their_id(kitchen_dict, tools):
 # --------------------------------------------------------------------------- stopping
 
 
-def test_time_limit_ends_a_looping_model(kitchen, tools):
+def test_time_limit_ends_a_looping_model(small_kitchen, tools):
     chat = ScriptedChat(itertools.repeat(call("robot_holding")), delay=0.005)
     t0 = time.monotonic()
-    verdict = RaiderAgent(chat, tools, time_limit=0.5).check(kitchen, "pick(Apple)")
+    verdict = RaiderAgent(chat, tools, time_limit=0.5).check(small_kitchen, "pick(Apple)")
     # The model would loop forever: the limit ends it (generous bound for a loaded machine).
     assert time.monotonic() - t0 < 3.0
     assert verdict.category is Category.UNKNOWN
@@ -312,19 +319,19 @@ def test_time_limit_ends_a_looping_model(kitchen, tools):
     assert verdict.trace[-1]["kind"] == "stop"
 
 
-def test_time_limit_is_kept_even_when_the_model_hangs(kitchen, tools):
+def test_time_limit_is_kept_even_when_the_model_hangs(small_kitchen, tools):
     def hang(messages):
         time.sleep(1.5)  # a backend that ignores its timeout
         return final("none", "too late")
 
     chat = ScriptedChat([hang])
     t0 = time.monotonic()
-    verdict = RaiderAgent(chat, tools, time_limit=0.3).check(kitchen, "pick(Apple)")
+    verdict = RaiderAgent(chat, tools, time_limit=0.3).check(small_kitchen, "pick(Apple)")
     assert time.monotonic() - t0 < 1.0
     assert verdict.category is Category.UNKNOWN and "time limit" in verdict.explanation
 
 
-def test_each_model_call_gets_the_remaining_time(kitchen, tools):
+def test_each_model_call_gets_the_remaining_time(small_kitchen, tools):
     timeouts = []
 
     class Recording(ScriptedChat):
@@ -333,48 +340,50 @@ def test_each_model_call_gets_the_remaining_time(kitchen, tools):
             return super().complete(messages, tools=tools, timeout=timeout)
 
     chat = Recording([call("robot_holding"), final("none", "ok")], delay=0.05)
-    RaiderAgent(chat, tools, time_limit=5).check(kitchen, "pick(Apple)")
+    RaiderAgent(chat, tools, time_limit=5).check(small_kitchen, "pick(Apple)")
     assert len(timeouts) == 2 and 4.8 < timeouts[0] <= 5 and timeouts[1] < timeouts[0] - 0.04
 
 
-def test_cancel_stops_the_check(kitchen, tools):
+def test_cancel_stops_the_check(small_kitchen, tools):
     cancel = threading.Event()
     chat = ScriptedChat(itertools.repeat("Still thinking."), delay=0.01)
     threading.Timer(0.15, cancel.set).start()
     t0 = time.monotonic()
-    verdict = RaiderAgent(chat, tools, time_limit=10).check(kitchen, "pick(Apple)", cancel=cancel)
+    verdict = RaiderAgent(chat, tools, time_limit=10).check(
+        small_kitchen, "pick(Apple)", cancel=cancel
+    )
     assert time.monotonic() - t0 < 1.0
     assert verdict.category is Category.UNKNOWN and "cancelled" in verdict.explanation
 
     cancelled = threading.Event()
     cancelled.set()
     idle = ScriptedChat([final("none", "ok")])
-    verdict = RaiderAgent(idle, tools).check(kitchen, "pick(Apple)", cancel=cancelled)
+    verdict = RaiderAgent(idle, tools).check(small_kitchen, "pick(Apple)", cancel=cancelled)
     assert verdict.category is Category.UNKNOWN and idle.calls == []
 
 
-def test_cancel_interrupts_a_slow_model_call(kitchen, tools):
+def test_cancel_interrupts_a_slow_model_call(small_kitchen, tools):
     cancel = threading.Event()
     chat = ScriptedChat([lambda m: (time.sleep(2.0), final("none", "late"))[1]])
     threading.Timer(0.1, cancel.set).start()
     t0 = time.monotonic()
-    verdict = RaiderAgent(chat, tools).check(kitchen, "pick(Apple)", cancel=cancel)
+    verdict = RaiderAgent(chat, tools).check(small_kitchen, "pick(Apple)", cancel=cancel)
     # well under the model's 2 s: the wait was cut short (generous for a loaded CI machine)
     assert time.monotonic() - t0 < 1.5 and "cancelled" in verdict.explanation
 
 
-def test_a_chat_model_raising_anything_fails_closed(kitchen, tools):
+def test_a_chat_model_raising_anything_fails_closed(small_kitchen, tools):
     def broken(messages):
         raise KeyError("choices")  # a backend bug, not a BackendError
 
-    verdict = RaiderAgent(ScriptedChat([broken]), tools).check(kitchen, "pick(Apple)")
+    verdict = RaiderAgent(ScriptedChat([broken]), tools).check(small_kitchen, "pick(Apple)")
     assert verdict.category is Category.UNKNOWN
     assert "the chat model failed" in verdict.explanation and "KeyError" in verdict.explanation
 
 
-def test_backend_error_fails_closed(kitchen, tools):
+def test_backend_error_fails_closed(small_kitchen, tools):
     chat = ScriptedChat([call("robot_holding"), BackendError("HTTP 503 from http://gpu-box/v1")])
-    verdict = RaiderAgent(chat, tools).check(kitchen, "pick(Apple)")
+    verdict = RaiderAgent(chat, tools).check(small_kitchen, "pick(Apple)")
     assert verdict.category is Category.UNKNOWN
     assert "the chat model failed" in verdict.explanation and "503" in verdict.explanation
     assert verdict.tool_calls == [ToolCall("robot_holding", [], result=[])]
@@ -390,7 +399,7 @@ def test_bad_agent_options_are_rejected(tools):
 # --------------------------------------------------------------------------- concurrency
 
 
-def test_tool_calls_of_one_turn_run_concurrently_in_call_order(kitchen, tools):
+def test_tool_calls_of_one_turn_run_concurrently_in_call_order(small_kitchen, tools):
     # Synchronised, not timed: the barrier only opens when all three calls are in flight at
     # once (a serial PFM breaks it), and the events make them finish in reverse order.
     barrier = threading.Barrier(3, timeout=5)
@@ -420,7 +429,7 @@ def test_tool_calls_of_one_turn_run_concurrently_in_call_order(kitchen, tools):
             final("none", "Done."),
         ]
     )
-    verdict = RaiderAgent(chat, tools, max_parallel_tools=3).check(kitchen, "pick(Apple)")
+    verdict = RaiderAgent(chat, tools, max_parallel_tools=3).check(small_kitchen, "pick(Apple)")
     assert finished == ["c", "b", "a"]  # they overlapped and c finished first ...
     results = [c for c in contents(chat.calls[1]) if c.startswith("Call to tool slow_echo")]
     assert [r.split()[-1] for r in results] == ['"a"', '"b"', '"c"']  # ... but comes back last
@@ -431,7 +440,7 @@ def test_tool_calls_of_one_turn_run_concurrently_in_call_order(kitchen, tools):
 # --------------------------------------------------------------------------- native protocol
 
 
-def test_native_tool_calls_with_scripted_model(kitchen, tools):
+def test_native_tool_calls_with_scripted_model(small_kitchen, tools):
     chat = ScriptedChat(
         [
             ChatReply(
@@ -444,11 +453,11 @@ def test_native_tool_calls_with_scripted_model(kitchen, tools):
                 ],
             ),
             ChatReply(final("none", "made up"), [ToolCallRequest("robot_holding", {}, "c5")]),
-            final("out_of_reach", "The Fridge is 3.13 m away.", grounding={"fridge": ["Fridge"]}),
+            final("out_of_reach", "The Fridge is 3.44 m away.", grounding={"fridge": ["Fridge"]}),
         ],
         native_tools=True,
     )
-    verdict = RaiderAgent(chat, tools).check(kitchen, "open(Fridge)")
+    verdict = RaiderAgent(chat, tools).check(small_kitchen, "open(Fridge)")
     assert verdict.category is Category.OUT_OF_REACH
     assert [t["function"]["name"] for t in chat.tools_seen[0]] == tools.names()
     second = chat.calls[1]
@@ -460,7 +469,7 @@ def test_native_tool_calls_with_scripted_model(kitchen, tools):
     assert tool_msgs[0]["content"].endswith('returned {"open": false}')
     assert tool_msgs[1]["content"].startswith("Warning 2")
     assert tool_msgs[2]["content"].startswith("Warning 3") and "not JSON" in tool_msgs[2]["content"]
-    assert tool_msgs[3]["content"].endswith("returned 3.13")
+    assert tool_msgs[3]["content"].endswith("returned 3.44")
     # Warning 1 comes after the tool messages, which must directly follow the tool calls.
     third = chat.calls[2]
     assert third[-2]["role"] == "tool" and third[-1]["content"].startswith("Warning 1")
@@ -476,7 +485,7 @@ def server():
         yield s
 
 
-def test_openai_sdk_text_protocol_end_to_end(server, kitchen, tools):
+def test_openai_sdk_text_protocol_end_to_end(server, small_kitchen, tools):
     server.push_text(
         "Step 1: the egg is Egg.\n- Is the Egg inside a closed receptacle?\n"
         + call("robot_holding")
@@ -491,9 +500,9 @@ def test_openai_sdk_text_protocol_end_to_end(server, kitchen, tools):
         )
     )
     agent = RaiderAgent(OpenAIChat("fake-model", base_url=server.url), tools, protocol="text")
-    verdict = agent.check(kitchen, "pick the egg")
+    verdict = agent.check(small_kitchen, "pick the egg")
     assert verdict.category is Category.WRONG_STATE
-    assert verdict.grounding == {"the egg": [kitchen.resolve("Egg").id]}
+    assert verdict.grounding == {"the egg": [small_kitchen.resolve("Egg").id]}
     assert [tc.result for tc in verdict.tool_calls] == [[], ["Egg"], {"open": False}]
     first, second = server.chat_requests
     assert "tools" not in first and first["model"] == "fake-model"
@@ -509,20 +518,20 @@ def test_openai_sdk_text_protocol_end_to_end(server, kitchen, tools):
     ]
 
 
-def test_openai_sdk_native_tool_calls_end_to_end(server, kitchen, tools):
+def test_openai_sdk_native_tool_calls_end_to_end(server, small_kitchen, tools):
     server.push_tool_calls(
         [("get_obj_state", {"obj": "Fridge"}), ("dist_to_target", {"target": "Fridge"})]
     )
     server.push_text(
-        final("out_of_reach", "The Fridge is 3.13 m away.", grounding={"the fridge": ["Fridge"]})
+        final("out_of_reach", "The Fridge is 3.44 m away.", grounding={"the fridge": ["Fridge"]})
     )
     agent = RaiderAgent(OpenAIChat("fake-model", base_url=server.url), tools)
     assert agent.protocol == "native"
-    verdict = agent.check(kitchen, "Can you please open the fridge?")
+    verdict = agent.check(small_kitchen, "Can you please open the fridge?")
     assert verdict.category is Category.OUT_OF_REACH
     assert verdict.tool_calls == [
         ToolCall("get_obj_state", ["Fridge"], result={"open": False}),
-        ToolCall("dist_to_target", ["Fridge"], result=3.13),
+        ToolCall("dist_to_target", ["Fridge"], result=3.44),
     ]
     first, second = server.chat_requests
     assert [t["function"]["name"] for t in first["tools"]] == tools.names()
@@ -531,35 +540,35 @@ def test_openai_sdk_native_tool_calls_end_to_end(server, kitchen, tools):
     assert [m["tool_call_id"] for m in tool_msgs] == ids and len(ids) == 2
     assert json.loads(assistant["tool_calls"][0]["function"]["arguments"]) == {"obj": "Fridge"}
     assert (
-        tool_msgs[1]["content"] == 'Call to tool dist_to_target with args ["Fridge"] returned 3.13'
+        tool_msgs[1]["content"] == 'Call to tool dist_to_target with args ["Fridge"] returned 3.44'
     )
 
 
-def test_agent_survives_a_server_error_through_retries(server, kitchen, tools):
+def test_agent_survives_a_server_error_through_retries(server, small_kitchen, tools):
     server.push_error(500, "overloaded")
     server.push_text(final("none", "The Fridge can be closed."))
     chat = OpenAIChat("fake-model", base_url=server.url, backoff=0.01)
-    verdict = RaiderAgent(chat, tools).check(kitchen, "close(Fridge)")
+    verdict = RaiderAgent(chat, tools).check(small_kitchen, "close(Fridge)")
     assert verdict.category is Category.NONE and len(server.chat_requests) == 2
 
 
-def test_unreachable_endpoint_gives_unknown_quickly(kitchen, tools):
+def test_unreachable_endpoint_gives_unknown_quickly(small_kitchen, tools):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     url = f"http://127.0.0.1:{port}/v1"
     chat = OpenAIChat("llama3", base_url=url, max_retries=1, backoff=0.01)
     t0 = time.monotonic()
-    verdict = RaiderAgent(chat, tools).check(kitchen, "pick(Apple)")
+    verdict = RaiderAgent(chat, tools).check(small_kitchen, "pick(Apple)")
     assert time.monotonic() - t0 < 3.0
     assert verdict.category is Category.UNKNOWN
     assert "unreachable" in verdict.explanation and url in verdict.explanation
 
 
-def test_a_reply_that_is_not_json_gives_unknown(server, kitchen, tools):
+def test_a_reply_that_is_not_json_gives_unknown(server, small_kitchen, tools):
     server.push_raw(b"<html>502 Bad Gateway</html>")
     chat = OpenAIChat("fake-model", base_url=server.url, backoff=0.01)
-    verdict = RaiderAgent(chat, tools).check(kitchen, "pick(Apple)")
+    verdict = RaiderAgent(chat, tools).check(small_kitchen, "pick(Apple)")
     assert verdict.category is Category.UNKNOWN
     assert "unusable reply" in verdict.explanation and server.url in verdict.explanation
 
@@ -615,14 +624,14 @@ def test_check_with_a_reply_that_is_not_json_prints_an_unknown_verdict(server, t
     assert verdict["category"] == "unknown" and "unusable reply" in verdict["explanation"]
 
 
-def test_make_checker_and_check_with_the_openai_backend(server, kitchen):
+def test_make_checker_and_check_with_the_openai_backend(server, small_kitchen):
     checker = make_checker("openai", model="fake-model", base_url=server.url, time_limit=7)
     assert isinstance(checker, RaiderAgent) and checker.time_limit == 7
     assert checker.chat.model == "fake-model"
     server.push_tool_calls([("dist_to_target", {"target": "Apple"})])
-    server.push_text(final("out_of_reach", "The Apple is 1.79 m away."))
+    server.push_text(final("out_of_reach", "The Apple is 2.04 m away."))
     verdict = check(
-        kitchen, "pick(Apple)", backend="openai", model="fake-model", base_url=server.url
+        small_kitchen, "pick(Apple)", backend="openai", model="fake-model", base_url=server.url
     )
     assert verdict.category is Category.OUT_OF_REACH
-    assert verdict.tool_calls == [ToolCall("dist_to_target", ["Apple"], result=1.79)]
+    assert verdict.tool_calls == [ToolCall("dist_to_target", ["Apple"], result=2.04)]
