@@ -82,7 +82,7 @@ class SceneObject:
 
     @property
     def position(self) -> np.ndarray:
-        return as_vector(self.raw["position"], self.id)
+        return as_vector(self.raw["position"], f"{self.id}.position")
 
     @property
     def visible(self) -> bool:
@@ -124,7 +124,7 @@ class Human:
 
     @property
     def position(self) -> np.ndarray:
-        return as_vector(self.raw["position"], f"human {self.id}")
+        return as_vector(self.raw["position"], f"human {self.id}.position")
 
     @property
     def looking_at_robot(self) -> bool:

@@ -205,7 +205,10 @@ class _Check:
             text += "\nunsatisfied in the planner's state: " + ", ".join(self.query.unsatisfied)
         self.say("user", text)
         try:
-            robot = self.scene.robot  # a SceneError unless every value is positive and finite
+            # The robot's pose and build, which every answer depends on, are read first: each is
+            # a SceneError unless finite and in range (objects are checked as they are read).
+            robot = self.scene.robot
+            _ = self.scene.agent_position, self.scene.agent_yaw
             self.reach = float(robot["reach"])
             self.handover_distance = float(robot["handover_distance"])
             self.arms = int(robot["arms"])
