@@ -171,8 +171,9 @@
       all.forEach(function (m) { x0 = Math.min(x0, m._x - W / 2); x1 = Math.max(x1, m._x + W / 2); y1 = Math.max(y1, m._y + H); });
       el("rect", { "class": "region", x: x0 - 8, y: n._y - 22, width: x1 - x0 + 16, height: y1 - n._y + 30, rx: 8 }, regions);
       var label = el("text", { "class": "region-label", x: x0 - 2, y: n._y - 8 }, regions);
-      var code = recoveryCode(n);
-      label.textContent = "recovery" + (code ? ": " + (code.length > 60 ? code.slice(0, 59) + "\u2026" : code) : "");
+      var code = recoveryCode(n), room = Math.max(8, Math.floor((x1 - x0 + 8) / 6.3) - 10);
+      label.textContent = "recovery" + (code ? ": " + (code.length > room ? code.slice(0, room - 1) + "\u2026" : code) : "");
+      el("title", {}, label).textContent = code;
     });
     placed.forEach(function (n) {
       var p = S.nodes.get(n.parent);
@@ -502,12 +503,18 @@
     S.finished = trace.finished !== false;
     $("title").textContent = trace.title || "trace";
     document.title = (trace.title || "trace") + " \u2014 bt_raider";
+    var t0 = performance.now(), times = window.btViewer.timings;
     (trace.ticks || []).forEach(ingest);
     S.maxTick = Math.max(S.maxTick, trace.tick_count || 0);
     $("slider").max = String(S.maxTick);
+    times.ingest = performance.now() - t0; t0 = performance.now();
     appendRows(0);
+    times.events = performance.now() - t0; t0 = performance.now();
     if (!S.order.length) { $("message").hidden = false; $("message").textContent = "The trace has no tree."; }
     setTick(S.maxTick);
+    times.draw = performance.now() - t0; t0 = performance.now();
+    document.body.getBoundingClientRect(); $("events").scrollHeight;
+    times.layout = performance.now() - t0;
     if (!S.finished) { follow(); }
     window.btViewer.loadMs = performance.now();
     window.btViewer.ready = true;
@@ -539,18 +546,22 @@
     });
   }
 
-  window.btViewer = { state: S, setTick: setTick, select: select, ready: false, finished: false, loadMs: null };
+  window.btViewer = { state: S, setTick: setTick, select: select, ready: false, finished: false, loadMs: null, timings: {} };
   setupPanZoom();
   setupControls();
   var embedded = document.getElementById("bt-trace");
   if (embedded) {
-    start(JSON.parse(embedded.textContent));
+    var t0 = performance.now(), trace = JSON.parse(embedded.textContent);
+    window.btViewer.timings.parse = performance.now() - t0;
+    start(trace);
     window.btViewer.finished = true;
   } else {
     fetch("trace.json", { cache: "no-store" }).then(function (r) {
       if (!r.ok) { throw new Error("HTTP " + r.status); }
-      return r.json();
-    }).then(function (trace) {
+      return r.text();
+    }).then(function (text) {
+      var t0 = performance.now(), trace = JSON.parse(text);
+      window.btViewer.timings.parse = performance.now() - t0;
       start(trace);
       if (S.finished) { window.btViewer.finished = true; }
     }).catch(function (err) {
