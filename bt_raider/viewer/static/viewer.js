@@ -11,7 +11,7 @@
   var S = {
     header: null, nodes: new Map(), order: [], events: [], eventTicks: [], tickEvents: new Map(),
     times: { t: [], v: [] }, maxTick: 0, tick: 0, selected: null, finished: true, entries: 0,
-    layoutKey: "", userMoved: false, view: { x: 0, y: 0, k: 1 }, rows: [], playing: null,
+    layoutKey: "", orient: null, userMoved: false, view: { x: 0, y: 0, k: 1 }, rows: [], playing: null,
     drawn: new Map(), source: null
   };
   var $ = function (id) { return document.getElementById(id); };
@@ -108,36 +108,61 @@
 
   function alive(n, tick) { return n.born <= tick && tick < n.gone; }
 
-  // ------------------------------------------------------------------ layout (a tidy top-down tree)
-  function layout(tick) {
+  // ------------------------------------------------------------------ layout (a tidy tree)
+  // Each subtree gets its own band along the siblings' axis, as wide as its children's bands
+  // together; a parent sits centred over its children. Top-down ("td"): depth goes down;
+  // left-right ("lr"): depth goes right, which suits wide and shallow trees.
+  var LABEL_ROOM = 26; // above a recovery subtree (left-right), for its label
+  function layout(tick, orient) {
     var root = S.order.length ? S.order[0] : null;
     if (!root) { return []; }
+    var lr = orient === "lr", SIB = lr ? H : W, GAP = lr ? 20 : GAP_X, STEP = lr ? W + 56 : H + GAP_Y;
     function kids(n) { return n.kids.filter(function (c) { return alive(c, tick); }); }
+    function room(n) { return lr && n.recovery ? LABEL_ROOM : 0; }
     function measure(n) {
       var ks = kids(n), sum = 0;
       ks.forEach(function (c) { sum += measure(c); });
-      n._w = ks.length ? Math.max(W, sum + GAP_X * (ks.length - 1)) : W;
+      n._w = (ks.length ? Math.max(SIB, sum + GAP * (ks.length - 1)) : SIB) + room(n);
       return n._w;
     }
     var placed = [];
-    function place(n, x, depth, inRecovery) {
-      var ks = kids(n);
-      n._y = depth * (H + GAP_Y) + 14;
+    function place(n, at, depth, inRecovery) {
+      var ks = kids(n), centre;
+      at += room(n);
       n._inRecovery = inRecovery || n.recovery;
       if (ks.length) {
-        var total = -GAP_X;
-        ks.forEach(function (c) { total += c._w + GAP_X; });
-        var cx = x + (n._w - total) / 2;
-        ks.forEach(function (c) { place(c, cx, depth + 1, n._inRecovery); cx += c._w + GAP_X; });
-        n._x = (ks[0]._x + ks[ks.length - 1]._x) / 2;
+        var total = -GAP;
+        ks.forEach(function (c) { total += c._w + GAP; });
+        var cursor = at + (n._w - room(n) - total) / 2;
+        ks.forEach(function (c) { place(c, cursor, depth + 1, n._inRecovery); cursor += c._w + GAP; });
+        centre = (ks[0]._centre + ks[ks.length - 1]._centre) / 2;
       } else {
-        n._x = x + n._w / 2;
+        centre = at + (n._w - room(n)) / 2;
       }
+      n._centre = centre;
+      // (_x, _y): the box's horizontal centre and its top.
+      if (lr) { n._x = depth * STEP + W / 2 + 12; n._y = centre - H / 2; } else { n._x = centre; n._y = depth * STEP + 14; }
       placed.push(n);
     }
     measure(root);
     place(root, 0, 0, false);
     return placed;
+  }
+  function extent(placed) {
+    var b = { x0: Infinity, y0: Infinity, x1: -Infinity, y1: -Infinity };
+    placed.forEach(function (n) {
+      b.x0 = Math.min(b.x0, n._x - W / 2); b.x1 = Math.max(b.x1, n._x + W / 2);
+      b.y0 = Math.min(b.y0, n._y); b.y1 = Math.max(b.y1, n._y + H);
+    });
+    return b;
+  }
+  function chooseOrientation(tick) { // the one that shows the boxes bigger, once
+    var svg = $("tree"), rw = svg.clientWidth || 800, rh = svg.clientHeight || 500, best = "td", scale = 0;
+    ["td", "lr"].forEach(function (o) {
+      var b = extent(layout(tick, o)), k = Math.min(rw / (b.x1 - b.x0 + 40), rh / (b.y1 - b.y0 + 50));
+      if (k > scale * 1.2) { best = o; scale = k; }
+    });
+    return best;
   }
 
   function subtree(n, tick) {
@@ -158,8 +183,9 @@
 
   // ------------------------------------------------------------------ drawing the tree
   function drawTree(tick) {
-    var placed = layout(tick);
-    var key = placed.map(function (n) { return n.id; }).join(",");
+    if (!S.orient) { S.orient = S.order.length ? chooseOrientation(tick) : "td"; showOrientation(); }
+    var lr = S.orient === "lr", placed = layout(tick, S.orient);
+    var key = S.orient + ":" + placed.map(function (n) { return n.id; }).join(",");
     if (key === S.layoutKey) { return false; }
     S.layoutKey = key;
     var regions = $("regions"), edges = $("edges"), nodes = $("nodes");
@@ -167,19 +193,24 @@
     S.drawn = new Map();
     placed.forEach(function (n) {
       if (!n.recovery) { return; }
-      var all = subtree(n, tick), x0 = Infinity, x1 = -Infinity, y1 = -Infinity;
-      all.forEach(function (m) { x0 = Math.min(x0, m._x - W / 2); x1 = Math.max(x1, m._x + W / 2); y1 = Math.max(y1, m._y + H); });
-      el("rect", { "class": "region", x: x0 - 8, y: n._y - 22, width: x1 - x0 + 16, height: y1 - n._y + 30, rx: 8 }, regions);
-      var label = el("text", { "class": "region-label", x: x0 - 2, y: n._y - 8 }, regions);
-      var code = recoveryCode(n), room = Math.max(8, Math.floor((x1 - x0 + 8) / 6.3) - 10);
+      var b = extent(subtree(n, tick));
+      el("rect", { "class": "region", x: b.x0 - 8, y: b.y0 - 22, width: b.x1 - b.x0 + 16, height: b.y1 - b.y0 + 30, rx: 8 }, regions);
+      var label = el("text", { "class": "region-label", x: b.x0 - 2, y: b.y0 - 8 }, regions);
+      var code = recoveryCode(n), room = Math.max(8, Math.floor((b.x1 - b.x0 + 8) / 6.3) - 10);
       label.textContent = "recovery" + (code ? ": " + (code.length > room ? code.slice(0, room - 1) + "\u2026" : code) : "");
       el("title", {}, label).textContent = code;
     });
     placed.forEach(function (n) {
-      var p = S.nodes.get(n.parent);
+      var p = S.nodes.get(n.parent), d;
       if (p && alive(p, tick)) {
-        var x0 = p._x, y0 = p._y + H, x1 = n._x, y1 = n._y - (n.recovery ? 22 : 0), my = (y0 + y1) / 2;
-        el("path", { "class": "edge" + (n.recovery ? " recovery" : ""), d: "M" + x0 + "," + y0 + " C" + x0 + "," + my + " " + x1 + "," + my + " " + x1 + "," + y1 }, edges);
+        if (lr) {
+          var ax = p._x + W / 2, ay = p._y + H / 2, bx = n._x - W / 2 - (n.recovery ? 8 : 0), by = n._y + H / 2, mx = (ax + bx) / 2;
+          d = "M" + ax + "," + ay + " C" + mx + "," + ay + " " + mx + "," + by + " " + bx + "," + by;
+        } else {
+          var x0 = p._x, y0 = p._y + H, x1 = n._x, y1 = n._y - (n.recovery ? 22 : 0), my = (y0 + y1) / 2;
+          d = "M" + x0 + "," + y0 + " C" + x0 + "," + my + " " + x1 + "," + my + " " + x1 + "," + y1;
+        }
+        el("path", { "class": "edge" + (n.recovery ? " recovery" : ""), d: d }, edges);
       }
       var g = el("g", { "class": "node" + (n.guard ? " guard" : "") + (n._inRecovery ? " in-recovery" : ""), "data-id": n.id, "data-name": n.name, "data-shape": n.shape, transform: "translate(" + (n._x - W / 2) + "," + n._y + ")" }, nodes);
       el("rect", { "class": "box", width: W, height: H, rx: n.shape === "behaviour" ? 16 : 4 }, g);
@@ -199,6 +230,9 @@
     });
     if (!S.userMoved) { fit(); }
     return true;
+  }
+  function showOrientation() {
+    $("orient").textContent = "layout: " + (S.orient === "lr" ? "left-right" : "top-down");
   }
 
   function paint(tick) {
@@ -224,11 +258,11 @@
     $("viewport").setAttribute("transform", "translate(" + S.view.x + "," + S.view.y + ") scale(" + S.view.k + ")");
   }
   function fit() {
-    var box = $("nodes").getBBox ? $("nodes").getBBox() : null, svg = $("tree");
+    var svg = $("tree"), box = $("viewport").getBBox ? $("viewport").getBBox() : null;
     var rw = svg.clientWidth || 800, rh = svg.clientHeight || 500;
     if (!box || !box.width) { return; }
-    var k = Math.min(1.4, (rw - 30) / (box.width + 20), (rh - 30) / (box.height + 30));
-    S.view = { k: k, x: (rw - box.width * k) / 2 - box.x * k, y: 20 - (box.y - 12) * k };
+    var k = Math.min(1.4, (rw - 30) / box.width, (rh - 30) / box.height);
+    S.view = { k: k, x: (rw - box.width * k) / 2 - box.x * k, y: Math.max(15, (rh - box.height * k) / 2) - box.y * k };
     applyView();
   }
   function setupPanZoom() {
@@ -250,6 +284,9 @@
     });
     window.addEventListener("mouseup", function () { drag = null; svg.classList.remove("dragging"); });
     $("fit").addEventListener("click", function () { S.userMoved = false; fit(); });
+    $("orient").addEventListener("click", function () {
+      S.orient = S.orient === "lr" ? "td" : "lr"; S.userMoved = false; showOrientation(); setTick(S.tick);
+    });
     window.addEventListener("resize", function () { if (!S.userMoved) { fit(); } drawMarks(); });
     $("nodes").addEventListener("click", function (e) {
       var g = e.target.closest ? e.target.closest(".node") : null;
