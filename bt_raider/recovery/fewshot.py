@@ -17,6 +17,7 @@ import hashlib
 import json
 import logging
 import re
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from importlib import resources
 from typing import Any
@@ -87,7 +88,29 @@ class MemoryLink:
 
     def setup(self) -> Future[Any]:
         """Start loading the memory (database, index, model) in the background."""
-        return self._pool.submit(self.memory.setup)
+        return self._pool.submit(lambda: self.memory.setup())
+
+    @classmethod
+    def start(cls, open_memory: Callable[[], Any], **options: Any) -> MemoryLink:
+        """A link whose memory is built by ``open_memory()`` and set up on the memory's thread.
+
+        Building a VectorMemory imports torch and setting it up loads the embedding model:
+        seconds that a caller starting at once can spend on other work. Everything asked of
+        the link meanwhile waits its turn on that thread.
+        """
+        link = cls(None, **options)
+
+        def build() -> None:
+            try:
+                link.memory = open_memory()
+                link.memory.setup()
+            except Exception as exc:  # later calls fail too, each noted in errors
+                link.errors.append(f"opening the memory: {exc}")
+                log.warning("memory failed to open: %s", exc)
+                raise
+
+        link._pool.submit(build)
+        return link
 
     def examples(self, text: str, k: int) -> list[tuple[str, str]]:
         """Up to ``k`` ``(information, goal)`` pairs, conflicts removed; topped up by the fallback.
@@ -96,7 +119,7 @@ class MemoryLink:
         """
         shots: list[tuple[str, str]] = []
         try:
-            found = self._pool.submit(self.memory.examples, text, k).result(self.timeout)
+            found = self._pool.submit(lambda: self.memory.examples(text, k)).result(self.timeout)
             shots = [(e.information, e.goal) for e in found]
         except Exception as exc:  # a broken memory must not stop recovery: say so, go on
             self.errors.append(f"examples({text!r}): {exc}")
@@ -134,5 +157,6 @@ class MemoryLink:
     def close(self) -> None:
         """Write what is queued, then close the memory."""
         self.flush()
-        self._pool.submit(self.memory.close).result()
+        # The memory is None when it failed to open (the reason is in self.errors).
+        self._pool.submit(lambda: self.memory and self.memory.close()).result()
         self._pool.shutdown(wait=True)

@@ -1,8 +1,8 @@
 """``bt-raider demo medicine-delivery``: RAIDER's assistive plan, end to end.
 
-A PDDL domain and problem are read and solved by a real planner (pyperplan through
-unified-planning); the four-step plan becomes a py_trees tree whose every step is wrapped in a
-:class:`~bt_raider.runtime.guards.RaiderGuard`; the tree is ticked against a
+A PDDL domain and problem are read and solved by a real planner (pyperplan, in a child
+process: :func:`bt_raider.planners.pddl.plan_files`); the four-step plan becomes a py_trees
+tree whose every step is wrapped in a :class:`~bt_raider.runtime.guards.RaiderGuard`; the tree is ticked against a
 :class:`~bt_raider.simulation.simworld.SimWorld` of the real FloorPlan1 kitchen in which the
 five issues of RAIDER's section 5.2 are waiting. Each guard checks its step, explains the issue,
 runs a recovery (asking Adriana when it must) and re-checks, until the medicine is in her hands.
@@ -34,7 +34,7 @@ from bt_raider.checking.registry import make_checker
 from bt_raider.errors import QueryError
 from bt_raider.examples.medicine_delivery import scenario
 from bt_raider.perception.scene import Scene
-from bt_raider.planners.pddl import load, plan_steps, solve
+from bt_raider.planners.pddl import plan_files
 from bt_raider.planners.tree import ActionRegistry, plan_to_tree, raider_guards
 from bt_raider.recovery.fewshot import MemoryLink
 from bt_raider.recovery.llm import LLMRecovery
@@ -283,17 +283,21 @@ def _make_backend(backend: str, model: str | None, base_url: str | None) -> tupl
     raise QueryError(f"unknown backend {backend!r}: expected one of symbolic, openai")
 
 
-def _memory_link(path: str | Path, planner: Any) -> Any:
-    """Open the CDR memory in the background and plug it into recovery."""
-    # The memory loads torch and the embedding model: not with --no-memory.
-    from bt_raider.memory.vector import VectorMemory
+def _memory_link(path: str | Path) -> MemoryLink:
+    """The CDR memory, opened on its own thread from the start of the run.
 
+    Importing it (torch) and loading the embedding model take seconds; started first, they
+    overlap planning and the run instead of holding up the records at the end.
+    """
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    link = MemoryLink(VectorMemory(path))
-    link.setup()  # the model loads on the memory's thread while the tree starts
-    if isinstance(planner, LLMRecovery):
-        planner.examples = link.examples
-    return link
+
+    def open_memory() -> Any:
+        # The memory loads torch and the embedding model: not with --no-memory.
+        from bt_raider.memory.vector import VectorMemory
+
+        return VectorMemory(path)
+
+    return MemoryLink.start(open_memory)
 
 
 def run_scenario(
@@ -330,8 +334,10 @@ def run_scenario(
         tick_period: seconds between ticks.
         on_recorder: called with the run's TraceRecorder before the first tick (a live view).
     """
-    problem = load(scenario.DOMAIN, scenario.PROBLEM)
-    steps = plan_steps(solve(problem, engine="pyperplan"))
+    link = _memory_link(memory) if guarded and memory is not None else None
+    # pyperplan reads and plans the PDDL files in a child process: unified-planning, its
+    # model and its engines (with scipy: over a second to import) stay out of this process.
+    steps = plan_files(scenario.DOMAIN, scenario.PROBLEM, engine="pyperplan")
     world = SimWorld(Scene.load(scenario.SCENE))
     robot = SyncRobot(world)
     adriana = scenario.Adriana(world)
@@ -342,11 +348,10 @@ def run_scenario(
     for i, step in enumerate(steps, 1):
         echo(f"  {i}. {step.text}")
     guard = None
-    link = None
     if guarded:
         checker, planner = _make_backend(backend, model, base_url)
-        if memory is not None:
-            link = _memory_link(memory, planner)
+        if link is not None and isinstance(planner, LLMRecovery):
+            planner.examples = link.examples
         recovery = Recovery(planner, robot, human, on_success=link.record if link else None)
         guard = raider_guards(
             checker, scene=world.observe, recovery=recovery, max_attempts=max_attempts

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import io
 import json
+import re
+import subprocess
+import sys
 
 import pytest
 
@@ -204,6 +207,25 @@ def test_command_line_writes_trace_and_tree(tmp_path, capsys):
     assert trace["outcome"]["person"]["holding"] == [ADRIANAS]
     dot = (out / "medicine_delivery_tree.dot").read_text()
     assert "Guard (handover tiago adrianas_medicine adriana)" in dot
+    # The memory opened in the background from the start; it holds one success per step, the
+    # recovery after which the step's action ran.
+    recorded = re.search(r"memory: (\d+) successful recoveries recorded", printed)
+    assert recorded and int(recorded.group(1)) == 4, printed
+
+
+def test_the_demo_without_memory_imports_no_planner_model_and_no_torch(tmp_path):
+    # pyperplan plans in a child process: unified-planning (with scipy) and torch stay out.
+    code = (
+        "import sys; from bt_raider.cli import main; "
+        f"code = main(['demo', 'medicine-delivery', '--no-memory', '--out', {str(tmp_path)!r}]); "
+        "heavy = ('unified_planning', 'scipy', 'networkx', 'torch'); "
+        "print('LOADED', sorted(m for m in heavy if m in sys.modules), code)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
+    )
+    assert proc.stdout.strip().splitlines()[-1] == "LOADED [] 0", proc.stdout[-2000:]
+    assert "medicine handed over to Adriana: yes" in proc.stdout
 
 
 def test_command_line_without_guards_exits_1(tmp_path, capsys):

@@ -85,3 +85,33 @@ def test_llm_recovery_prompt_carries_the_memory_examples(memory):
         verdict=Verdict("wrong_state", "The LightSwitch is already on."),
     )
     assert "say('It is already on.')" in planner.prompt(request)
+
+
+def test_start_opens_the_memory_on_its_thread_while_records_queue(tmp_path):
+    gate = threading.Event()
+    opened_on: list[str] = []
+
+    def open_memory() -> VectorMemory:
+        opened_on.append(threading.current_thread().name)
+        assert gate.wait(10)  # the caller goes on meanwhile
+        return VectorMemory(tmp_path / "memory.db", embedder=HashEmbedder())
+
+    link = MemoryLink.start(open_memory, fallback=None)
+    link.record("pick(Medicine): two match", 'pick(ask("Which one?"))')  # returns at once
+    assert link.recorded == []
+    gate.set()
+    link.close()
+    assert opened_on and opened_on[0].startswith("bt_raider-memory")
+    assert link.recorded == [record_id("pick(Medicine): two match", 'pick(ask("Which one?"))')]
+    assert link.errors == []
+
+
+def test_a_memory_that_fails_to_open_is_reported_and_close_returns():
+    def open_memory() -> VectorMemory:
+        raise OSError("disk gone")
+
+    link = MemoryLink.start(open_memory, fallback=None)
+    link.record("info", "code")
+    link.close()
+    assert link.recorded == []
+    assert any("disk gone" in e for e in link.errors)
