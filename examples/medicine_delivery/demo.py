@@ -4,8 +4,9 @@ A PDDL domain and problem are read and solved by a real planner (pyperplan, in a
 process: :func:`bt_raider.planners.pddl.plan_files`); the four-step plan becomes a py_trees
 tree whose every step is wrapped in a :class:`~bt_raider.runtime.guards.RaiderGuard`; the
 tree is ticked against a :class:`~bt_raider.simulation.simworld.SimWorld` of the real
-FloorPlan1 kitchen in which the five issues of RAIDER's section 5.2 are waiting. Each guard checks its step, explains the issue,
-runs a recovery (asking Adriana when it must) and re-checks, until the medicine is in her hands.
+FloorPlan1 kitchen in which the five issues of RAIDER's section 5.2 are waiting. Each guard
+checks its step, explains the issue, runs a recovery (asking Adriana when it must) and
+re-checks, until the medicine is in her hands.
 
 Printed step by step: the action, each verdict and its explanation, the recovery code, what the
 robot says and asks and what Adriana answers or does, the action's result, and the outcome.
