@@ -45,6 +45,8 @@ _EXPORTS = {
     "Validator": "bt_raider.cooperation.validator",
     "Message": "bt_raider.cooperation.messaging",
     "InProcessHub": "bt_raider.cooperation.messaging",
+    "TraceRecorder": "bt_raider.viewer.recorder",
+    "ViewerServer": "bt_raider.viewer.server",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -216,6 +216,11 @@ class TraceRecorder:
     def _post_tick(self, _tree: Any) -> None:
         self.record()
 
+    def detach(self) -> None:
+        """Stop recording a BehaviourTree's ticks (its post-tick handler is removed)."""
+        if self.tree is not None and self._post_tick in self.tree.post_tick_handlers:
+            self.tree.post_tick_handlers.remove(self._post_tick)
+
     def event(self, kind: str, text: str, *, node: Any = None, **data: Any) -> None:
         """Add an event to the tick being run (between ticks: to the next one).
 

@@ -312,3 +312,18 @@ def test_the_demo_records_checks_verdicts_recoveries_dialogue_and_world(demo_run
     final = replay(trace)[trace["tick_count"]]
     for node, _parent, _grafted in walk(result.root):
         assert final[node.name][0] == node.status.value
+
+
+def test_detach_stops_recording_a_tree():
+    tree = py_trees.trees.BehaviourTree(py_trees.behaviours.Running("wait"))
+    recorder = TraceRecorder(tree)
+    tree.tick()
+    recorder.detach()
+    tree.tick()
+    assert recorder.tick_count == 1 and tree.post_tick_handlers == []
+
+
+def test_exported_from_the_package():
+    import bt_raider
+
+    assert bt_raider.TraceRecorder is TraceRecorder
