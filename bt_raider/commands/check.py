@@ -134,16 +134,46 @@ def format_trace(trace: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+#: Seconds past --time-limit the command waits for the checker's own ``unknown`` verdict (with
+#: its trace) before it answers for it.
+GRACE_S = 0.3
+
+
+def check_within_limit(args: argparse.Namespace, scene: Scene, query: Query, started: float) -> Any:
+    """Build the checker and check; with ``--time-limit``, answer by then whatever happens."""
+
+    def build_and_check() -> Any:
+        checker = make_checker(args.backend, **backend_options(args))
+        if args.time_limit is not None and hasattr(checker, "time_limit"):
+            # --time-limit bounds the command: reading the scene and loading the backend (the
+            # openai SDK takes a second to import) come out of it.
+            # Spent already: a positive sliver (0 would mean no limit), so the check ends unknown.
+            checker.time_limit = max(args.time_limit - (time.monotonic() - started), 1e-9)
+        return checker.check(scene, query)
+
+    if args.time_limit is None:
+        return build_and_check()
+    # Loaded when a limited check runs, not when the parser is built.
+    from bt_raider.checking.verdict import Verdict
+    from bt_raider.llm.chat import call_within
+
+    # On a daemon thread: at the limit the command prints its verdict and exits, even while the
+    # backend still loads (seconds on a busy machine) or a checker ignores its own limit.
+    left = args.time_limit - (time.monotonic() - started) + GRACE_S
+    try:
+        return call_within(build_and_check, left)
+    except TimeoutError:
+        return Verdict.unknown(
+            f"no verdict within the time limit of {args.time_limit:g} s "
+            f"(the {args.backend} backend was still loading or checking)"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     query = Query(args.query)  # empty or too long: refused before the scene is read
     scene = Scene.load(args.scene, max_bytes=args.max_scene_bytes)
-    checker = make_checker(args.backend, **backend_options(args))
-    if args.time_limit is not None and hasattr(checker, "time_limit"):
-        # --time-limit bounds the command: reading the scene and loading the backend (the
-        # openai SDK takes a second to import) come out of it.
-        checker.time_limit = max(args.time_limit - (time.monotonic() - started), 1e-3)
-    verdict = checker.check(scene, query)
+    verdict = check_within_limit(args, scene, query, started)
     if args.trace:
         print(format_trace(verdict.trace), file=sys.stderr)
         if verdict.questions:

@@ -73,3 +73,66 @@ def test_the_chosen_command_parses_its_options_after_lazy_building():
         ["demo", "cooperative-table", "--seed", "3"]
     )
     assert args.command == "demo" and args.demo == "cooperative-table" and args.seed == 3
+
+
+def test_version_prints_the_installed_version(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out == f"bt-raider {version('bt_raider')}\n"
+
+
+def test_a_usage_error_is_one_line(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "--scene"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1
+    assert err.startswith("bt-raider check: error: argument --scene: expected one argument")
+
+
+def test_a_query_that_looks_like_an_option_gets_a_hint_to_use_the_separator(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "--scene", "s.json", "-pick"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1
+    assert "'-pick' is not an option" in err and "after '--'" in err
+
+
+def test_the_separator_lets_a_query_start_with_a_dash(capsys, tmp_path):
+    scene = tmp_path / "s.json"
+    scene.write_text('{"objects": []}')
+    # Parsed as the query: "-pick" is no action, so a one-line QueryError, not a usage error.
+    assert main(["check", "--scene", str(scene), "--", "-pick"]) == 2
+    assert "unknown action '-pick'" in capsys.readouterr().err
+
+
+def test_help_documents_the_separator(capsys):
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert '"--"' in out and "--max-scene-bytes" in out and "2,000 characters" in out
+
+
+def test_our_own_bugs_keep_their_traceback(monkeypatch):
+    import bt_raider.commands.check as check
+
+    def broken(args):
+        raise ZeroDivisionError("a bug of ours")
+
+    monkeypatch.setattr(check, "run", broken)
+    with pytest.raises(ZeroDivisionError):
+        main(["check", "--scene", "s.json", "pick(Apple)"])
+
+
+def test_an_os_error_is_one_line(monkeypatch, capsys):
+    import bt_raider.commands.check as check
+
+    def full_disk(args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(check, "run", full_disk)
+    assert main(["check", "--scene", "s.json", "pick(Apple)"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "No space left on device" in err
