@@ -269,18 +269,18 @@ def test_blocking_lists_the_blocked_report_then_what_sits_on_or_in_y():
     assert relations.blocker_ids(s, ["bowl|1"]) == ["Chair|1"]
 
 
-# ---------------------------------------------------------------------- the real kitchen
-def _raw_by_id(kitchen_dict):
-    return {o["objectId"]: o for o in kitchen_dict["objects"]}
+# ---------------------------------------------------------------------- the real small_kitchen
+def _raw_by_id(small_kitchen_dict):
+    return {o["objectId"]: o for o in small_kitchen_dict["objects"]}
 
 
-def test_kitchen_left_right_match_raw_geometry(kitchen, kitchen_dict):
-    yaw = math.radians(kitchen_dict["agent"]["rotation"]["y"])
+def test_kitchen_left_right_match_raw_geometry(small_kitchen, small_kitchen_dict):
+    yaw = math.radians(small_kitchen_dict["agent"]["rotation"]["y"])
     rx, rz = math.cos(yaw), -math.sin(yaw)
-    raws = kitchen_dict["objects"]
+    raws = small_kitchen_dict["objects"]
     checked = 0
     for ref in ("Bowl", "Mug", "CoffeeMachine", "Plate", "Apple"):
-        y = kitchen.resolve(ref)
+        y = small_kitchen.resolve(ref)
         yp = y.raw["position"]
         for side, sign in (("right_of", 1), ("left_of", -1)):
             expected = set()
@@ -290,30 +290,30 @@ def test_kitchen_left_right_match_raw_geometry(kitchen, kitchen_dict):
                 if r["objectId"] != y.id and math.hypot(dx, dz) <= 1.0:
                     if sign * (dx * rx + dz * rz) > 0.05:
                         expected.add(r["objectId"])
-            got = {o.id for o in related(kitchen, side, y)}
+            got = {o.id for o in related(small_kitchen, side, y)}
             assert got == expected
             checked += len(expected)
     assert checked > 10  # the check compared real, non-empty sets
 
 
-def test_kitchen_receptacle_relations_match_parent_receptacles(kitchen, kitchen_dict):
-    raw = _raw_by_id(kitchen_dict)
+def test_kitchen_receptacle_relations_match_parent_receptacles(small_kitchen, small_kitchen_dict):
+    raw = _raw_by_id(small_kitchen_dict)
     pairs = [
         (r["objectId"], parent)
-        for r in kitchen_dict["objects"]
+        for r in small_kitchen_dict["objects"]
         for parent in r.get("parentReceptacles") or []
     ]
     assert pairs
     for child, parent in pairs:
-        x, y = kitchen.by_id(child), kitchen.by_id(parent)
+        x, y = small_kitchen.by_id(child), small_kitchen.by_id(parent)
         inside = raw[parent]["objectType"] in relations.CONTAINER_TYPES or raw[parent].get(
             "openable", False
         )
-        assert holds(kitchen, "inside", x, y) is bool(inside)
-        assert holds(kitchen, "on_top_of", x, y) is (not inside)
-    egg, fridge = kitchen.resolve("Egg"), kitchen.resolve("Fridge")
-    assert [o.name for o in related(kitchen, "inside", fridge)] == ["Egg"]
-    assert egg in related(kitchen, "blocking", fridge)
+        assert holds(small_kitchen, "inside", x, y) is bool(inside)
+        assert holds(small_kitchen, "on_top_of", x, y) is (not inside)
+    egg, fridge = small_kitchen.resolve("Egg"), small_kitchen.resolve("Fridge")
+    assert [o.name for o in related(small_kitchen, "inside", fridge)] == ["Egg"]
+    assert egg in related(small_kitchen, "blocking", fridge)
 
 
 def test_kitchen_above_below_match_corner_points(kitchen, kitchen_dict):
@@ -343,26 +343,26 @@ def test_kitchen_above_below_match_corner_points(kitchen, kitchen_dict):
     assert kitchen.resolve("SaltShaker") in related(kitchen, "below", kitchen.resolve("Cup"))
 
 
-def test_kitchen_near_and_closest_match_raw_distances(kitchen, kitchen_dict):
+def test_kitchen_near_and_closest_match_raw_distances(small_kitchen, small_kitchen_dict):
     for ref in ("Toaster", "Plate", "Lettuce"):
-        y = kitchen.resolve(ref)
+        y = small_kitchen.resolve(ref)
         yp = y.raw["position"]
         dists = {
             r["objectId"]: math.hypot(r["position"]["x"] - yp["x"], r["position"]["z"] - yp["z"])
-            for r in kitchen_dict["objects"]
+            for r in small_kitchen_dict["objects"]
             if r["objectId"] != y.id
         }
-        assert {o.id for o in related(kitchen, "near", y)} == {
+        assert {o.id for o in related(small_kitchen, "near", y)} == {
             i for i, d in dists.items() if d <= 0.5
         }
-        assert related(kitchen, "closest_to", y)[0].id == min(dists, key=dists.get)
+        assert related(small_kitchen, "closest_to", y)[0].id == min(dists, key=dists.get)
 
 
-def test_kitchen_relations_accept_phrases(kitchen):
-    mug = kitchen.resolve("Mug")
-    assert related(kitchen, "to the left of", mug) == related(kitchen, "left_of", mug)
-    assert related(kitchen, "under", kitchen.resolve("Cup")) == related(
-        kitchen, "below", kitchen.resolve("Cup")
+def test_kitchen_relations_accept_phrases(small_kitchen):
+    mug = small_kitchen.resolve("Mug")
+    assert related(small_kitchen, "to the left of", mug) == related(small_kitchen, "left_of", mug)
+    assert related(small_kitchen, "under", small_kitchen.resolve("Cup")) == related(
+        small_kitchen, "below", small_kitchen.resolve("Cup")
     )
 
 

@@ -27,31 +27,31 @@ from bt_raider.perception.toolset import Param, Tool, ToolSet, UnknownToolError
         ("dist_between_objs", {"obj1": "Mug"}, ["missing argument 'obj2'"]),
     ],
 )
-def test_bad_arguments(kitchen, tools, name, args, words):
+def test_bad_arguments(small_kitchen, tools, name, args, words):
     with pytest.raises(ToolError) as err:
-        tools.call(kitchen, name, args)
+        tools.call(small_kitchen, name, args)
     for w in words:
         assert w in str(err.value)
 
 
-def test_keyword_arguments_as_openai_sends_them(kitchen, tools):
+def test_keyword_arguments_as_openai_sends_them(small_kitchen, tools):
     assert tools.call(
-        kitchen, "check_obj_relationship", {"relationship": "in", "obj": "Fridge"}
+        small_kitchen, "check_obj_relationship", {"relationship": "in", "obj": "Fridge"}
     ) == ["Egg"]
 
 
-def test_unknown_tool_lists_the_valid_names(kitchen, tools):
+def test_unknown_tool_lists_the_valid_names(small_kitchen, tools):
     with pytest.raises(UnknownToolError) as err:
-        tools.call(kitchen, "obj_detect", [])
+        tools.call(small_kitchen, "obj_detect", [])
     msg = str(err.value)
     assert "'obj_detect'" in msg and "object_detection" in msg and "robot_holding" in msg
     assert isinstance(err.value, ToolError)
     assert "did you mean 'object_detection'" in msg
     # a spacing/case variant is the same tool, not a guess
-    assert tools.call(kitchen, "Robot Holding", []) == []
+    assert tools.call(small_kitchen, "Robot Holding", []) == []
 
 
-def test_a_failing_tool_becomes_a_tool_error(kitchen):
+def test_a_failing_tool_becomes_a_tool_error(small_kitchen):
     ts = ToolSet()
 
     @ts.register
@@ -60,12 +60,12 @@ def test_a_failing_tool_becomes_a_tool_error(kitchen):
         return {}[obj]
 
     with pytest.raises(ToolError, match=r"explode\(obj\) failed.*KeyError") as err:
-        ts.call(kitchen, "explode", ["Mug"])
+        ts.call(small_kitchen, "explode", ["Mug"])
     assert isinstance(err.value.__cause__, KeyError)
 
 
 # ---------------------------------------------------------------------- registration
-def test_register_a_custom_tool_and_use_it_everywhere(kitchen):
+def test_register_a_custom_tool_and_use_it_everywhere(small_kitchen):
     tools = default_tools()
     before = len(tools)
 
@@ -82,8 +82,8 @@ def test_register_a_custom_tool_and_use_it_everywhere(kitchen):
         """
         return float(scene.resolve(obj).raw.get("mass", 0.0)) > limit
 
-    assert callable(is_heavy) and is_heavy(kitchen, "Fridge", 1.0) is (
-        kitchen.resolve("Fridge").raw.get("mass", 0) > 1.0
+    assert callable(is_heavy) and is_heavy(small_kitchen, "Fridge", 1.0) is (
+        small_kitchen.resolve("Fridge").raw.get("mass", 0) > 1.0
     )
     assert len(tools) == before + 1 and "is_heavy" in tools
     tool = tools.get("is_heavy")
@@ -93,11 +93,11 @@ def test_register_a_custom_tool_and_use_it_everywhere(kitchen):
     )
     assert tool.description == "Checks whether an object is too heavy to carry."
     assert tool.returns == "true when the object's mass exceeds the limit."
-    apple_mass = kitchen.resolve("Apple").raw["mass"]
-    assert tools.call(kitchen, "is_heavy", ["Apple"]) is (apple_mass > 1.0)
-    assert tools.call(kitchen, "is_heavy", ["Apple", "0.1"]) is (apple_mass > 0.1)  # coerced
+    apple_mass = small_kitchen.resolve("Apple").raw["mass"]
+    assert tools.call(small_kitchen, "is_heavy", ["Apple"]) is (apple_mass > 1.0)
+    assert tools.call(small_kitchen, "is_heavy", ["Apple", "0.1"]) is (apple_mass > 0.1)  # coerced
     with pytest.raises(ToolError, match="expected a number"):
-        tools.call(kitchen, "is_heavy", ["Apple", "heavy"])
+        tools.call(small_kitchen, "is_heavy", ["Apple", "heavy"])
     assert "- is_heavy(obj, limit?): Checks whether" in tools.describe()
     schema = next(s for s in tools.openai_tools() if s["function"]["name"] == "is_heavy")
     params = schema["function"]["parameters"]
@@ -105,13 +105,13 @@ def test_register_a_custom_tool_and_use_it_everywhere(kitchen):
     assert params["required"] == ["obj"]
 
 
-def test_register_with_a_name_replaces_and_unions(kitchen):
+def test_register_with_a_name_replaces_and_unions(small_kitchen):
     ts = ToolSet()
     ts.register(lambda scene: ["nothing"], name="robot_holding")
-    assert ts.call(kitchen, "robot_holding", []) == ["nothing"]
+    assert ts.call(small_kitchen, "robot_holding", []) == ["nothing"]
     merged = household_tools() | ts  # the right-hand tool wins
-    assert merged.call(kitchen, "robot_holding", []) == ["nothing"]
-    assert (ts | household_tools()).call(kitchen, "robot_holding", []) == []
+    assert merged.call(small_kitchen, "robot_holding", []) == ["nothing"]
+    assert (ts | household_tools()).call(small_kitchen, "robot_holding", []) == []
     assert merged.names()[0] == "robot_holding" and len(merged) == 6
 
 
@@ -125,9 +125,9 @@ def test_register_rejects_functions_without_a_scene_parameter():
         ToolSet().register(lambda scene: 1, name="bad name")
 
 
-def test_tool_from_function_and_direct_construction(kitchen):
+def test_tool_from_function_and_direct_construction(small_kitchen):
     t = Tool("count", lambda scene: len(scene), "Counts objects.", (), "a number")
-    assert t.call(kitchen, []) == 77
+    assert t.call(small_kitchen, []) == 39
     assert ToolSet([t]).describe() == "- count(): Counts objects. Returns: a number"
 
 
