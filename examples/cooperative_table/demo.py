@@ -42,6 +42,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="run N robot processes (+ a world process) that talk only over Zenoh on 127.0.0.1",
     )
+    parser.add_argument(
+        "--join-timeout",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="with --processes: seconds every robot has to join; past it the run stops and "
+        "names the robot(s) missing (default 60)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -55,6 +55,11 @@ from bt_raider.simulation.multirobot import (
 
 log = logging.getLogger("bt_raider.examples.processes")
 
+#: Seconds every robot has to join before the episode starts (``--join-timeout``).
+JOIN_TIMEOUT = 60.0
+#: Extra seconds a robot waits for its collaborators, so the world names the missing one first.
+JOIN_MARGIN = 5.0
+
 #: The episode figures a multi-process run must reproduce from the in-process run of the same seed.
 FIGURES = (
     "success",
@@ -122,6 +127,8 @@ def run_processes(
     timeout: float = 120.0,
     faults: Mapping[str, str] | None = None,
     kill: Mapping[str, int] | None = None,
+    absent: Sequence[str] = (),
+    join_timeout: float = JOIN_TIMEOUT,
     memory_dir: str | Path | None = None,
     goal: str | None = None,
     team: str | None = None,
@@ -139,6 +146,10 @@ def run_processes(
         timeout: wall-clock limit for the whole run; every process is killed past it.
         faults: robot -> fault mode (``garbage``, ``oversized``, ``delay:S``, ``silent``).
         kill: robot -> step at which its process is killed (SIGKILL).
+        absent: robots whose process is killed as soon as it starts, before it can join (a
+            robot that crashes at start-up).
+        join_timeout: seconds every robot has to join before the episode starts; past it the
+            run ends with an error naming only the robot(s) that did not join.
         memory_dir: give each robot a CDR vector memory there, shared as a fleet memory.
         goal: goal template (chosen by the seed when None).
         team: the Zenoh team segment (unique per run by default).
@@ -150,7 +161,8 @@ def run_processes(
         kind -> count), ``faults_total``, ``retired``, ``killed``, ``reports`` and ``wall_s``.
 
     Raises:
-        CommunicationError: the world failed or the run exceeded ``timeout``.
+        CommunicationError: a robot did not join within ``join_timeout`` (the message names
+            it, and only it), the world failed, or the run exceeded ``timeout``.
     """
     if n not in range(2, len(ROBOT_NAMES) + 1):
         raise CommunicationError(f"processes must be 2..{len(ROBOT_NAMES)}, got {n!r}")
@@ -163,7 +175,9 @@ def run_processes(
     names = list(ROBOT_NAMES[:n])
     for spec in faults.values():
         parse_fault(spec)
-    for who in [*faults, *kill]:
+    if not join_timeout > 0:
+        raise CommunicationError(f"join timeout must be > 0 seconds, got {join_timeout!r}")
+    for who in [*faults, *kill, *absent]:
         if who not in names:
             raise CommunicationError(
                 f"no robot {who!r} in this run: expected one of {', '.join(names)}"
@@ -183,6 +197,7 @@ def run_processes(
         "--horizon", str(horizon),
         "--dummies", str(dummies),
         "--turn-timeout", str(turn_timeout),
+        "--ready-timeout", str(join_timeout),
         "--listen", world_ep,
     ]  # fmt: skip
     if noisy:
@@ -223,6 +238,8 @@ def run_processes(
                 "--name", name,
                 "--policy", policy,
                 "--validation-timeout", str(validation_timeout),
+                # The world decides who is missing: robots wait a little longer than it does.
+                "--join-timeout", str(join_timeout + JOIN_MARGIN),
                 "--listen", robot_eps[name],
                 "--connect", world_ep,
             ]  # fmt: skip
@@ -235,6 +252,9 @@ def run_processes(
             procs[name] = subprocess.Popen(
                 cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
             )
+            if name in absent:
+                procs[name].kill()
+                killed[name] = -1
             events[name] = []
             stderr[name] = deque(maxlen=40)
             readers.append(_reader(procs[name], events[name]))
@@ -244,6 +264,12 @@ def run_processes(
             procs["world"].wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             raise CommunicationError(f"the episode did not end within {timeout} s") from None
+        for r in readers[:2]:
+            r.join(timeout=2.0)  # the world's last words
+        failed = next((e["error"] for e in events["world"] if e.get("event") == "error"), None)
+        if failed is not None:
+            # No episode without every robot: the others are stopped, not waited for.
+            raise CommunicationError(f"the episode did not start: {failed}")
         for name in names:
             try:
                 procs[name].wait(timeout=max(5.0, deadline - time.monotonic()))
@@ -350,6 +376,7 @@ def run_demo(args: argparse.Namespace) -> int:
         args.seed,
         args.noisy,
         policy=args.policy,
+        join_timeout=getattr(args, "join_timeout", JOIN_TIMEOUT),
         dummies=getattr(args, "dummies", 20),
         horizon=getattr(args, "horizon", HORIZON),
         goal=getattr(args, "goal", None),
@@ -381,14 +408,14 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--horizon", type=int, default=HORIZON)
     w.add_argument("--goal", default=None)
     w.add_argument("--turn-timeout", type=float, default=20.0)
-    w.add_argument("--ready-timeout", type=float, default=60.0)
+    w.add_argument("--ready-timeout", type=float, default=JOIN_TIMEOUT)
     r = sub.add_parser("robot", help="one robot: its tree, memory and bus")
     _add_zenoh(r)
     r.add_argument("--name", required=True, choices=ROBOT_NAMES)
     r.add_argument("--policy", default="reveca", choices=sorted(POLICIES))
     r.add_argument("--validation-timeout", type=float, default=2.0)
     r.add_argument("--world-timeout", type=float, default=WORLD_TIMEOUT)
-    r.add_argument("--join-timeout", type=float, default=60.0)
+    r.add_argument("--join-timeout", type=float, default=JOIN_TIMEOUT + JOIN_MARGIN)
     r.add_argument("--fault", default=None, help="garbage | oversized | delay:SECONDS | silent")
     r.add_argument("--memory-dir", default=None, help="folder for this robot's CDR memory")
     r.add_argument("--verbose", action="store_true", help="log decisions on stderr")
@@ -398,6 +425,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--noisy", action="store_true")
     run.add_argument("--policy", default="reveca", choices=sorted(POLICIES))
     run.add_argument("--memory-dir", default=None)
+    run.add_argument(
+        "--join-timeout",
+        type=float,
+        default=JOIN_TIMEOUT,
+        help="seconds every robot has to join (default %(default)s)",
+    )
     run.add_argument("--json", action="store_true", help="print every figure as JSON")
     return parser
 
@@ -410,7 +443,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "robot":
         return robot_main(args)
     figures = run_processes(
-        args.robots, args.seed, args.noisy, policy=args.policy, memory_dir=args.memory_dir
+        args.robots,
+        args.seed,
+        args.noisy,
+        policy=args.policy,
+        memory_dir=args.memory_dir,
+        join_timeout=args.join_timeout,
     )
     if args.json:
         print(json.dumps(figures, indent=2))

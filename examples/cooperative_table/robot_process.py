@@ -378,8 +378,13 @@ def robot_main(args: argparse.Namespace) -> int:
             guard.validator = resilient
         if fault == "silent":
             bus.serve(lambda request: None)
+        world._call("join")  # the world then knows this robot is here, whoever is missing
         if not bus.wait_for_peers(team, args.join_timeout):
-            raise CommunicationError(f"{args.name}: collaborators {team} did not all join")
+            missing = sorted(set(team) - bus.peers() - {args.name})
+            raise CommunicationError(
+                f"{args.name}: robot(s) {', '.join(missing)} did not join within "
+                f"{args.join_timeout:g} s"
+            )
         world._call("ready")
 
         driver = _TurnDriver(world, bus, fleet)

@@ -16,6 +16,11 @@ hears them before acting -- what an in-process bus gives for free.
 A robot whose session disappears (its liveliness token goes) or that misses a turn by
 ``turn_timeout`` seconds is **retired**: its action is cancelled, what it held drops to the
 floor where it stands, and the others play on.
+
+Before the first turn every robot must **join** within ``ready_timeout`` seconds (a robot joins
+once it has reached the world and set itself up, and is ready once it hears its collaborators). When one does not,
+the episode does not start and the error names only the robot(s) that never joined; a robot
+whose session ends before the start is named at once, without waiting out the timeout.
 """
 
 from __future__ import annotations
@@ -96,7 +101,9 @@ class WorldServer:
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
         self._ready: set[str] = set()
+        self._joined: set[str] = set()  # reached the world (asked for a join)
         self._alive: set[str] = set()
+        self._seen: set[str] = set()  # whose liveliness token has ever appeared
         self.retired: dict[str, str] = {}  # robot -> why
         self._seq = 0
         self._turn: dict[str, Any] | None = None
@@ -124,6 +131,7 @@ class WorldServer:
                 self._alive.discard(robot)
             else:
                 self._alive.add(robot)
+                self._seen.add(robot)
             self._changed.notify_all()
 
     # -- queries
@@ -169,7 +177,11 @@ class WorldServer:
         name = self._robot(request)
         if name in self.retired and op not in ("report",):
             raise SimulationError(f"robot {name} has been retired: {self.retired[name]}")
+        if op == "join":
+            self._joined.add(name)
+            return True
         if op == "ready":
+            self._joined.add(name)
             self._ready.add(name)
             return True
         if op == "turn":  # a robot that may have missed an announcement asks
@@ -262,16 +274,31 @@ class WorldServer:
                 self._changed.wait(min(left, 0.5))
 
     def wait_ready(self) -> None:
+        """Wait until every robot is ready; name only the ones at fault if one is not.
+
+        Raises:
+            CommunicationError: a robot's session ended before the start (at once), or a robot
+                did not join within ``ready_timeout`` seconds. Robots that joined but were
+                still waiting for the missing one are not named.
+        """
         deadline = time.monotonic() + self.ready_timeout
         with self._changed:
             while not set(self.order) <= self._ready:
+                gone = sorted((self._seen - self._alive) & (set(self.order) - self._ready))
+                if gone:
+                    raise CommunicationError(
+                        f"robot(s) {', '.join(gone)} left before the episode started "
+                        "(their session ended)"
+                    )
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    missing = sorted(set(self.order) - self._ready)
+                    waiting = set(self.order) - self._ready
+                    missing = sorted(waiting - self._joined) or sorted(waiting)
                     raise CommunicationError(
-                        f"robot(s) {', '.join(missing)} did not join within {self.ready_timeout} s"
+                        f"robot(s) {', '.join(missing)} did not join within "
+                        f"{self.ready_timeout:g} s"
                     )
-                self._changed.wait(left)
+                self._changed.wait(min(left, 0.5))
 
     def run(self) -> dict[str, Any]:
         """Play the episode; returns the world's figures."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import time
 from collections import Counter
 
 import pytest
@@ -178,3 +179,28 @@ def test_command_line_processes_match_the_in_process_demo(capsys):
     remote = [ln for ln in out.splitlines() if ln.startswith("done after")]
     assert local and remote == local  # same steps, travel, false plans and messages
     assert "over Zenoh on 127.0.0.1" in out
+
+
+@pytest.mark.parametrize(("robots", "absent"), [(2, "bob"), (4, "carol")])
+def test_a_robot_killed_before_it_joins_is_named_alone_within_the_join_timeout(robots, absent):
+    join_timeout = 6.0  # generous for a loaded machine; the default is 60 s
+    started = time.monotonic()
+    with pytest.raises(CommunicationError) as info:
+        run_processes(robots, 1, absent=[absent], join_timeout=join_timeout, timeout=90)
+    elapsed = time.monotonic() - started
+    message = str(info.value)
+    assert f"robot(s) {absent} did not join within 6 s" in message, message
+    others = [n for n in ("alice", "bob", "carol", "dave") if n != absent]
+    assert not any(n in message for n in others), message  # only the missing robot is blamed
+    # Process start-up and teardown on top of the timeout, nowhere near the old 60 s.
+    assert elapsed < join_timeout + 25, elapsed
+
+
+def test_the_join_timeout_is_a_demo_option(capsys):
+    from bt_raider.cli import main
+
+    code = main(["demo", "cooperative-table", "--processes", "2", "--join-timeout", "0"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "join timeout must be > 0 seconds, got 0.0" in err[0]
+    with pytest.raises(CommunicationError, match="no robot 'zed'"):
+        run_processes(2, 0, absent=["zed"])
