@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from bt_raider.errors import SceneError, ToolError
 from bt_raider.perception.scene import ROBOT_DEFAULTS, Scene, validate_scene
-
-KITCHEN = Path(__file__).resolve().parents[3] / "shared" / "scenes" / "floorplan1_kitchen.json"
+from bt_raider.testing.scenes import KITCHEN_PATH
+from tests.shared_data import KITCHEN, require
 
 
 def tiny(**extra) -> dict:
@@ -29,10 +28,19 @@ def tiny(**extra) -> dict:
 
 # ---------------------------------------------------------------------- loading
 def test_load_the_real_kitchen():
-    s = Scene.load(KITCHEN)
+    s = Scene.load(require(KITCHEN))
     raw = json.loads(KITCHEN.read_text())
     assert len(s) == len(raw["objects"]) == 77
     assert s.source == str(KITCHEN)
+    assert s.to_dict() == raw  # kept unchanged, round-trips
+    assert [o.id for o in s] == [o["objectId"] for o in raw["objects"]]
+
+
+def test_load_the_small_kitchen():
+    s = Scene.load(KITCHEN_PATH)
+    raw = json.loads(KITCHEN_PATH.read_text())
+    assert len(s) == len(raw["objects"]) == 39
+    assert s.source == str(KITCHEN_PATH)
     assert s.to_dict() == raw  # kept unchanged, round-trips
     assert [o.id for o in s] == [o["objectId"] for o in raw["objects"]]
 
@@ -102,8 +110,8 @@ def test_missing_agent_gets_a_default_pose():
     assert np.allclose(s.agent_position, [0.0, 0.9, 0.0]) and s.agent_yaw == 0.0
 
 
-def test_validate_scene_accepts_the_kitchen_dict(kitchen_dict):
-    validate_scene(kitchen_dict, "k")  # no error
+def test_validate_scene_accepts_the_kitchen_dict(small_kitchen_dict):
+    validate_scene(small_kitchen_dict, "k")  # no error
 
 
 # ---------------------------------------------------------------------- display names
@@ -115,12 +123,12 @@ def test_display_names_unique_types_and_numbered_duplicates():
     assert s.name_of("Nope|0") == "Nope|0"
 
 
-def test_kitchen_display_names(kitchen):
-    names = [o.name for o in kitchen]
+def test_kitchen_display_names(small_kitchen):
+    names = [o.name for o in small_kitchen]
     assert len(set(names)) == len(names)
-    cabinets = sorted((o for o in kitchen if o.type == "Cabinet"), key=lambda o: o.id)
-    assert [c.name for c in cabinets] == [f"Cabinet_{i}" for i in range(1, 10)]
-    assert kitchen.resolve("Apple").name == "Apple"
+    cabinets = sorted((o for o in small_kitchen if o.type == "Cabinet"), key=lambda o: o.id)
+    assert [c.name for c in cabinets] == [f"Cabinet_{i}" for i in range(1, 4)]
+    assert small_kitchen.resolve("Apple").name == "Apple"
 
 
 def test_reindex_after_adding_an_object():
@@ -153,7 +161,7 @@ def test_objects_read_their_dict_live():
         ("Apple", "Apple"),
         ("apple", "Apple"),
         (" Apple ", "Apple"),
-        ("Apple|-00.47|+01.15|+00.48", "Apple"),
+        ("Apple|+00.40|+00.96|+01.00", "Apple"),
         ("Cabinet_3", "Cabinet_3"),
         ("cabinet_3", "Cabinet_3"),
         ("Cabinet 3", "Cabinet_3"),
@@ -165,32 +173,32 @@ def test_objects_read_their_dict_live():
         ("toastr", "Toaster"),
     ],
 )
-def test_resolve(kitchen, ref, name):
-    assert kitchen.resolve(ref).name == name
+def test_resolve(small_kitchen, ref, name):
+    assert small_kitchen.resolve(ref).name == name
 
 
-def test_resolve_ambiguous_type_lists_candidates(kitchen):
+def test_resolve_ambiguous_type_lists_candidates(small_kitchen):
     with pytest.raises(ToolError) as err:
-        kitchen.resolve("countertop")
+        small_kitchen.resolve("countertop")
     msg = str(err.value)
     assert "ambiguous" in msg and "CounterTop_1, CounterTop_2, CounterTop_3" in msg
 
 
 @pytest.mark.parametrize("ref", ["Spaceship", "", "   ", None, 3])
-def test_resolve_unknown_names_it(kitchen, ref):
+def test_resolve_unknown_names_it(small_kitchen, ref):
     with pytest.raises(ToolError) as err:
-        kitchen.resolve(ref)
+        small_kitchen.resolve(ref)
     assert repr(ref) in str(err.value)
     if isinstance(ref, str) and ref.strip():
         assert "Apple" in str(err.value)  # lists the objects
-        assert not kitchen.has(ref)
+        assert not small_kitchen.has(ref)
 
 
-def test_by_id_and_of_type(kitchen):
+def test_by_id_and_of_type(small_kitchen):
     with pytest.raises(ToolError, match="no object with objectId 'X'"):
-        kitchen.by_id("X")
-    assert len(kitchen.of_type("cabinet")) == 9
-    assert kitchen.has("Mug")
+        small_kitchen.by_id("X")
+    assert len(small_kitchen.of_type("cabinet")) == 3
+    assert small_kitchen.has("Mug")
 
 
 # ---------------------------------------------------------------------- robot and geometry
@@ -212,14 +220,14 @@ def test_heading_and_right_vector(yaw):
     assert np.allclose(h, [math.sin(math.radians(yaw)), math.cos(math.radians(yaw))])
 
 
-def test_holding_and_distances(kitchen_dict):
-    mug = next(o for o in kitchen_dict["objects"] if o["objectType"] == "Mug")
-    kitchen_dict["inventoryObjects"] = [{"objectId": mug["objectId"], "objectType": "Mug"}]
-    kitchen_dict["locations"] = {"door": {"x": 3.0, "z": -1.25}}
-    kitchen_dict["humans"] = [{"id": "h1", "name": "Ann", "position": {"x": 0.0, "z": 0.75}}]
-    s = Scene(kitchen_dict)
+def test_holding_and_distances(small_kitchen_dict):
+    mug = next(o for o in small_kitchen_dict["objects"] if o["objectType"] == "Mug")
+    small_kitchen_dict["inventoryObjects"] = [{"objectId": mug["objectId"], "objectType": "Mug"}]
+    small_kitchen_dict["locations"] = {"door": {"x": 3.0, "z": -1.0}}
+    small_kitchen_dict["humans"] = [{"id": "h1", "name": "Ann", "position": {"x": 0.0, "z": 1.0}}]
+    s = Scene(small_kitchen_dict)
     assert [o.name for o in s.holding] == ["Mug"]
-    ag = kitchen_dict["agent"]["position"]
+    ag = small_kitchen_dict["agent"]["position"]
     p = mug["position"]
     assert math.isclose(s.distance_to_robot("Mug"), math.hypot(p["x"] - ag["x"], p["z"] - ag["z"]))
     assert math.isclose(s.distance_to_robot("door"), 3.0)
@@ -229,12 +237,12 @@ def test_holding_and_distances(kitchen_dict):
         s.distance_to_robot("Narnia")
 
 
-def test_humans(kitchen_dict):
-    kitchen_dict["humans"] = [
+def test_humans(small_kitchen_dict):
+    small_kitchen_dict["humans"] = [
         {"id": "h1", "name": "Adriana", "position": {"x": 0, "z": 0}, "looking_at_robot": True},
         {"id": "h2", "name": None, "position": {"x": 1, "z": 0}, "hands_free": False},
     ]
-    s = Scene(kitchen_dict)
+    s = Scene(small_kitchen_dict)
     assert s.human("adriana").id == "h1" and s.human("H2").name is None
     assert s.human("h1").looking_at_robot and s.human("h1").hands_free
     assert not s.human("h2").looking_at_robot and not s.human("h2").hands_free
@@ -245,7 +253,7 @@ def test_humans(kitchen_dict):
 
 
 def test_bbox_from_center_size_or_corner_points(kitchen):
-    apple = kitchen.resolve("Apple")
+    apple = kitchen.resolve("Apple")  # FloorPlan1's boxes carry both forms
     lo, hi = apple.bbox()
     pts = np.asarray(apple.raw["axisAlignedBoundingBox"]["cornerPoints"])
     assert np.allclose(lo, pts.min(0), atol=1e-3) and np.allclose(hi, pts.max(0), atol=1e-3)
@@ -257,9 +265,9 @@ def test_bbox_from_center_size_or_corner_points(kitchen):
 
 
 # ---------------------------------------------------------------------- known bugs in scene.py
-def test_resolve_near_miss_tied_between_objects_is_ambiguous(kitchen):
+def test_resolve_near_miss_tied_between_objects_is_ambiguous(small_kitchen):
     with pytest.raises(ToolError, match="ambiguous"):
-        kitchen.resolve("drawers")  # as close to all nine drawers; resolves to Drawer_7 today
+        small_kitchen.resolve("drawers")  # as close to both drawers
 
 
 def test_locations_must_be_an_object():
@@ -280,9 +288,9 @@ def test_human_name_must_be_text_or_null():
         Scene(data)
 
 
-def test_blocked_must_name_objects_of_the_scene(kitchen_dict):
+def test_blocked_must_name_objects_of_the_scene(small_kitchen_dict):
     # An unresolvable blocker would make checks report "nothing blocks" (fail open).
-    apple = next(o["objectId"] for o in kitchen_dict["objects"] if o["objectType"] == "Apple")
-    kitchen_dict["blocked"] = {apple: ["Ghost|+1|+1|+1"]}
+    apple = next(o["objectId"] for o in small_kitchen_dict["objects"] if o["objectType"] == "Apple")
+    small_kitchen_dict["blocked"] = {apple: ["Ghost|+1|+1|+1"]}
     with pytest.raises(SceneError, match=r"blocked\..*'Ghost\|\+1\|\+1\|\+1' is not an objectId"):
-        Scene(kitchen_dict)
+        Scene(small_kitchen_dict)
