@@ -191,6 +191,7 @@ class TraceRecorder:
         if human is not None:
             self._add_human(human)
         self._ids: dict[Any, int] = {}  # behaviour.id -> trace id
+        self._guard_ids: set[int] = set()
         self._next_id = 0
         self._status: dict[int, str] = {}
         self._feedback: dict[int, str] = {}
@@ -271,25 +272,28 @@ class TraceRecorder:
         alive: set[int] = set()
         running: int | None = None  # a running guard that is recovering or acting
         finishing: int | None = None  # a guard that finished in this tick
+        guard_ids = self._guard_ids
         for node, parent, grafted in walk(self.root):
             nid = self._ids.get(node.id)
             if nid is None:
                 nid = self._add_node(node, parent, grafted, added)
             alive.add(nid)
-            key = str(nid)
+            guard = nid in guard_ids
             value = node.status.value
             if self._status.get(nid) != value:
                 self._status[nid] = value
-                status[key] = value
-                if is_guard(node) and value in _FINISHED:
+                status[str(nid)] = value
+                if guard and value in _FINISHED:
                     finishing = nid if finishing is None else finishing
                     text = f"{value}: {node.feedback_message}"
                     results.append({"kind": "result", "node": nid, "text": text, "status": value})
-            message = str(node.feedback_message or "")
+            message = node.feedback_message or ""
+            if message.__class__ is not str:
+                message = str(message)
             if self._feedback.get(nid, "") != message:
                 self._feedback[nid] = message
-                feedback[key] = message
-            if is_guard(node):
+                feedback[str(nid)] = message
+            if guard:
                 self._guard(node, nid, guards, events)
                 busy = self._guard_state[nid]["phase"] in ("recovering", "acting")
                 if running is None and value == "RUNNING" and busy:
@@ -329,6 +333,7 @@ class TraceRecorder:
         }
         if is_guard(node):
             data["guard"] = True
+            self._guard_ids.add(nid)
             human = getattr(getattr(node, "recovery", None), "human", None)
             if human is not None:
                 self._add_human(human)

@@ -327,3 +327,23 @@ def test_exported_from_the_package():
     import bt_raider
 
     assert bt_raider.TraceRecorder is TraceRecorder
+
+
+def test_a_feedback_of_none_or_not_text_is_recorded_once_as_text():
+    class Odd(py_trees.behaviour.Behaviour):
+        def update(self) -> Status:
+            self.feedback_message = None if self.name == "none" else 42  # type: ignore[assignment]
+            return R
+
+    root = py_trees.composites.Parallel(
+        "root",
+        policy=py_trees.common.ParallelPolicy.SuccessOnAll(),
+        children=[Odd("none"), Odd("n")],
+    )
+    recorder = TraceRecorder(root)
+    for _ in range(5):
+        recorder.tick()
+    trace = recorder.to_json()
+    assert [e["tick"] for e in trace["ticks"]] == [0, 1]  # nothing changes after the first tick
+    assert trace["ticks"][1]["feedback"] == {"2": "42"}
+    assert check_trace(trace) == []
