@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from bt_raider.checking.contract import Checker, Query, as_query
 from bt_raider.errors import QueryError
-from bt_raider.perception.scene import Scene
 
 if TYPE_CHECKING:
     from bt_raider.checking.verdict import Verdict
+    from bt_raider.perception.scene import Scene
 
 #: name -> (module, attribute, fixed options): the attribute is called with the fixed options
 #: plus the caller's to build the checker.
@@ -88,6 +88,9 @@ def check(
             or a Checker.
         **options: passed to the backend (see :func:`make_checker`).
     """
+    # The scene model brings numpy: loaded when a scene is, not by make_checker's users.
+    from bt_raider.perception.scene import Scene
+
     if isinstance(scene, str):
         scene = Scene.load(scene)
     elif isinstance(scene, dict):

@@ -38,7 +38,6 @@ from bt_raider.perception.scene import Scene
 from bt_raider.planners.pddl import plan_files
 from bt_raider.planners.tree import ActionRegistry, plan_to_tree, raider_guards
 from bt_raider.recovery.fewshot import MemoryLink
-from bt_raider.recovery.llm import LLMRecovery
 from bt_raider.recovery.pipeline import Recovery
 from bt_raider.recovery.symbolic import SymbolicRecovery
 from bt_raider.runtime.actions import ActionBehaviour, SyncRobot
@@ -272,8 +271,9 @@ def _make_backend(backend: str, model: str | None, base_url: str | None) -> tupl
     if backend == "symbolic":
         return make_checker("symbolic"), SymbolicRecovery()
     if backend == "openai":
-        # The openai SDK: only for --backend openai.
+        # The openai SDK, and jinja2 for the LLM's prompts: only for --backend openai.
         from bt_raider.llm.chat import make_chat
+        from bt_raider.recovery.llm import LLMRecovery
 
         options: dict[str, Any] = {}
         if model:
@@ -351,8 +351,8 @@ def run_scenario(
     guard = None
     if guarded:
         checker, planner = _make_backend(backend, model, base_url)
-        if link is not None and isinstance(planner, LLMRecovery):
-            planner.examples = link.examples
+        if link is not None and backend == "openai":
+            planner.examples = link.examples  # the LLM recovery planner's few-shot examples
         recovery = Recovery(planner, robot, human, on_success=link.record if link else None)
         guard = raider_guards(
             checker, scene=world.observe, recovery=recovery, max_attempts=max_attempts
