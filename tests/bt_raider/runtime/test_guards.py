@@ -236,9 +236,10 @@ def test_issue_recovery_recheck_then_child_runs() -> None:
     assert human.transcript_text().endswith("human: Apple_2")
     assert py_trees.blackboard.Blackboard.get(LAST_VERDICT)["category"] == "none"
     assert guard.attempts == 1
+    assert child.resolved is not None and child.resolved.recovered
     # The next run starts from the original arguments again.
     guard.tick_once()
-    assert child.args == ["apple"]
+    assert child.args == ["apple"] and child.resolved is None
 
 
 def test_recovery_subtree_statuses_propagate_as_running() -> None:
