@@ -11,14 +11,9 @@ from bt_raider.errors import MemoryStoreError
 from bt_raider.memory.extract import Action, SymbolicExtractor, tokenize
 from bt_raider.memory.verbs import VerbLexicon
 from bt_raider.words import singular
+from tests.shared_data import SHARED, require
 
-HURIC = (
-    Path(__file__).resolve().parents[2].parent
-    / "shared"
-    / "data"
-    / "huric"
-    / "huric_en_commands.jsonl"
-)
+HURIC = SHARED / "data" / "huric" / "huric_en_commands.jsonl"
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +101,8 @@ def test_directions_and_adjectives_are_not_actions(ex):
 
 def test_huric_sentences_match_their_frame_annotations(ex):
     rows = {
-        json.loads(line)["sentence"]: json.loads(line) for line in HURIC.read_text().splitlines()
+        json.loads(line)["sentence"]: json.loads(line)
+        for line in require(HURIC).read_text().splitlines()
     }
     cases = {
         "bring the book on the table in the kitchen": ("bring", "book"),
