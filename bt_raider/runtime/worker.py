@@ -5,14 +5,20 @@ calls :meth:`Pending.cancel` in ``terminate()``. The submitted function receives
 ``cancel`` :class:`threading.Event` it should check between steps (an LLM loop checks it
 between model calls), because a running Python thread cannot be killed.
 
-Work may carry a deadline (``submit(..., deadline=seconds)``). A job still queued at its
-deadline never starts. A job still running at its deadline, or still running ``cancel_grace``
-seconds after it was cancelled, is *stuck*: the pool sets its cancel event, stops counting its
-thread as one of its workers and starts a replacement, so a hung check delays the jobs behind
-it by at most its deadline, and never starves them. The stuck thread is left to finish (nothing can kill it)
-and then ends. Replacements are capped (``max_stuck``); past the cap a warning is logged and
-queued jobs wait for a thread to come back. The pool's threads are daemons: a hung job never
-keeps the process alive once the main thread is done.
+Work may carry a deadline (``submit(..., deadline=seconds)``): the seconds it may *run*, from
+when a thread starts it (waiting in the queue is the pool's doing, not the job's). The
+:class:`WorkerPool` keeps hung jobs from starving the queue behind them:
+
+* a job running far longer than jobs usually do on the pool (4x their typical time, at least
+  ``slow_after``) while others wait is *covered*: its thread stops counting as one of the
+  pool's workers and another thread starts, so the queue keeps moving;
+* at its deadline, or ``cancel_grace`` seconds after it was cancelled, a job still running is
+  *stuck*: the pool sets its cancel event and covers it the same way.
+
+A covered thread is left to finish (nothing can kill it), then serves the pool again if it is
+short of a worker, or ends. Extra threads are capped (``max_extra``); past the cap a warning
+is logged and queued jobs wait for a thread to come back. The pool's threads are daemons: a
+hung job never keeps the process alive once the main thread is done.
 
 Submitting is cheap on purpose (a guard submits in its first tick, and a tree may hold a
 thousand guards): no lock, no :class:`threading.Event` and no :class:`~concurrent.futures.Future`
@@ -28,17 +34,17 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Executor, Future
-from queue import SimpleQueue
+from concurrent.futures import CancelledError, Executor, Future
+from queue import Empty, SimpleQueue
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
 logger = logging.getLogger(__name__)
 
-#: Workers of the process-wide pool, and how many stuck threads it may replace.
+#: Workers of the process-wide pool, and how many extra threads may cover hung ones.
 SHARED_WORKERS = 8
-SHARED_MAX_STUCK = 64
+SHARED_MAX_EXTRA = 64
 
 _shared: WorkerPool | None = None
 _lock = threading.Lock()
@@ -53,7 +59,7 @@ def shared_executor() -> WorkerPool:
     global _shared
     with _lock:
         if _shared is None:
-            _shared = WorkerPool(SHARED_WORKERS, max_stuck=SHARED_MAX_STUCK)
+            _shared = WorkerPool(SHARED_WORKERS, max_extra=SHARED_MAX_EXTRA)
         return _shared
 
 
@@ -61,16 +67,20 @@ class Pending(Generic[T]):
     """A handle on work running in the background.
 
     Attributes:
-        deadline: the :func:`time.monotonic` time the work must finish by; None for none.
-        finished_at: when the work finished (monotonic), None while it runs.
-        timed_out: the work was still running (or queued) at its deadline.
+        timeout: the seconds the work may run (None: no deadline).
+        deadline: the :func:`time.monotonic` time it must finish by, set when it starts.
+        started_at: when a thread started it (monotonic), None while queued.
+        finished_at: when it finished (monotonic), None until then.
+        timed_out: it was still running at its deadline.
     """
 
     __slots__ = (
         "fn",
         "args",
         "kwargs",
+        "timeout",
         "deadline",
+        "started_at",
         "finished_at",
         "timed_out",
         "_event",
@@ -89,12 +99,14 @@ class Pending(Generic[T]):
         fn: Callable[..., T],
         args: tuple[Any, ...] = (),
         kwargs: dict[str, Any] | None = None,
-        deadline: float | None = None,
+        timeout: float | None = None,
     ) -> None:
         self.fn = fn
         self.args = args
         self.kwargs = kwargs or {}
-        self.deadline = deadline
+        self.timeout = timeout
+        self.deadline: float | None = None
+        self.started_at: float | None = None
         self.finished_at: float | None = None
         self.timed_out = False
         self._event: threading.Event | None = None
@@ -146,11 +158,11 @@ class Pending(Generic[T]):
         if queued:
             if self._future is not None:
                 self._future.cancel()
-            _finish(self, None, _cancelled_error(self))
+            _finish(self, None, CancelledError())
             return
         pool, slot = self._pool, self._slot
         if pool is not None and slot is not None and not self._done:
-            # Running: if it ignores the event, its thread is replaced after a grace period.
+            # Running: if it ignores the event, its thread is covered after a grace period.
             pool._watch_job(self, slot, time.monotonic() + pool.cancel_grace)
 
     @property
@@ -169,7 +181,7 @@ class Pending(Generic[T]):
         return event
 
     def overdue(self, now: float | None = None) -> bool:
-        """True when the deadline passed before the work finished."""
+        """True when the work ran past its deadline (a queued job is never overdue)."""
         deadline = self.deadline
         if deadline is None:
             return False
@@ -179,7 +191,7 @@ class Pending(Generic[T]):
         return (time.monotonic() if now is None else now) > deadline
 
     def abandon(self) -> None:
-        """Give up on the work: cancel it and, if a pool thread runs it, replace that thread.
+        """Give up on the work: cancel it and, if a pool thread runs it, cover that thread.
 
         For work past its deadline: the caller stops waiting, and the pool stops counting the
         thread as a worker (it finishes on its own; Python cannot stop it).
@@ -191,14 +203,6 @@ class Pending(Generic[T]):
             pool._release(self, slot)
 
 
-def _cancelled_error(job: Pending[Any]) -> BaseException:
-    if job.timed_out:
-        return TimeoutError(f"{job.fn!r} passed its deadline before it started")
-    from concurrent.futures import CancelledError
-
-    return CancelledError()
-
-
 def _finish(job: Pending[Any], result: Any, exc: BaseException | None) -> None:
     job._result = result
     job._exception = exc
@@ -208,102 +212,108 @@ def _finish(job: Pending[Any], result: Any, exc: BaseException | None) -> None:
         _finished.notify_all()
 
 
-def _run(job: Pending[Any]) -> None:
-    """Run one job on the current thread (skipped when cancelled or past its deadline)."""
+def _run(job: Pending[Any], now: float | None = None) -> bool:
+    """Run one job on the current thread (started at ``now``); False if cancelled before."""
     with _state:
         if job._started:
-            return  # cancelled while queued: already finished
+            return False  # cancelled while queued: already finished
         job._started = True
-        if job.deadline is not None and time.monotonic() > job.deadline:
-            job.timed_out = True
-            job._cancelled = True
+        now = time.monotonic() if now is None else now
+        job.started_at = now
+        if job.timeout is not None:
+            job.deadline = now + job.timeout
         if job._event is None:
             job._event = threading.Event()
         event = job._event
-        skip = job._cancelled
-    if skip:
-        event.set()
-        _finish(job, None, _cancelled_error(job))
-        return
     try:
         result = job.fn(*job.args, cancel=event, **job.kwargs)
     except BaseException as exc:  # noqa: BLE001 - kept for the poller, like a Future
         _finish(job, None, exc)
     else:
         _finish(job, result, None)
+    return True
 
 
 class _Slot:
-    """One pool thread; ``stuck`` once its job passed the deadline and it was replaced."""
+    """One pool thread; ``covered`` while another thread stands in for it."""
 
-    __slots__ = ("stuck",)
+    __slots__ = ("covered", "job")
 
     def __init__(self) -> None:
-        self.stuck = False
+        self.covered = False
+        self.job: Pending[Any] | None = None
 
 
 class WorkerPool(Executor):
-    """A bounded pool of daemon threads that replaces threads stuck past their job's deadline.
+    """A bounded pool of daemon threads that covers threads held by hung jobs.
 
     Args:
-        max_workers: threads running jobs at once (stuck ones not counted).
-        max_stuck: how many stuck threads may be replaced at once; past it queued jobs wait.
-        cancel_grace: seconds a cancelled job may keep running before its thread counts as
-            stuck.
+        max_workers: threads running jobs at once (covered ones not counted).
+        max_extra: how many extra threads may cover hung or slow ones; past it queued jobs
+            wait.
+        slow_after: the least a job must run before it may count as slow (seconds); a job
+            counts as slow past 4x the pool's typical job time and this.
+        cancel_grace: seconds a cancelled job may keep running before its thread is covered.
         name: prefix of the threads' names.
 
     Raises:
-        ValueError: a size below 1 (``max_stuck`` below 0).
+        ValueError: a size below 1 (``max_extra`` below 0) or a time below 0.
     """
 
     def __init__(
         self,
         max_workers: int = 8,
         *,
-        max_stuck: int = 64,
+        max_extra: int = 64,
+        slow_after: float = 0.25,
         cancel_grace: float = 1.0,
         name: str = "bt_raider",
     ) -> None:
-        if not isinstance(max_workers, int) or max_workers < 1:
+        if isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1:
             raise ValueError(f"max_workers must be an integer >= 1, got {max_workers!r}")
-        if not isinstance(max_stuck, int) or max_stuck < 0:
-            raise ValueError(f"max_stuck must be an integer >= 0, got {max_stuck!r}")
-        if not cancel_grace >= 0:
-            raise ValueError(f"cancel_grace must be seconds >= 0, got {cancel_grace!r}")
+        if isinstance(max_extra, bool) or not isinstance(max_extra, int) or max_extra < 0:
+            raise ValueError(f"max_extra must be an integer >= 0, got {max_extra!r}")
+        for label, value in (("slow_after", slow_after), ("cancel_grace", cancel_grace)):
+            if not (isinstance(value, (int, float)) and 0 <= value < math.inf):
+                raise ValueError(f"{label} must be seconds >= 0, got {value!r}")
         self.max_workers = max_workers
-        self.max_stuck = max_stuck
-        self.cancel_grace = cancel_grace
+        self.max_extra = max_extra
+        self.slow_after = float(slow_after)
+        self.cancel_grace = float(cancel_grace)
         self.name = name
         self._queue: SimpleQueue[Pending[Any] | None] = SimpleQueue()
         self._lock = threading.Lock()
-        self._live = 0  # threads alive, stuck ones included
-        self._stuck = 0  # threads whose job passed its deadline
+        self._live = 0  # threads alive, covered ones included
+        self._covered = 0  # threads another one stands in for
         self._waiting = 0  # threads blocked on the queue
         self._threads: dict[threading.Thread, _Slot] = {}
+        self._running: set[_Slot] = set()
+        self._typical: float | None = None  # moving average of job run times
         self._ids = itertools.count()
         self._shutdown = False
         self._capped = False
-        # Deadlines of running jobs, watched by one daemon thread started on first need.
+        # Deadlines of running jobs and the slow-job check, in one daemon thread.
         self._watch: list[tuple[float, int, Pending[Any], _Slot]] = []
         self._watch_cond = threading.Condition(threading.Lock())
+        self._watch_idle = False
         self._watcher: threading.Thread | None = None
 
     def __repr__(self) -> str:
         return (
             f"WorkerPool({self.max_workers} workers, {self._live} threads, "
-            f"{self._stuck} stuck, {self.queued} queued)"
+            f"{self._covered} covered, {self.queued} queued)"
         )
 
     # ------------------------------------------------------------------ figures
     @property
     def threads(self) -> int:
-        """Threads alive, stuck ones included."""
+        """Threads alive, covered ones included."""
         return self._live
 
     @property
-    def stuck(self) -> int:
-        """Threads still running a job that passed its deadline."""
-        return self._stuck
+    def covered(self) -> int:
+        """Threads held by a hung or slow job, another thread standing in for each."""
+        return self._covered
 
     @property
     def queued(self) -> int:
@@ -318,7 +328,7 @@ class WorkerPool(Executor):
         job._pool = self
         self._queue.put(job)
         # Cheap when the pool is full and healthy: two reads and a comparison.
-        if self._live - self._stuck < self.max_workers and self._waiting < self._queue.qsize():
+        if self._live - self._covered < self.max_workers and self._waiting < self._queue.qsize():
             self._spawn()
         return job
 
@@ -340,27 +350,28 @@ class WorkerPool(Executor):
     def warm_up(self) -> None:
         """Start every worker thread now (as a robot would at setup), not in the first tick."""
         with self._lock:
-            missing = self.max_workers - (self._live - self._stuck)
+            missing = self.max_workers - (self._live - self._covered)
         for _ in range(missing):
             self._spawn(force=True)
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """Stop the threads once the queue is done (``cancel_futures``: drop queued jobs).
 
-        With ``wait`` it joins the threads that are not stuck.
+        With ``wait`` it joins the threads that no hung job holds.
         """
         with self._lock:
             self._shutdown = True
-            threads = [t for t, slot in self._threads.items() if not slot.stuck]
+            threads = [t for t, slot in self._threads.items() if not slot.covered]
+            sentinels = len(self._threads)
         if cancel_futures:
             while True:
                 try:
                     job = self._queue.get_nowait()
-                except Exception:  # noqa: BLE001 - queue.Empty
+                except Empty:
                     break
                 if job is not None:
                     job.cancel()
-        for _ in threads:
+        for _ in range(sentinels):
             self._queue.put(None)
         with self._watch_cond:
             self._watch_cond.notify_all()
@@ -374,18 +385,19 @@ class WorkerPool(Executor):
             if self._shutdown:
                 return
             if not force and (
-                self._live - self._stuck >= self.max_workers or self._waiting >= self._queue.qsize()
+                self._live - self._covered >= self.max_workers
+                or self._waiting >= self._queue.qsize()
             ):
                 return  # another submit or a thread coming back covers it
-            if self._live >= self.max_workers + self.max_stuck:
+            if self._live >= self.max_workers + self.max_extra:
                 if not self._capped:
                     self._capped = True
                     logger.warning(
-                        "%s: %d thread(s) stuck past their job's deadline, the cap "
-                        "(max_stuck=%d) is reached; queued jobs wait for a thread to finish",
+                        "%s: %d thread(s) held by hung or slow jobs and the cap "
+                        "(max_extra=%d) is reached; queued jobs wait for a thread to finish",
                         self.name,
-                        self._stuck,
-                        self.max_stuck,
+                        self._covered,
+                        self.max_extra,
                     )
                 return
             self._live += 1
@@ -397,7 +409,14 @@ class WorkerPool(Executor):
                 daemon=True,
             )
             self._threads[thread] = slot
+            start_watcher = self._watcher is None
+            if start_watcher:
+                self._watcher = threading.Thread(
+                    target=self._watch_loop, name=f"{self.name}_watch", daemon=True
+                )
         thread.start()
+        if start_watcher:
+            self._watcher.start()  # type: ignore[union-attr]
 
     def _work(self, slot: _Slot) -> None:
         queue, lock = self._queue, self._lock
@@ -411,77 +430,163 @@ class WorkerPool(Executor):
                 if job is None:
                     return
                 job._slot = slot
-                if job.deadline is not None:
-                    self._watch_job(job, slot, job.deadline)
-                _run(job)
+                slot.job = job
+                with lock:
+                    self._running.add(slot)
+                now = time.monotonic()
+                with self._watch_cond:  # the watcher looks at running jobs while any runs
+                    if job.timeout is not None:
+                        heapq.heappush(self._watch, (now + job.timeout, next(self._ids), job, slot))
+                    if self._watch_idle or job.timeout is not None:
+                        self._watch_cond.notify()
+                ran = _run(job, now)
                 job._slot = None
-                if slot.stuck:
-                    with lock:
-                        # Back from a stuck job: a worker again if the pool is short of one.
-                        self._stuck -= 1
+                slot.job = None
+                with lock:
+                    self._running.discard(slot)
+                    if ran and not job.timed_out and job.started_at is not None:
+                        took = (job.finished_at or time.monotonic()) - job.started_at
+                        typical = self._typical
+                        self._typical = took if typical is None else 0.8 * typical + 0.2 * took
+                    if slot.covered:
+                        # Back from a hung job: a worker again if the pool is short of one.
+                        slot.covered = False
+                        self._covered -= 1
                         self._capped = False
-                        slot.stuck = False
-                        if self._live - self._stuck > self.max_workers:
+                        if self._live - self._covered > self.max_workers:
                             return
         finally:
             with lock:
                 self._live -= 1
                 self._threads.pop(threading.current_thread(), None)
 
+    def _cover(self, slot: _Slot) -> bool:
+        """Stop counting ``slot``'s thread and start one in its place; False if already."""
+        with self._lock:
+            if slot.covered or slot.job is None:
+                return False
+            slot.covered = True
+            self._covered += 1
+        self._spawn()
+        return True
+
     def _release(self, job: Pending[Any], slot: _Slot) -> None:
-        """Stop counting ``slot``'s thread, stuck in ``job``: cancel the job, replace the thread."""
+        """``job`` is stuck on ``slot``'s thread: cancel it and cover the thread."""
         with _state:
             event = job._event
         if event is not None:
             event.set()
-        with self._lock:
-            if slot.stuck or job._done or job._slot is not slot:
-                return
-            slot.stuck = True
-            self._stuck += 1
-            stuck = self._stuck
+        if job._done or job._slot is not slot:
+            return
+        newly = self._cover(slot)
         why = "past its deadline" if job.timed_out else "after it was cancelled"
         logger.warning(
-            "%s: %r is still running %s; its thread is left to finish and another takes "
-            "its place (%d stuck)",
+            "%s: %r is still running %s; its thread is left to finish%s (%d covered)",
             self.name,
             job,
             why,
-            stuck,
+            " and another takes its place" if newly else "",
+            self._covered,
         )
-        self._spawn()
 
-    # ------------------------------------------------------------------ deadlines
+    # ------------------------------------------------------------------ the watcher
     def _watch_job(self, job: Pending[Any], slot: _Slot, when: float) -> None:
         """Release ``slot`` at ``when`` if ``job`` is still running on it then."""
         with self._watch_cond:
             heapq.heappush(self._watch, (when, next(self._ids), job, slot))
-            if self._watcher is None:
-                self._watcher = threading.Thread(
-                    target=self._watch_loop, name=f"{self.name}_deadlines", daemon=True
+            self._watch_cond.notify()
+
+    def _cover_slow(self, now: float) -> None:
+        """Cover threads whose job runs far past the typical time while others wait."""
+        if self._queue.qsize() <= self._waiting:
+            return
+        typical = self._typical
+        limit = self.slow_after if typical is None else max(self.slow_after, 4 * typical)
+        with self._lock:
+            slow = [
+                s
+                for s in self._running
+                if not s.covered
+                and s.job is not None
+                and s.job.started_at is not None
+                and now - s.job.started_at > limit
+            ]
+        for slot in slow:
+            job = slot.job
+            if job is not None and self._cover(slot):
+                logger.info(
+                    "%s: %r has run %.2f s (typical %.2f s) while jobs wait: another thread "
+                    "takes its place (%d covered)",
+                    self.name,
+                    job,
+                    now - (job.started_at or now),
+                    typical or 0.0,
+                    self._covered,
                 )
-                self._watcher.start()
-            elif self._watch[0][2] is job:
-                self._watch_cond.notify()
 
     def _watch_loop(self) -> None:
         cond, heap = self._watch_cond, self._watch
         while True:
-            expired = []
             with cond:
                 if self._shutdown:
                     return
                 now = time.monotonic()
+                expired = []
                 while heap and heap[0][0] <= now:
                     expired.append(heapq.heappop(heap))
                 if not expired:
+                    busy = bool(self._running)
+                    wait = heap[0][0] - now if heap else None
+                    if busy:  # look for slow jobs twice per slow_after
+                        poll = max(self.slow_after / 2, 0.01)
+                        wait = poll if wait is None else min(wait, poll)
+                    self._watch_idle = wait is None
                     # Capped: a far-off deadline (1e300 s) is no valid lock timeout.
-                    cond.wait(min(heap[0][0] - now, 3600.0) if heap else None)
-                    continue
+                    cond.wait(None if wait is None else min(wait, 3600.0))
+                    self._watch_idle = False
             for _, _, job, slot in expired:
                 if not job._done:
                     job.timed_out = job.timed_out or job.overdue()
                     self._release(job, slot)
+            self._cover_slow(time.monotonic())
+
+
+class WindowBudget:
+    """At most ``per_window`` units of work every ``window`` seconds, shared by many nodes.
+
+    Bounds what a tick may take on when a thousand guards want to act in the same tick (submit
+    their checks at the first tick, take in verdicts that finished together): each asks
+    :meth:`take` first, and one told no tries again at its next tick. A tick no longer than
+    ``window`` spans at most two windows, so it does at most ``2 * per_window`` units.
+    Counting units (not timing them) keeps small trees deterministic: they never meet the cap.
+    Used from the ticking thread only.
+    """
+
+    __slots__ = ("per_window", "window", "_start", "_used")
+
+    def __init__(self, per_window: int, window: float = 0.01) -> None:
+        if not isinstance(per_window, int) or per_window < 1:
+            raise ValueError(f"per_window must be an integer >= 1, got {per_window!r}")
+        if not window > 0:
+            raise ValueError(f"window must be seconds > 0, got {window!r}")
+        self.per_window = per_window
+        self.window = window
+        self._start = -math.inf
+        self._used = 0
+
+    def take(self) -> bool:
+        """True (and counted) if this window has room for one more unit of work."""
+        if self._used < self.per_window:
+            now = time.perf_counter()
+            if now - self._start > self.window:
+                self._start, self._used = now, 0
+            self._used += 1
+            return True
+        now = time.perf_counter()
+        if now - self._start > self.window:
+            self._start, self._used = now, 1
+            return True
+        return False
 
 
 def submit(
@@ -496,21 +601,21 @@ def submit(
     Args:
         fn: the work; it gets a ``cancel`` event to check between steps.
         executor: where to run it: the shared :class:`WorkerPool` by default. Any other
-            :class:`concurrent.futures.Executor` works too, but cannot replace a stuck thread.
-        deadline: seconds from now the work must finish in; None for no deadline.
+            :class:`concurrent.futures.Executor` works too, but cannot cover a hung thread.
+        deadline: seconds the work may run once started; None (or infinity) for no deadline.
 
     Raises:
         ValueError: a deadline that is not a positive number of seconds.
     """
-    when = None
+    timeout = None
     if deadline is not None:
         if isinstance(deadline, bool) or not isinstance(deadline, (int, float)):
             raise ValueError(f"deadline must be seconds (a number > 0) or None, got {deadline!r}")
-        if not deadline > 0 or math.isnan(deadline):
+        if not deadline > 0:  # also NaN
             raise ValueError(f"deadline must be more than 0 seconds, got {deadline!r}")
         if not math.isinf(deadline):
-            when = time.monotonic() + deadline
-    job: Pending[T] = Pending(fn, args, kwargs, when)
+            timeout = float(deadline)
+    job: Pending[T] = Pending(fn, args, kwargs, timeout)
     pool = executor or shared_executor()
     if isinstance(pool, WorkerPool):
         pool.submit_pending(job)

@@ -21,6 +21,8 @@ from bt_raider.checking.agent import RaiderAgent
 from bt_raider.checking.contract import Checker, Query
 from bt_raider.checking.registry import check, make_checker
 from bt_raider.checking.verdict import Category, Response, ToolCall
+from bt_raider.cli import main as cli_main
+from bt_raider.commands import check as check_command
 from bt_raider.errors import BackendError
 from bt_raider.llm.chat import ChatReply, OpenAIChat, ScriptedChat, ToolCallRequest
 from bt_raider.perception.tools import default_tools
@@ -622,6 +624,30 @@ def test_check_with_a_reply_that_is_not_json_prints_an_unknown_verdict(server, t
     assert "Traceback" not in done.stderr
     verdict = json.loads(done.stdout)
     assert verdict["category"] == "unknown" and "unusable reply" in verdict["explanation"]
+
+
+def test_check_answers_at_its_time_limit_while_the_backend_still_loads(
+    tmp_path, monkeypatch, capsys
+):
+    release = threading.Event()
+
+    def slow_to_load(backend, **options):
+        release.wait(30)  # like importing the openai SDK on a busy machine
+        raise AssertionError("the command should not have waited for this")
+
+    monkeypatch.setattr(check_command, "make_checker", slow_to_load)
+    scene = tmp_path / "scene.json"
+    scene.write_text(json.dumps(TINY_SCENE))
+    t0 = time.monotonic()
+    try:
+        rc = cli_main(["check", "--scene", str(scene), "--time-limit", "0.5", "pick(Apple)"])
+        elapsed = time.monotonic() - t0
+    finally:
+        release.set()
+    assert rc == 0 and elapsed < 5.0  # 0.5 s and a short grace; generous for a loaded machine
+    verdict = json.loads(capsys.readouterr().out)
+    assert verdict["category"] == "unknown"
+    assert "time limit of 0.5 s" in verdict["explanation"] and "loading" in verdict["explanation"]
 
 
 def test_make_checker_and_check_with_the_openai_backend(server, small_kitchen):

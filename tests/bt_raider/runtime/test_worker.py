@@ -81,56 +81,70 @@ def wait_until(predicate, timeout: float = 10.0) -> bool:
     return predicate()
 
 
-def test_jobs_hung_past_their_deadline_are_replaced_and_the_rest_runs():
-    pool = WorkerPool(2, name="test_hung")
+def test_jobs_hung_on_every_worker_do_not_starve_the_queue():
+    pool = WorkerPool(2, slow_after=0.1, name="test_hung")
     release, calls = threading.Event(), []
     try:
         stuck = [
-            submit(hung(release, calls, f"h{i}"), executor=pool, deadline=0.3) for i in range(2)
+            submit(hung(release, calls, f"h{i}"), executor=pool, deadline=60) for i in range(2)
         ]
         assert wait_until(lambda: len(calls) == 2)  # both workers are taken by hung jobs
         rest = [submit(quick, i, executor=pool) for i in range(6)]
-        # The hung jobs hold both workers until their deadline; then new threads take the rest.
+        # Long before the hung jobs' deadline, other threads stand in for theirs.
         assert all(p.wait(10) for p in rest), pool
         assert [p.result() for p in rest] == list(range(6))
-        assert wait_until(lambda: pool.stuck == 2)
+        assert pool.covered >= 1 and 2 < pool.threads <= 2 + pool.covered
         for p in stuck:
-            assert not p.done() and p.overdue() and p.timed_out
-            assert p.cancel_event.is_set()  # they were asked to stop
-        assert pool.stuck == 2 and 2 < pool.threads <= 4  # replacements start as work needs them
+            assert not p.done() and not p.overdue() and not p.cancel_event.is_set()
     finally:
         release.set()
-    assert all(p.wait(10) for p in stuck)
-    assert wait_until(lambda: pool.stuck == 0 and pool.threads == 2), pool  # back to size
+    assert all(p.wait(10) for p in stuck) and [p.result() for p in stuck] == ["h0", "h1"]
+    assert wait_until(lambda: pool.covered == 0 and pool.threads == 2), pool  # back to size
     pool.shutdown()
 
 
-def test_a_job_still_queued_at_its_deadline_never_starts():
-    pool = WorkerPool(1, name="test_queued")
+def test_a_job_past_its_deadline_is_cancelled_and_its_thread_covered():
+    pool = WorkerPool(1, slow_after=30, name="test_deadline")
+    release, calls = threading.Event(), []
+    try:
+        job = submit(hung(release, calls, "h"), executor=pool, deadline=0.2)
+        assert wait_until(lambda: job.cancel_event.is_set())  # at its deadline
+        assert job.overdue() and job.timed_out and pool.covered == 1
+        after = submit(quick, "next", executor=pool)
+        assert after.wait(10) and after.result() == "next"  # on the thread standing in
+    finally:
+        release.set()
+    assert job.wait(10) and job.overdue()  # finished, but late: still overdue
+    pool.shutdown()
+
+
+def test_the_deadline_counts_from_the_start_not_the_queue():
+    pool = WorkerPool(1, slow_after=30, name="test_queued")
     release, calls = threading.Event(), []
     busy = submit(hung(release, calls, "busy"), executor=pool)
-    late = submit(hung(release, calls, "late"), executor=pool, deadline=0.1)
-    assert wait_until(lambda: late.overdue())
+    queued = submit(quick, "queued", executor=pool, deadline=0.1)
+    time.sleep(0.3)  # three deadlines' worth of waiting in the queue
+    assert queued.deadline is None and not queued.overdue()
     release.set()
-    assert busy.wait(10) and late.wait(10)
-    assert calls == ["busy"] and late.timed_out and late.overdue()
-    assert isinstance(late.exception(), TimeoutError)
+    assert busy.wait(10) and queued.wait(10)
+    assert queued.result() == "queued" and not queued.overdue()
+    assert queued.deadline == pytest.approx(queued.started_at + 0.1)
     pool.shutdown()
 
 
 def test_replacements_are_capped_with_a_warning(caplog):
-    pool = WorkerPool(1, max_stuck=1, name="test_cap")
+    pool = WorkerPool(1, max_extra=1, slow_after=30, name="test_cap")
     release, calls = threading.Event(), []
     try:
         first = submit(hung(release, calls, "h1"), executor=pool, deadline=0.2)
-        assert wait_until(lambda: pool.stuck == 1)
+        assert wait_until(lambda: pool.covered == 1)
         second = submit(hung(release, calls, "h2"), executor=pool, deadline=0.2)
-        assert wait_until(lambda: pool.stuck == 2)
+        assert wait_until(lambda: pool.covered == 2)
         with caplog.at_level(logging.WARNING, logger="bt_raider.runtime.worker"):
             waiting = submit(quick, "after", executor=pool)
             time.sleep(0.3)
         assert not waiting.done() and pool.threads == 2 and pool.queued == 1  # the cap holds
-        assert "max_stuck=1" in caplog.text
+        assert "max_extra=1" in caplog.text
     finally:
         release.set()
     assert waiting.wait(10) and waiting.result() == "after"
@@ -139,7 +153,7 @@ def test_replacements_are_capped_with_a_warning(caplog):
 
 
 def test_a_running_job_that_ignores_cancel_is_replaced_after_the_grace_period():
-    pool = WorkerPool(1, cancel_grace=0.1, name="test_grace")
+    pool = WorkerPool(1, cancel_grace=0.1, slow_after=30, name="test_grace")
     release, calls = threading.Event(), []
     try:
         stubborn = submit(hung(release, calls, "stubborn"), executor=pool)
@@ -217,8 +231,9 @@ _EAGER_POOL = WorkerPool(1, name="test_fuzz")
     "kwargs",
     [
         {"max_workers": 0},
-        {"max_workers": 2, "max_stuck": -1},
+        {"max_workers": 2, "max_extra": -1},
         {"max_workers": 1, "cancel_grace": -1},
+        {"max_workers": 1, "slow_after": float("nan")},
     ],
 )
 def test_bad_pool_sizes_are_refused(kwargs):

@@ -1,0 +1,281 @@
+"""Deadlines under load: hung checks do not hold up other guards; --time-limit bounds wall time.
+
+(a) A tree of 200 guards (each around the user's own step, under one ``Parallel``) on a pool of
+    8 threads, the shared pool's size. Each check takes ``--check-s`` (a call that waits on
+    I/O); in the second run 50 of them hang (they wait on an event and ignore their cancel
+    event, like a call that cannot be interrupted). Printed: the other guards' p50/p95 time to
+    their verdict in both runs and the ratio of the p95s (target <= 2x), and when the hung
+    guards failed closed against their ``deadline``.
+(b) ``bt-raider check --backend openai --time-limit S`` against a server on 127.0.0.1 that
+    sends its reply one byte every 0.5 s. Printed: the command's wall time and its overrun
+    past S (target <= 1 s; the interpreter's start-up counts).
+
+Run: ``python3 benchmarks/reliability_deadlines.py`` (``--help`` for sizes). ``run(args)``
+returns the rows, for ``benchmarks/reliability.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import py_trees
+from py_trees.common import Status
+
+from bt_raider.checking.contract import Query
+from bt_raider.checking.verdict import Category, Verdict
+from bt_raider.runtime.guards import Phase, RaiderGuard
+from bt_raider.runtime.worker import SHARED_MAX_EXTRA, SHARED_WORKERS, WorkerPool
+
+# --------------------------------------------------------------------------- (a) hung checks
+
+
+class IOCheck:
+    """Takes ``seconds`` (waiting, as on a socket), then finds no issue."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def check(self, scene: Any, query: Query, *, cancel: threading.Event | None = None) -> Verdict:
+        time.sleep(self.seconds)
+        return Verdict(Category.NONE, f"{query} can run", action="pick")
+
+
+class HungCheck:
+    """Never returns until ``release`` is set; ignores its cancel event."""
+
+    def __init__(self, release: threading.Event) -> None:
+        self.release = release
+
+    def check(self, scene: Any, query: Query, *, cancel: threading.Event | None = None) -> Verdict:
+        self.release.wait(600)
+        return Verdict(Category.NONE, "too late", action="pick")
+
+
+class Step(py_trees.behaviour.Behaviour):
+    """The user's own action: succeeds at once."""
+
+    def update(self) -> Status:
+        return Status.SUCCESS
+
+
+def guard_latencies(
+    guards: int, hung: int, check_s: float, deadline: float, hz: float
+) -> dict[str, Any]:
+    """Tick a tree of ``guards`` guards (every ``guards // hung``-th one hung) to the end."""
+    pool = WorkerPool(SHARED_WORKERS, max_extra=SHARED_MAX_EXTRA, name="bench")
+    pool.warm_up()
+    release = threading.Event()
+    every = guards // hung if hung else 0
+    is_hung = [bool(every) and i % every == 0 and i // every < hung for i in range(guards)]
+    nodes = [
+        RaiderGuard(
+            Step(f"step {i}"),
+            f"pick(Object_{i})",
+            HungCheck(release) if is_hung[i] else IOCheck(check_s),
+            name=f"guard {i}",
+            executor=pool,
+            deadline=deadline,
+        )
+        for i in range(guards)
+    ]
+    root = py_trees.composites.Parallel(
+        "plan",
+        policy=py_trees.common.ParallelPolicy.SuccessOnAll(synchronise=True),
+        children=[py_trees.decorators.FailureIsSuccess(f"go on {g.name}", g) for g in nodes],
+    )
+    verdict_at: list[float | None] = [None] * guards
+    ticks: list[float] = []
+    start = time.perf_counter()
+    try:
+        while root.status != Status.SUCCESS:
+            t0 = time.perf_counter()
+            root.tick_once()
+            ticks.append(time.perf_counter() - t0)
+            now = time.perf_counter() - start
+            for i, g in enumerate(nodes):
+                if verdict_at[i] is None and g.phase in (Phase.ACTING, Phase.DONE):
+                    verdict_at[i] = now
+            if now > 10 * deadline + guards * check_s + 60:
+                raise SystemExit("the guards did not finish")
+            time.sleep(max(0.0, 1.0 / hz - ticks[-1]))
+    finally:
+        release.set()
+    others = [t for t, h in zip(verdict_at, is_hung, strict=True) if not h and t is not None]
+    failed = [t for t, h in zip(verdict_at, is_hung, strict=True) if h and t is not None]
+    ok = sum(g.status == Status.SUCCESS for g, h in zip(nodes, is_hung, strict=True) if not h)
+    result = {
+        "others": len(others),
+        "others_ok": ok,
+        "p50": statistics.median(others),
+        "p95": statistics.quantiles(others, n=20)[-1],
+        "hung_failed": len(failed),
+        "hung_fail_max": max(failed) if failed else None,
+        "deadline_msgs": sum("deadline" in g.feedback_message for g in nodes),
+        "max_tick": max(ticks),
+        "threads": pool.threads,
+    }
+    pool.shutdown(wait=False)
+    return result
+
+
+# --------------------------------------------------------------------------- (b) --time-limit
+
+SCENE = {
+    "agent": {"position": {"x": 0.0, "y": 0.9, "z": 0.0}, "rotation": {"y": 0.0}},
+    "objects": [
+        {
+            "objectId": "Apple|1",
+            "objectType": "Apple",
+            "position": {"x": 0.3, "y": 0.9, "z": 0.3},
+            "visible": True,
+            "pickupable": True,
+        }
+    ],
+    "inventoryObjects": [],
+}
+
+
+class TrickleHandler(BaseHTTPRequestHandler):
+    """Answers every chat request with a valid completion, one byte every ``every`` s."""
+
+    every = 0.5
+    stop = threading.Event()
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
+        pass
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib name
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        message = {"role": "assistant", "content": '{"final_response": "none"}'}
+        body = json.dumps(
+            {
+                "id": "c",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "m",
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            }
+        ).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        try:
+            for i in range(len(body)):
+                if self.stop.wait(self.every):
+                    return
+                self.wfile.write(body[i : i + 1])
+                self.wfile.flush()
+        except OSError:
+            pass  # the client hung up
+
+
+def time_limit_overrun(limit: float, runs: int) -> list[float]:
+    """Wall seconds of ``bt-raider check --time-limit limit`` against a trickling server."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), TrickleHandler)
+    server.daemon_threads = True
+    TrickleHandler.stop.clear()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    walls = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            scene = Path(tmp) / "scene.json"
+            scene.write_text(json.dumps(SCENE))
+            command = [sys.executable, "-m", "bt_raider.cli", "check", "--backend", "openai"]
+            command += ["--base-url", url, "--model", "m", "--scene", str(scene)]
+            command += ["--time-limit", f"{limit:g}", "pick(Apple)"]
+            for _ in range(runs):
+                t0 = time.perf_counter()
+                done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+                walls.append(time.perf_counter() - t0)
+                verdict = json.loads(done.stdout)
+                if done.returncode != 0 or verdict["category"] != "unknown":
+                    raise SystemExit(f"unexpected result: {done.returncode} {done.stdout}")
+    finally:
+        TrickleHandler.stop.set()
+        server.shutdown()
+        server.server_close()
+    return walls
+
+
+# --------------------------------------------------------------------------- rows
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--guards", type=int, default=200, help="guards in the tree (200)")
+    p.add_argument("--hung", type=int, default=50, help="checks that hang (50)")
+    p.add_argument("--check-s", type=float, default=0.1, help="seconds per check (0.1)")
+    p.add_argument("--deadline", type=float, default=2.0, help="guards' deadline (2.0 s)")
+    p.add_argument("--hz", type=float, default=100.0, help="tick rate (100)")
+    p.add_argument("--time-limit", type=float, default=2.0, help="--time-limit (2 s)")
+    p.add_argument("--runs", type=int, default=3, help="bt-raider check runs (3)")
+    return p
+
+
+def run(args: argparse.Namespace | None = None) -> list[dict[str, Any]]:
+    """Both measurements as rows: ``{"case", "metric", "value", "target", "ok"}``."""
+    defaults = vars(parser().parse_args([]))
+    opts = argparse.Namespace(**{**defaults, **vars(args or argparse.Namespace())})
+    logging.getLogger("bt_raider.runtime.worker").setLevel(logging.ERROR)  # 50 expected warnings
+    calm = guard_latencies(opts.guards, 0, opts.check_s, opts.deadline, opts.hz)
+    hung = guard_latencies(opts.guards, opts.hung, opts.check_s, opts.deadline, opts.hz)
+    ratio = hung["p95"] / calm["p95"]
+    case = f"{opts.guards} guards, {opts.hung} hung, {opts.check_s:g} s checks, 8 threads"
+    rows = [
+        {"case": case, "metric": "other guards p50/p95, none hung (s)",
+         "value": f"{calm['p50']:.2f} / {calm['p95']:.2f}", "target": "", "ok": True},
+        {"case": case, "metric": f"other guards p50/p95, {opts.hung} hung (s)",
+         "value": f"{hung['p50']:.2f} / {hung['p95']:.2f}", "target": "",
+         "ok": hung["others_ok"] == hung["others"]},
+        {"case": case, "metric": "p95 ratio hung / none hung", "value": f"{ratio:.2f}",
+         "target": "<= 2", "ok": ratio <= 2.0},
+        {"case": case, "metric": f"hung guards failed closed (deadline {opts.deadline:g} s)",
+         "value": f"{hung['hung_failed']}/{opts.hung}, last at {hung['hung_fail_max'] or 0:.2f} s",
+         "target": "all, with 'deadline'",
+         "ok": hung["hung_failed"] == opts.hung == hung["deadline_msgs"]},
+        {"case": case, "metric": "longest tick, none hung / hung (ms)",
+         "value": f"{calm['max_tick'] * 1e3:.1f} / {hung['max_tick'] * 1e3:.1f}",
+         "target": "", "ok": True},
+    ]  # fmt: skip
+    walls = time_limit_overrun(opts.time_limit, opts.runs)
+    over = [w - opts.time_limit for w in walls]
+    case = f"bt-raider check --time-limit {opts.time_limit:g}, reply 1 byte / 0.5 s"
+    rows += [
+        {"case": case, "metric": "wall time, median / max (s)",
+         "value": f"{statistics.median(walls):.2f} / {max(walls):.2f}", "target": "", "ok": True},
+        {"case": case, "metric": "overrun past the limit, max (s)", "value": f"{max(over):.2f}",
+         "target": "<= 1", "ok": max(over) <= 1.0},
+    ]  # fmt: skip
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    rows = run(parser().parse_args(argv))
+    width = max(len(r["metric"]) for r in rows)
+    case = None
+    for r in rows:
+        if r["case"] != case:
+            case = r["case"]
+            print(case)
+        target = f"  (target {r['target']})" if r["target"] else ""
+        flag = "" if r["ok"] else "  MISSED"
+        print(f"  {r['metric']:<{width}}  {r['value']}{target}{flag}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
