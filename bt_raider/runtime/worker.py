@@ -9,9 +9,9 @@ Work may carry a deadline (``submit(..., deadline=seconds)``): the seconds it ma
 when a thread starts it (waiting in the queue is the pool's doing, not the job's). The
 :class:`WorkerPool` keeps hung jobs from starving the queue behind them:
 
-* a job running far longer than jobs usually do on the pool (4x their typical time, at least
-  ``slow_after``) while others wait is *covered*: its thread stops counting as one of the
-  pool's workers and another thread starts, so the queue keeps moving;
+* a job running far longer than jobs usually do on the pool (4x the moving average of the jobs
+  finished so far, at least ``slow_after``) while others wait is *covered*: its thread stops
+  counting as one of the pool's workers and another thread starts, so the queue keeps moving;
 * at its deadline, or ``cancel_grace`` seconds after it was cancelled, a job still running is
   *stuck*: the pool sets its cancel event and covers it the same way.
 
@@ -92,6 +92,7 @@ class Pending(Generic[T]):
         "_future",
         "_pool",
         "_slot",
+        "_warned",
     )
 
     def __init__(
@@ -118,6 +119,7 @@ class Pending(Generic[T]):
         self._future: Future[Any] | None = None  # set when run on a foreign executor
         self._pool: WorkerPool | None = None
         self._slot: _Slot | None = None  # the pool thread running it
+        self._warned = ""  # what the pool last warned about it
 
     def __repr__(self) -> str:
         name = getattr(self.fn, "__qualname__", repr(self.fn))
@@ -480,6 +482,9 @@ class WorkerPool(Executor):
             return
         newly = self._cover(slot)
         why = "past its deadline" if job.timed_out else "after it was cancelled"
+        if job._warned == why:
+            return  # the watcher and the caller both saw it
+        job._warned = why
         logger.warning(
             "%s: %r is still running %s; its thread is left to finish%s (%d covered)",
             self.name,
@@ -498,10 +503,10 @@ class WorkerPool(Executor):
 
     def _cover_slow(self, now: float) -> None:
         """Cover threads whose job runs far past the typical time while others wait."""
-        if self._queue.qsize() <= self._waiting:
-            return
         typical = self._typical
-        limit = self.slow_after if typical is None else max(self.slow_after, 4 * typical)
+        if typical is None or self._queue.qsize() <= self._waiting:
+            return  # nothing waits, or no job has finished yet to say what slow is
+        limit = max(self.slow_after, 4 * typical)
         with self._lock:
             slow = [
                 s
@@ -520,7 +525,7 @@ class WorkerPool(Executor):
                     self.name,
                     job,
                     now - (job.started_at or now),
-                    typical or 0.0,
+                    typical,
                     self._covered,
                 )
 

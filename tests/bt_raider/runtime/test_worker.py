@@ -84,6 +84,7 @@ def wait_until(predicate, timeout: float = 10.0) -> bool:
 def test_jobs_hung_on_every_worker_do_not_starve_the_queue():
     pool = WorkerPool(2, slow_after=0.1, name="test_hung")
     release, calls = threading.Event(), []
+    assert all(submit(quick, i, executor=pool).wait(10) for i in range(4))  # what "slow" is
     try:
         stuck = [
             submit(hung(release, calls, f"h{i}"), executor=pool, deadline=60) for i in range(2)
@@ -100,6 +101,22 @@ def test_jobs_hung_on_every_worker_do_not_starve_the_queue():
         release.set()
     assert all(p.wait(10) for p in stuck) and [p.result() for p in stuck] == ["h0", "h1"]
     assert wait_until(lambda: pool.covered == 0 and pool.threads == 2), pool  # back to size
+    pool.shutdown()
+
+
+def test_nothing_counts_as_slow_before_a_job_has_finished():
+    # A pool of LLM checks starting up: no burst of extra threads before the pool knows
+    # how long its jobs take.
+    pool = WorkerPool(1, slow_after=0.05, name="test_no_typical")
+    release, calls = threading.Event(), []
+    try:
+        first = submit(hung(release, calls, "first"), executor=pool)
+        queued = submit(quick, "queued", executor=pool)
+        time.sleep(0.4)
+        assert not queued.done() and pool.covered == 0 and pool.threads == 1
+    finally:
+        release.set()
+    assert first.wait(10) and queued.wait(10)
     pool.shutdown()
 
 
