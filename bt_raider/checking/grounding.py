@@ -444,7 +444,7 @@ class Grounder:
         """Words in the longest noun the lexicon or a scene type spells, plus slack for filler."""
         if self._words_of_types.keys() != scene_types:
             self._words_of_types = {t: len(split_type(t).split()) for t in scene_types}
-        return max(_longest_noun(self.lexicon), *self._words_of_types.values()) + SPAN_SLACK
+        return max([_longest_noun(self.lexicon), *self._words_of_types.values()]) + SPAN_SLACK
 
     def _types_of_phrase(self, phrase: str, scene_types: set[str]) -> tuple[set[str], str] | None:
         for form in (phrase, *singulars(phrase)):
