@@ -136,7 +136,7 @@ def format_trace(trace: list[dict[str, Any]]) -> str:
 
 #: Seconds past --time-limit the command waits for the checker's own ``unknown`` verdict (with
 #: its trace) before it answers for it.
-GRACE_S = 0.25
+GRACE_S = 0.15
 
 
 def check_within_limit(args: argparse.Namespace, scene: Scene, query: Query, started: float) -> Any:

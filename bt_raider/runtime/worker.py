@@ -9,7 +9,7 @@ Work may carry a deadline (``submit(..., deadline=seconds)``): the seconds it ma
 when a thread starts it (waiting in the queue is the pool's doing, not the job's). The
 :class:`WorkerPool` keeps hung jobs from starving the queue behind them:
 
-* a job running far longer than jobs usually do on the pool (4x the moving average of the jobs
+* a job running far longer than jobs usually do on the pool (3x the moving average of the jobs
   finished so far, at least ``slow_after``) while others wait is *covered*: its thread stops
   counting as one of the pool's workers and another thread starts, so the queue keeps moving;
 * at its deadline, or ``cancel_grace`` seconds after it was cancelled, a job still running is
@@ -254,7 +254,7 @@ class WorkerPool(Executor):
         max_extra: how many extra threads may cover hung or slow ones; past it queued jobs
             wait.
         slow_after: the least a job must run before it may count as slow (seconds); a job
-            counts as slow past 4x the pool's typical job time and this.
+            counts as slow past 3x the pool's typical job time and this.
         cancel_grace: seconds a cancelled job may keep running before its thread is covered.
         name: prefix of the threads' names.
 
@@ -501,12 +501,16 @@ class WorkerPool(Executor):
             heapq.heappush(self._watch, (when, next(self._ids), job, slot))
             self._watch_cond.notify()
 
+    def _slow_limit(self, typical: float | None) -> float:
+        """Seconds past which a running job counts as slow."""
+        return self.slow_after if typical is None else max(self.slow_after, 3 * typical)
+
     def _cover_slow(self, now: float) -> None:
         """Cover threads whose job runs far past the typical time while others wait."""
         typical = self._typical
         if typical is None or self._queue.qsize() <= self._waiting:
             return  # nothing waits, or no job has finished yet to say what slow is
-        limit = max(self.slow_after, 4 * typical)
+        limit = self._slow_limit(typical)
         with self._lock:
             slow = [
                 s
@@ -542,8 +546,8 @@ class WorkerPool(Executor):
                 if not expired:
                     busy = bool(self._running)
                     wait = heap[0][0] - now if heap else None
-                    if busy:  # look for slow jobs twice per slow_after
-                        poll = max(self.slow_after / 2, 0.01)
+                    if busy:  # look for slow jobs four times per slow limit
+                        poll = max(self._slow_limit(self._typical) / 4, 0.01)
                         wait = poll if wait is None else min(wait, poll)
                     self._watch_idle = wait is None
                     # Capped: a far-off deadline (1e300 s) is no valid lock timeout.
