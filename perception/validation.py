@@ -395,7 +395,8 @@ def validate_scene(data: Any, source: str = "<dict>") -> None:
         raise SceneError(
             f"{source}: agent.rotation.y: must be a number (degrees), got {show_value(yaw)}"
         )
-    inventory = data.get("inventoryObjects") or []
+    inventory = data.get("inventoryObjects")
+    inventory = [] if inventory is None else inventory
     if not isinstance(inventory, list):
         raise SceneError(f"{source}: inventoryObjects: must be a list, got {show_value(inventory)}")
     for i, item in enumerate(inventory):
@@ -409,7 +410,8 @@ def validate_scene(data: Any, source: str = "<dict>") -> None:
             if key in ROBOT_DEFAULTS and not is_number(val):
                 raise SceneError(f"{source}: robot.{key}: must be a number, got {show_value(val)}")
         check_robot(robot, f"{source}: robot")
-    humans = data.get("humans") or []
+    humans = data.get("humans")
+    humans = [] if humans is None else humans
     if not isinstance(humans, list):
         raise SceneError(f"{source}: humans: must be a list, got {show_value(humans)}")
     for i, h in enumerate(humans):
@@ -468,10 +470,16 @@ def read_scene_json(path: str | Path, *, max_bytes: int = MAX_SCENE_BYTES) -> An
     """
     p = Path(path)
     raw = _read_regular_file(p, max_bytes)
+    if _wide_encoding(raw):
+        # UTF-16 or UTF-32 JSON (NUL bytes among the first four) is valid UTF-8 to a decoder.
+        raise SceneError(f"{p}: not UTF-8 text (it looks like UTF-16 or UTF-32; save it as UTF-8)")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise SceneError(f"{p}: not UTF-8 text ({_encoding_hint(raw, exc)})") from None
+        raise SceneError(
+            f"{p}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start} is not "
+            "UTF-8; a scene is UTF-8 JSON)"
+        ) from None
     try:
         data = json.loads(text, parse_int=_parse_int)
     except json.JSONDecodeError as exc:
@@ -556,7 +564,6 @@ def _mib(n: int) -> str:
     return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n:,} bytes"
 
 
-def _encoding_hint(raw: bytes, exc: UnicodeDecodeError) -> str:
-    if raw[:2] in (b"\xff\xfe", b"\xfe\xff") or (len(raw) > 1 and b"\x00" in raw[:4]):
-        return "it looks like UTF-16 or UTF-32; save the scene as UTF-8"
-    return f"byte 0x{raw[exc.start]:02x} at offset {exc.start} is not UTF-8; a scene is UTF-8 JSON"
+def _wide_encoding(raw: bytes) -> bool:
+    """Whether ``raw`` starts like UTF-16 or UTF-32 text: a byte-order mark or NUL bytes."""
+    return raw[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in raw[:4]
