@@ -378,7 +378,6 @@ def robot_main(args: argparse.Namespace) -> int:
             guard.validator = resilient
         if fault == "silent":
             bus.serve(lambda request: None)
-        world._call("join")  # the world then knows this robot is here, whoever is missing
         if not bus.wait_for_peers(team, args.join_timeout):
             missing = sorted(set(team) - bus.peers() - {args.name})
             raise CommunicationError(

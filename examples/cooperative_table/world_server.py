@@ -17,10 +17,11 @@ A robot whose session disappears (its liveliness token goes) or that misses a tu
 ``turn_timeout`` seconds is **retired**: its action is cancelled, what it held drops to the
 floor where it stands, and the others play on.
 
-Before the first turn every robot must **join** within ``ready_timeout`` seconds (a robot joins
-once it has reached the world and set itself up, and is ready once it hears its collaborators). When one does not,
-the episode does not start and the error names only the robot(s) that never joined; a robot
-whose session ends before the start is named at once, without waiting out the timeout.
+Before the first turn every robot must **join** (reach the world) within ``ready_timeout``
+seconds, then be **ready** (set up, e.g. its embedding model loaded, and hearing its
+collaborators) within ``setup_timeout`` more. When one does not, the episode does not start and
+the error names only the robot(s) that never joined (or never got ready); a robot whose session
+ends before the start is named at once, without waiting out the timeout.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ log = logging.getLogger("bt_raider.examples.world_server")
 TURN_TIMEOUT = 20.0
 #: Seconds the world waits for every robot to be ready.
 READY_TIMEOUT = 60.0
+#: Seconds the world then waits for every joined robot to be set up and ready.
+SETUP_TIMEOUT = 300.0
 
 
 def observation_to_dict(obs: Any) -> dict[str, Any]:
@@ -72,7 +75,8 @@ class WorldServer:
         connect: endpoints to connect to.
         horizon: step limit.
         turn_timeout: seconds a turn may take before the robot is retired.
-        ready_timeout: seconds to wait for every robot at the start.
+        ready_timeout: seconds to wait for every robot to join at the start.
+        setup_timeout: seconds to wait, once all have joined, for every robot to be ready.
         emit: called with one JSON-able dict per event (a step begins, a robot is retired).
     """
 
@@ -87,6 +91,7 @@ class WorldServer:
         horizon: int = HORIZON,
         turn_timeout: float = TURN_TIMEOUT,
         ready_timeout: float = READY_TIMEOUT,
+        setup_timeout: float = SETUP_TIMEOUT,
         emit: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         zenoh = require("zenoh", "zenoh", "eclipse-zenoh")
@@ -96,6 +101,7 @@ class WorldServer:
         self.horizon = horizon
         self.turn_timeout = turn_timeout
         self.ready_timeout = ready_timeout
+        self.setup_timeout = setup_timeout
         self.emit = emit or (lambda event: None)
         self.order = list(sim.robots)
         self._lock = threading.RLock()
@@ -165,6 +171,8 @@ class WorldServer:
         sim = self.sim
         op = request.get("op")
         if op == "setup":
+            if request.get("robot") in sim.robots:
+                self._joined.add(request["robot"])  # it has reached the world
             spec = sim.goal
             spot = sim.thing(spec.location_id)
             return {
@@ -177,11 +185,7 @@ class WorldServer:
         name = self._robot(request)
         if name in self.retired and op not in ("report",):
             raise SimulationError(f"robot {name} has been retired: {self.retired[name]}")
-        if op == "join":
-            self._joined.add(name)
-            return True
         if op == "ready":
-            self._joined.add(name)
             self._ready.add(name)
             return True
         if op == "turn":  # a robot that may have missed an announcement asks
@@ -274,16 +278,20 @@ class WorldServer:
                 self._changed.wait(min(left, 0.5))
 
     def wait_ready(self) -> None:
-        """Wait until every robot is ready; name only the ones at fault if one is not.
+        """Wait until every robot has joined, then until every one is ready.
 
         Raises:
-            CommunicationError: a robot's session ended before the start (at once), or a robot
-                did not join within ``ready_timeout`` seconds. Robots that joined but were
-                still waiting for the missing one are not named.
+            CommunicationError: a robot's session ended before the start (at once), a robot
+                did not join within ``ready_timeout`` seconds, or a joined robot was not ready
+                within ``setup_timeout`` more. Only the robots at fault are named.
         """
-        deadline = time.monotonic() + self.ready_timeout
+        self._wait_for(self._joined, self.ready_timeout, "did not join")
+        self._wait_for(self._ready, self.setup_timeout, "joined but were not ready")
+
+    def _wait_for(self, done: set[str], timeout: float, what: str) -> None:
+        deadline = time.monotonic() + timeout
         with self._changed:
-            while not set(self.order) <= self._ready:
+            while not set(self.order) <= done:
                 gone = sorted((self._seen - self._alive) & (set(self.order) - self._ready))
                 if gone:
                     raise CommunicationError(
@@ -292,11 +300,9 @@ class WorldServer:
                     )
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    waiting = set(self.order) - self._ready
-                    missing = sorted(waiting - self._joined) or sorted(waiting)
+                    missing = sorted(set(self.order) - done)
                     raise CommunicationError(
-                        f"robot(s) {', '.join(missing)} did not join within "
-                        f"{self.ready_timeout:g} s"
+                        f"robot(s) {', '.join(missing)} {what} within {timeout:g} s"
                     )
                 self._changed.wait(min(left, 0.5))
 
@@ -378,6 +384,7 @@ def main(args: Any) -> int:
         horizon=args.horizon,
         turn_timeout=args.turn_timeout,
         ready_timeout=args.ready_timeout,
+        setup_timeout=getattr(args, "setup_timeout", SETUP_TIMEOUT),
         emit=emit,
     )
     try:
