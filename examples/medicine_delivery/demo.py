@@ -49,7 +49,7 @@ TIME_LIMITS = {"symbolic": 60.0, "openai": 900.0}
 TICK_PERIOD = 0.01
 #: Under --view: slow enough to watch, and seconds to wait for the page before the first tick.
 VIEW_TICK_PERIOD = 0.1
-VIEW_WAIT_S = 10.0
+VIEW_WAIT_S = 30.0
 
 
 # ---------------------------------------------------------------------------- the behaviours
@@ -516,7 +516,9 @@ def run(args: argparse.Namespace) -> int:
         from bt_raider.viewer.server import ViewerServer, open_browser
 
         view["server"] = server = ViewerServer(recorder, port=getattr(args, "port", 0))
-        print(f"viewer: {server.start()} (live)")
+        print(
+            f"viewer: {server.start()} (live: the run waits up to {VIEW_WAIT_S:g} s for the page)"
+        )
         sys.stdout.flush()
         if not getattr(args, "no_browser", False):
             open_browser(server.url)

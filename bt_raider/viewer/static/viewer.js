@@ -299,8 +299,8 @@
   function eventRow(rec) {
     var ev = rec.ev, cls = "ev k-" + esc(ev.kind) + (isIssue(ev) ? " issue" : "");
     var text = ev.kind === "ask" && ev.answer != null ? ev.text + "  \u2192  " + ev.answer : ev.text;
-    return '<div class="' + cls + '" data-tick="' + rec.tick + '" data-index="' + rec.index + '">' +
-      '<span class="tk">' + rec.tick + '</span><span class="kind">' + esc(ev.kind) + '</span>' +
+    return '<div class="' + cls + '" data-tick="' + esc(rec.tick) + '" data-index="' + rec.index + '">' +
+      '<span class="tk">' + esc(rec.tick) + '</span><span class="kind">' + esc(ev.kind) + '</span>' +
       '<span><span class="tx">' + esc(text) + '</span>' +
       (ev.node != null ? ' <span class="who">\u00b7 ' + esc(nodeName(ev.node)) + '</span>' : "") + "</span></div>";
   }
@@ -360,7 +360,7 @@
   // ------------------------------------------------------------------ details of the selected node
   function verdictHtml(rec, tick) {
     var v = rec.ev.verdict || {}, issue = isIssue(rec.ev);
-    var html = '<details class="verdict' + (rec.tick > tick ? " later" : "") + '"' + (issue ? " open" : "") + "><summary>tick " + rec.tick +
+    var html = '<details class="verdict' + (rec.tick > tick ? " later" : "") + '"' + (issue ? " open" : "") + "><summary>tick " + esc(rec.tick) +
       ' \u00b7 <span class="cat ' + (issue ? "issue" : "ok") + '">' + esc(v.category) + "</span> (" + esc(v.final_response) + ")" +
       (v.elapsed_s != null ? ' <span class="meta">' + esc(v.elapsed_s) + " s</span>" : "") + "</summary>";
     html += "<p>" + esc(v.explanation) + "</p>";
@@ -392,8 +392,8 @@
   }
   function recoveryHtml(rec, tick) {
     var ev = rec.ev;
-    var html = '<details class="recovery' + (rec.tick > tick ? " later" : "") + '" open><summary>tick ' + rec.tick + " \u00b7 recovery code" +
-      (ev.proposals > 1 ? " (" + ev.proposals + " proposals)" : "") + (ev.gives_up ? " \u00b7 gives up" : "") + "</summary>";
+    var html = '<details class="recovery' + (rec.tick > tick ? " later" : "") + '" open><summary>tick ' + esc(rec.tick) + " \u00b7 recovery code" +
+      (ev.proposals > 1 ? " (" + esc(ev.proposals) + " proposals)" : "") + (ev.gives_up ? " \u00b7 gives up" : "") + "</summary>";
     html += "<pre>" + esc(ev.code || ev.text) + "</pre>";
     if ((ev.compiled || []).length) {
       html += '<div><b>Compiled to</b> <a data-select="' + esc(ev.subtree) + '">show</a></div><div class="compiled">' + ev.compiled.map(function (c) {
@@ -543,6 +543,7 @@
     var t0 = performance.now(), times = window.btViewer.timings;
     (trace.ticks || []).forEach(ingest);
     S.maxTick = Math.max(S.maxTick, trace.tick_count || 0);
+    window.btViewer.loadedTicks = S.maxTick; // what came with the page; the rest came live
     $("slider").max = String(S.maxTick);
     times.ingest = performance.now() - t0; t0 = performance.now();
     appendRows(0);
@@ -563,6 +564,7 @@
     S.source = source;
     function refresh() {
       pending = false;
+      window.btViewer.liveUpdates += 1;
       var atEnd = S.tick >= +$("slider").max;
       $("slider").max = String(S.maxTick);
       appendRows(shownEvents); shownEvents = S.events.length;
@@ -583,7 +585,7 @@
     });
   }
 
-  window.btViewer = { state: S, setTick: setTick, select: select, ready: false, finished: false, loadMs: null, timings: {} };
+  window.btViewer = { state: S, setTick: setTick, select: select, ready: false, finished: false, loadMs: null, timings: {}, loadedTicks: 0, liveUpdates: 0 };
   setupPanZoom();
   setupControls();
   var embedded = document.getElementById("bt-trace");

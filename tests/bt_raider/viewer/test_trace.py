@@ -42,6 +42,23 @@ def test_the_demo_trace_meets_the_schema(demo_run, tmp_path):
     assert load_trace(path) == data
 
 
+def test_the_demo_command_writes_the_trace_and_the_page(tmp_path, capsys):
+    import shutil
+
+    from bt_raider.cli import main
+
+    assert main(["demo", "medicine-delivery", "--no-memory", "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    trace = load_trace(tmp_path / "trace.json")
+    jsonschema.validate(trace, schema())
+    assert trace["outcome"]["delivered"] is True and "events" not in trace
+    page = (tmp_path / "medicine_delivery_tree.html").read_text()
+    assert '<script id="bt-trace" type="application/json">' in page
+    assert f"tree (html): {tmp_path / 'medicine_delivery_tree.html'}" in printed
+    if shutil.which("dot"):
+        assert (tmp_path / "medicine_delivery_tree.png").read_bytes()[:4] == b"\x89PNG"
+
+
 def _small_trace() -> dict[str, Any]:
     return {
         "format": "bt_raider.trace",
