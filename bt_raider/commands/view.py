@@ -58,8 +58,8 @@ def run(args: argparse.Namespace) -> int:
     url = server.start()
     print(f"viewer: {url} ({trace['tick_count']} ticks; Ctrl-C to stop)")
     sys.stdout.flush()
-    if not args.no_browser:
-        open_browser(url)
+    if not args.no_browser and not open_browser(url):
+        print("viewer: no browser to open here; open the URL above in one")
     try:
         while True:
             time.sleep(0.5)

@@ -15,6 +15,7 @@ rebinding a name to 127.0.0.1).
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from http import HTTPStatus
@@ -199,9 +200,18 @@ class ViewerServer:
 
 
 def open_browser(url: str) -> bool:
-    """Open ``url`` in the user's browser when there is one; False when none could be started."""
+    """Open ``url`` in the user's graphical browser; False when there is none to open.
+
+    Without a display (SSH, a robot's console) nothing is started: Python's fallback would run
+    a text browser in the terminal and block until it is closed.
+    """
+    import os
     import webbrowser
 
+    if sys.platform.startswith("linux") and not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    ):
+        return False
     try:
         return bool(webbrowser.open(url))
     except webbrowser.Error:

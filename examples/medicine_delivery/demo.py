@@ -520,8 +520,8 @@ def run(args: argparse.Namespace) -> int:
             f"viewer: {server.start()} (live: the run waits up to {VIEW_WAIT_S:g} s for the page)"
         )
         sys.stdout.flush()
-        if not getattr(args, "no_browser", False):
-            open_browser(server.url)
+        if not getattr(args, "no_browser", False) and not open_browser(server.url):
+            print("viewer: no browser to open here; open the URL above in one")
         if not server.wait_for_viewer(VIEW_WAIT_S):
             print(f"viewer: no page connected in {VIEW_WAIT_S:g} s; running anyway")
 

@@ -167,3 +167,18 @@ def test_stop_ends_an_open_stream_of_a_live_run():
     reader.join(10)
     assert not reader.is_alive() and time.monotonic() - started < 5
     assert [e for e, _d, _i in got] == ["tick"]  # tick 0, and no end: the run never finished
+
+
+def test_no_browser_is_started_without_a_display(monkeypatch):
+    import webbrowser
+
+    from bt_raider.viewer.server import open_browser
+
+    opened: list[str] = []
+    monkeypatch.setattr(webbrowser, "open", lambda url: opened.append(url) or True)
+    monkeypatch.setattr("sys.platform", "linux")
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    assert open_browser("http://127.0.0.1:1/") is False and opened == []
+    monkeypatch.setenv("DISPLAY", ":0")
+    assert open_browser("http://127.0.0.1:1/") is True and opened == ["http://127.0.0.1:1/"]
