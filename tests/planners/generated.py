@@ -53,3 +53,32 @@ SHARED_PROBLEM = """(define (problem move-cart) (:domain carts)
  (:init (at cart dock) (link dock aisle) (link aisle shelf))
  (:goal (at cart shelf)))
 """
+
+
+#: Pigeons into holes, one per hole, every pigeon placed: with more pigeons than holes no plan
+#: exists, yet every goal fact is reachable on its own, so a search has to exhaust the states.
+PIGEONS_DOMAIN = """(define (domain holes)
+ (:requirements :strips :typing)
+ (:types pigeon hole)
+ (:predicates (free ?p - pigeon) (empty ?h - hole) (in ?p - pigeon ?h - hole)
+              (placed ?p - pigeon))
+ (:action put :parameters (?p - pigeon ?h - hole)
+  :precondition (and (free ?p) (empty ?h))
+  :effect (and (in ?p ?h) (placed ?p) (not (free ?p)) (not (empty ?h))))
+ (:action take :parameters (?p - pigeon ?h - hole)
+  :precondition (in ?p ?h)
+  :effect (and (free ?p) (empty ?h) (not (placed ?p)) (not (in ?p ?h)))))
+"""
+
+
+def pigeons_problem(holes: int) -> str:
+    """``holes + 1`` pigeons, ``holes`` holes: no plan."""
+    pigeons = [f"p{i}" for i in range(holes + 1)]
+    spots = [f"h{i}" for i in range(holes)]
+    return (
+        f"(define (problem pigeons-{holes}) (:domain holes)"
+        f" (:objects {' '.join(pigeons)} - pigeon {' '.join(spots)} - hole)"
+        f" (:init {' '.join(f'(free {p})' for p in pigeons)}"
+        f" {' '.join(f'(empty {h})' for h in spots)})"
+        f" (:goal (and {' '.join(f'(placed {p})' for p in pigeons)})))"
+    )

@@ -14,7 +14,14 @@ import pytest
 
 from bt_raider.errors import PlanningError
 from bt_raider.planners import engines, pddl
-from tests.planners.generated import SHARED_DOMAIN, SHARED_PROBLEM, gripper_domain, gripper_problem
+from tests.planners.generated import (
+    PIGEONS_DOMAIN,
+    SHARED_DOMAIN,
+    SHARED_PROBLEM,
+    gripper_domain,
+    gripper_problem,
+    pigeons_problem,
+)
 
 HAS_FD = importlib.util.find_spec("up_fast_downward") is not None
 needs_fd = pytest.mark.skipif(not HAS_FD, reason="up-fast-downward is not installed")
@@ -94,6 +101,21 @@ def test_auto_picks_fast_downward_and_solves_what_pyperplan_cannot_in_time(gripp
     plan = pddl.solve(problem, timeout=60)
     assert pddl.validate(problem, plan)
     assert len(plan.actions) >= 60 * 2  # each ball is picked and dropped
+
+
+@needs_fd
+def test_fast_downward_is_bounded_by_the_time_limit(tmp_path, gripper_files):
+    # UP passes the limit to Fast Downward, which stops itself; the child is killed otherwise.
+    small = pddl.load(*gripper_files(2))
+    pddl.solve(small, engine="fast-downward")  # UP's import in the child is not the search's
+    domain, problem = tmp_path / "holes.pddl", tmp_path / "pigeons.pddl"
+    domain.write_text(PIGEONS_DOMAIN)
+    problem.write_text(pigeons_problem(14))
+    hard = pddl.load(domain, problem)
+    start = time.monotonic()
+    with pytest.raises(PlanningError, match="no plan for 'pigeons-14' within 2 s: fast-downward"):
+        pddl.solve(hard, engine="fast-downward", timeout=2)
+    assert time.monotonic() - start < 2 + engines.GRACE + 3  # generous: a shared machine
 
 
 def test_without_fast_downward_auto_is_pyperplan(gripper_files, monkeypatch):
