@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,8 +18,7 @@ from bt_raider.perception.tools import (
     household_tools,
     make_retrieve_user_information,
 )
-
-KITCHEN = Path(__file__).resolve().parents[3] / "shared" / "scenes" / "floorplan1_kitchen.json"
+from bt_raider.testing.scenes import KITCHEN_PATH
 
 #: The corpus of RAIDER §5.1 (Fig. 15).
 PAPER_FACTS = [
@@ -305,7 +303,7 @@ def test_retrieve_user_information_lexical_ranking(assist, tools, query, best):
 
 def test_retrieve_user_information_edges(assist, tools):
     assert tools.call(assist, "retrieve_user_information", ["quantum chromodynamics"]) == []
-    bare = Scene.load(KITCHEN)  # the real file has no user_info
+    bare = Scene.load(KITCHEN_PATH)  # the small kitchen's file has no user_info
     assert tools.call(bare, "retrieve_user_information", ["fruit"]) == []
     with pytest.raises(ToolError, match="non-empty"):
         tools.call(assist, "retrieve_user_information", ["  "])
