@@ -1,8 +1,16 @@
-"""The README's recipes, run for real: a guard dropped into an existing tree."""
+"""The README runs as written: every ```python block, each in a fresh interpreter, and the
+"Unit-test your tree" block through pytest, whose fixtures come from bt_raider's plugin.
+
+Bash blocks are not run. No block may need ``../shared``: a user who clones the project has
+none.
+"""
 
 from __future__ import annotations
 
-import time
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import py_trees
 import pytest
@@ -12,9 +20,75 @@ from bt_raider.runtime.actions import ActionBehaviour, SyncRobot
 from bt_raider.runtime.guards import RaiderGuard, guard_tree
 from bt_raider.simulation.simworld import SimWorld
 
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
 S = py_trees.common.Status
 
+_FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 
+
+def python_blocks(text: str) -> list[tuple[int, str]]:
+    """``(line, code)`` of every ```python block of ``text`` (line: where the code starts)."""
+    return [(text.count("\n", 0, m.start(1)) + 1, m.group(1)) for m in _FENCE.finditer(text)]
+
+
+def is_test_module(code: str) -> bool:
+    """A block that is a pytest module (it defines ``test_`` functions)."""
+    return re.search(r"^def test_\w+\(", code, re.MULTILINE) is not None
+
+
+BLOCKS = python_blocks(README.read_text(encoding="utf-8"))
+
+
+def run_block(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """Run a block as its own file in an empty directory, with python3 or with pytest."""
+    name = "test_readme_block.py" if is_test_module(code) else "readme_block.py"
+    (tmp_path / name).write_text(code, encoding="utf-8")
+    argv = (
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", name]
+        if is_test_module(code)
+        else [sys.executable, name]
+    )
+    return subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+
+
+def test_the_block_finder_reads_fences_and_their_lines():
+    text = "intro\n```python\nx = 1\n```\n```bash\nls\n```\n\n```python\ny = 2\nz = 3\n```\n"
+    assert python_blocks(text) == [(3, "x = 1\n"), (10, "y = 2\nz = 3\n")]
+    assert is_test_module("import x\n\ndef test_a(fixture):\n    pass\n")
+    assert not is_test_module("def helper():\n    test_a = 1\n")
+
+
+def test_the_readme_has_python_blocks_and_none_needs_shared():
+    assert len(BLOCKS) >= 3
+    needing = [line for line, code in BLOCKS if "../shared" in code or "shared/" in code]
+    assert needing == [], f"README python blocks at lines {needing} read ../shared"
+
+
+@pytest.mark.parametrize("line, code", BLOCKS, ids=[f"line{line}" for line, _ in BLOCKS])
+def test_every_python_block_runs_as_written(line, code, tmp_path):
+    proc = run_block(code, tmp_path)
+    assert proc.returncode == 0, (
+        f"README.md line {line}: the block failed\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    )
+
+
+def test_the_unit_test_section_passes_through_the_plugins_fixtures(tmp_path):
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## Unit-test your tree", 1)[1].split("\n## ", 1)[0]
+    ((_, code),) = python_blocks(section)
+    assert is_test_module(code)
+    fixtures = {"bt_raider_run", "sim_world"}
+    assert all(f in code for f in fixtures)
+    # No conftest in the directory: only the installed plugin can provide the fixtures.
+    proc = run_block(code, tmp_path)
+    tests = len(re.findall(r"^def test_", code, re.MULTILINE))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert f"{tests} passed" in proc.stdout
+    assert not (tmp_path / "conftest.py").exists()
+
+
+# ---------------------------------------------------------------------------- the recipes
 @pytest.fixture(autouse=True)
 def clean_blackboard():
     py_trees.blackboard.Blackboard.clear()
@@ -23,6 +97,8 @@ def clean_blackboard():
 
 
 def tick_until_done(root, limit=5.0):
+    import time
+
     deadline = time.monotonic() + limit
     while True:
         root.tick_once()
@@ -31,8 +107,8 @@ def tick_until_done(root, limit=5.0):
         time.sleep(0.001)
 
 
-def test_guard_dropped_into_an_existing_tree_stops_a_doomed_action(kitchen):
-    world = SimWorld(kitchen)
+def test_guard_dropped_into_an_existing_tree_stops_a_doomed_action(small_kitchen):
+    world = SimWorld(small_kitchen)
     robot = SyncRobot(world)
     node = ActionBehaviour("open", ["Fridge"], robot)  # the team's existing action node
     guarded = RaiderGuard(
@@ -40,7 +116,7 @@ def test_guard_dropped_into_an_existing_tree_stops_a_doomed_action(kitchen):
     )
     root = py_trees.composites.Sequence("fetch milk", memory=True, children=[guarded])
     assert tick_until_done(root) is S.FAILURE
-    # The check stopped it before the robot tried (the Fridge is 3.1 m away): the child never
+    # The check stopped it before the robot tried (the Fridge is 3.4 m away): the child never
     # ran, the world is unchanged, and the reason is the guard's feedback.
     assert node.status is S.INVALID
     assert world.executed == [] and world.failures == []
@@ -50,10 +126,10 @@ def test_guard_dropped_into_an_existing_tree_stops_a_doomed_action(kitchen):
     assert world.failures
 
 
-def test_guard_tree_wraps_selected_nodes_and_the_plan_runs(kitchen):
-    world = SimWorld(kitchen)
+def test_guard_tree_wraps_selected_nodes_and_the_plan_runs(small_kitchen):
+    world = SimWorld(small_kitchen)
     robot = SyncRobot(world)
-    world.set_agent(position={"x": -0.5, "y": 0.9, "z": 0.0})  # next to the apple
+    world.set_agent(position={"x": 0.4, "y": 0.9, "z": 0.4})  # next to the apple
     pick = ActionBehaviour("pick", ["Apple"], robot, name="pick apple")
     root = py_trees.composites.Sequence("task", memory=True, children=[pick])
     root = guard_tree(
