@@ -21,7 +21,6 @@ import py_trees
 from bt_raider.commands import HELP
 from bt_raider.planners import pddl
 from bt_raider.planners.tree import plan_to_tree, robot_actions
-from bt_raider.planners.world import PddlWorld
 from bt_raider.runtime.actions import SyncRobot
 
 ENGINE_CHOICES = ("auto", "fast-downward", "pyperplan")
@@ -95,6 +94,9 @@ def run(args: argparse.Namespace) -> int:
     print("plan:")
     for i, step in enumerate(steps, 1):
         print(f"  {i:>3}. {step.text}")
+
+    # The simulated world reads states with UP's model (networkx): imported to run, not to parse.
+    from bt_raider.planners.world import PddlWorld
 
     world = PddlWorld(problem)
     root = plan_to_tree(plan, robot_actions(SyncRobot(world)), name=problem.name)

@@ -59,6 +59,23 @@ def test_building_the_cli_imports_no_demo_and_no_reasoner():
     assert "bt_raider.commands.demo" not in loaded and "bt_raider.commands.memory" not in loaded
 
 
+def test_no_command_imports_unified_planning_or_torch_to_build_its_parser():
+    # UP's Environment pulls its engine factory and, through ConfigSpace, scipy: over a second.
+    heavy = ("unified_planning", "scipy", "networkx", "torch", "jinja2")
+    for argv in (
+        ["plan", "d.pddl", "p.pddl"],
+        ["demo", "medicine-delivery", "--no-memory"],
+        ["check", "--scene", "s.json", "pick(Apple)"],
+    ):
+        loaded = _modules_after(f"from bt_raider.cli import build_parser; build_parser({argv!r})")
+        assert not {m for m in loaded if m.split(".")[0] in heavy}, argv
+
+
+def test_importing_the_registry_does_not_load_the_scene_model():
+    loaded = _modules_after("import bt_raider.checking.registry")
+    assert "bt_raider.perception.scene" not in loaded and "numpy" not in loaded
+
+
 def test_a_demo_imports_only_its_own_scenario():
     loaded = _modules_after(
         "from bt_raider.cli import build_parser; "
