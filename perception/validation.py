@@ -86,7 +86,9 @@ _FLOAT_MAX = sys.float_info.max
 def show_value(value: Any, limit: int = 40) -> str:
     """``repr(value)``, cut to ``limit`` characters (a 5,000-digit number stays one short line)."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**limit:
-        return f"an integer of {len(str(abs(value)))} digits"
+        # str() of an integer over 4,300 digits raises: count the digits from its bits.
+        digits = len(str(abs(value))) if abs(value).bit_length() < 10_000 else None
+        return f"an integer of {digits or f'about {int(value.bit_length() * 0.30103)}'} digits"
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -96,6 +98,7 @@ def _cut(text: str, limit: int = 40) -> str:
 
 
 def is_number(value: Any) -> bool:
+    """Whether ``value`` is an int or float (numpy's too), not a bool."""
     kind = type(value)
     if kind is float or kind is int:
         return True

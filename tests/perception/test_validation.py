@@ -355,3 +355,12 @@ def test_validation_leaves_a_valid_scene_unchanged():
     before = copy.deepcopy(data)
     Scene(data)
     assert data == before
+
+
+@pytest.mark.parametrize("path", [("objects", 0, "mass"), ("agent", "position", "x")])
+def test_an_integer_too_long_to_print_is_refused_in_one_short_line(path):
+    data = full()
+    setter(*path)(data, 10**5000)  # str() of it would raise: over 4,300 digits
+    with pytest.raises(SceneError, match="an integer of about 5000 digits") as err:
+        validate_scene(data, "s.json")
+    assert len(str(err.value)) < 200
