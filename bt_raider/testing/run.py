@@ -10,6 +10,7 @@ world, for a test to assert on.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -244,9 +245,9 @@ def run_tree(
     robot: Robot | None = None,
     human: HumanInterface | None = None,
     answers: Sequence[str] | dict[str, str] | None = None,
-    max_ticks: int = 2000,
+    max_ticks: int | None = None,
     timeout: float = 30.0,
-    period: float = 0.002,
+    period: float = 0.005,
 ) -> RunResult:
     """Tick ``tree`` until its root succeeds or fails; record statuses, verdicts, recoveries.
 
@@ -262,7 +263,8 @@ def run_tree(
         answers: shorthand for ``human=ScriptedHuman(answers)``: a list used in order, or
             regex -> answer. With neither, a built tree keeps its own people and ``build``
             gets a person with no answers (any question fails the recovery, clearly).
-        max_ticks: stop after this many ticks (the result is then RUNNING, ``timed_out``).
+        max_ticks: stop after this many ticks (the result is then RUNNING, ``timed_out``);
+            None: only the timeout bounds the run.
         timeout: stop after this many seconds, likewise.
         period: seconds slept between ticks while the root is RUNNING, so a run waiting on a
             check or an answer does not spin a core.
@@ -278,8 +280,10 @@ def run_tree(
     """
     if human is not None and answers is not None:
         raise TypeError("give the person as human=... or as answers=..., not both")
-    if not isinstance(max_ticks, int) or isinstance(max_ticks, bool) or max_ticks < 1:
-        raise ValueError(f"max_ticks must be an integer >= 1, got {max_ticks!r}")
+    if max_ticks is not None and (
+        not isinstance(max_ticks, int) or isinstance(max_ticks, bool) or max_ticks < 1
+    ):
+        raise ValueError(f"max_ticks must be an integer >= 1 or None, got {max_ticks!r}")
     if not timeout > 0:
         raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
     if not period >= 0:
@@ -315,7 +319,8 @@ def run_tree(
     recorder = _Recorder(result)
     start = time.monotonic()
     try:
-        for _ in range(max_ticks):
+        ticks = itertools.count() if max_ticks is None else range(max_ticks)
+        for _ in ticks:
             visited: list[Any] = []
             if bt is not None:
                 visitor = _Collect(visited)
