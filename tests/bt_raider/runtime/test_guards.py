@@ -612,16 +612,20 @@ class DryRunChecker:
             return []
 
 
-def test_end_to_end_ambiguity_with_simworld(kitchen_dict: dict) -> None:
-    data = copy.deepcopy(kitchen_dict)
-    data["agent"]["position"] = {"x": 1.75, "y": 0.9, "z": -1.9}
+def test_end_to_end_ambiguity_with_simworld(small_kitchen_dict: dict) -> None:
+    data = copy.deepcopy(small_kitchen_dict)
+    mug = next(o for o in data["objects"] if o["objectType"] == "Mug")
+    data["objects"].append(dict(mug, objectId="Mug|-01.95|+00.93|-00.05", receptacleObjectIds=[]))
+    data["objects"][-1]["position"] = {"x": -1.95, "y": 0.93, "z": -0.05}
+    data["objects"][-1].pop("axisAlignedBoundingBox")
+    data["agent"]["position"] = {"x": -1.2, "y": 0.9, "z": 0.1}  # within reach of both mugs
     world = SimWorld(data)
     robot = SyncRobot(world)
-    human = ScriptedHuman({"which vase": "Vase_2."})
-    child = ActionBehaviour("pick", ["Vase"], robot)
+    human = ScriptedHuman({"which mug": "Mug_2."})
+    child = ActionBehaviour("pick", ["Mug"], robot)
     guard = RaiderGuard(
         child,
-        "pick(Vase)",
+        "pick(Mug)",
         DryRunChecker(),
         scene=robot.observe,
         recovery=Recovery(SymbolicRecovery(), robot, human),
@@ -632,14 +636,14 @@ def test_end_to_end_ambiguity_with_simworld(kitchen_dict: dict) -> None:
             break
         settle(guard)
     assert guard.status == S, guard.feedback_message
-    vase_2 = world.scene.resolve("Vase_2")
-    assert [h.id for h in world.scene.holding] == [vase_2.id]
-    assert world.executed == [f"pick({vase_2.id})"]
-    assert "Which vase should I pick up: Vase_1 or Vase_2?" in human.transcript_text()
+    mug_2 = world.scene.resolve("Mug_2")
+    assert [h.id for h in world.scene.holding] == [mug_2.id]
+    assert world.executed == [f"pick({mug_2.id})"]
+    assert "Which mug should I pick up: Mug_1 or Mug_2?" in human.transcript_text()
 
 
-def test_end_to_end_person_moves_the_blocker(kitchen_dict: dict) -> None:
-    data = copy.deepcopy(kitchen_dict)
+def test_end_to_end_person_moves_the_blocker(small_kitchen_dict: dict) -> None:
+    data = copy.deepcopy(small_kitchen_dict)
     chair = copy.deepcopy(next(o for o in data["objects"] if o["objectType"] == "Stool"))
     chair.update(objectId="Chair|-00.55|+00.00|-01.40", objectType="Chair", pickupable=False)
     data["objects"].append(chair)
@@ -679,8 +683,8 @@ def test_end_to_end_person_moves_the_blocker(kitchen_dict: dict) -> None:
     assert world.executed == ["approach(medicine_counter)"]
 
 
-def test_simworld_failure_inside_recovery_is_reported(kitchen_dict: dict) -> None:
-    world = SimWorld(kitchen_dict)
+def test_simworld_failure_inside_recovery_is_reported(small_kitchen_dict: dict) -> None:
+    world = SimWorld(small_kitchen_dict)
     robot = SyncRobot(world)
     # The Egg is in the closed Fridge, 3 m away: opening it from here fails (out of reach).
     guard = RaiderGuard(
