@@ -11,7 +11,7 @@
   var S = {
     header: null, nodes: new Map(), order: [], events: [], eventTicks: [], tickEvents: new Map(),
     times: { t: [], v: [] }, maxTick: 0, tick: 0, selected: null, finished: true, entries: 0,
-    layoutKey: "", orient: null, userMoved: false, view: { x: 0, y: 0, k: 1 }, rows: [], playing: null,
+    layoutKey: "", orient: "td", orientKey: null, orientUser: false, userMoved: false, view: { x: 0, y: 0, k: 1 }, rows: [], playing: null,
     drawn: new Map(), source: null
   };
   var $ = function (id) { return document.getElementById(id); };
@@ -183,7 +183,14 @@
 
   // ------------------------------------------------------------------ drawing the tree
   function drawTree(tick) {
-    if (!S.orient) { S.orient = S.order.length ? chooseOrientation(tick) : "td"; showOrientation(); }
+    // The orientation suits the tree at the latest tick: stable while scrubbing, re-chosen as a
+    // live run grows it, never again once the user picked one.
+    var latest = S.order.filter(function (n) { return alive(n, S.maxTick); }).map(function (n) { return n.id; }).join(",");
+    if (!S.orientUser && latest !== S.orientKey) {
+      S.orientKey = latest;
+      S.orient = S.order.length ? chooseOrientation(S.maxTick) : "td";
+      showOrientation();
+    }
     var lr = S.orient === "lr", placed = layout(tick, S.orient);
     var key = S.orient + ":" + placed.map(function (n) { return n.id; }).join(",");
     if (key === S.layoutKey) { return false; }
@@ -285,7 +292,7 @@
     window.addEventListener("mouseup", function () { drag = null; svg.classList.remove("dragging"); });
     $("fit").addEventListener("click", function () { S.userMoved = false; fit(); });
     $("orient").addEventListener("click", function () {
-      S.orient = S.orient === "lr" ? "td" : "lr"; S.userMoved = false; showOrientation(); setTick(S.tick);
+      S.orient = S.orient === "lr" ? "td" : "lr"; S.orientUser = true; S.userMoved = false; showOrientation(); setTick(S.tick);
     });
     window.addEventListener("resize", function () { if (!S.userMoved) { fit(); } drawMarks(); });
     $("nodes").addEventListener("click", function (e) {
