@@ -150,7 +150,7 @@ class _Child:
             answer = json.loads(line)
             if answer.get("id") == rid:
                 return answer
-            # An earlier request's answer (a warm-up nobody waited for): skip it.
+            # Not this request's answer (none should be pending): skip it.
 
     def _stderr(self) -> str:
         return " ".join(" ".join(self.errors).split())[-400:]
@@ -207,13 +207,6 @@ def shutdown() -> None:
         child.kill()
 
 
-def prepare(engine: str) -> None:
-    """Start a child and load ``engine`` in it now, so a later search does not wait for it."""
-    child = _take()
-    child.send({"op": "load", "engine": engine})
-    _give_back(child)
-
-
 def run(
     engine: str,
     domain: str,
@@ -249,7 +242,6 @@ def run(
     if timeout is not None:
         deadline = start + timeout + (GRACE if engine in SELF_TIMED else 0.0)
     request = {
-        "op": "solve",
         "engine": engine,
         "domain": domain,
         "problem": problem,
@@ -281,14 +273,6 @@ def run(
 # ---------------------------------------------------------------------------- the child side
 def _steps(names: list[list[str]]) -> list[str]:
     return ["(" + " ".join(parts) + ")" for parts in names]
-
-
-def _load(engine: str) -> None:
-    if engine == "pyperplan":
-        import pyperplan.planner  # noqa: F401
-    elif engine == "fast-downward":
-        import unified_planning.shortcuts  # noqa: F401
-        import up_fast_downward  # noqa: F401
 
 
 def _pyperplan(request: dict[str, Any]) -> dict[str, Any]:
@@ -354,9 +338,6 @@ def _fast_downward(request: dict[str, Any]) -> dict[str, Any]:
 
 def _handle(request: dict[str, Any]) -> dict[str, Any]:
     engine = request.get("engine")
-    if request.get("op") == "load":
-        _load(str(engine))
-        return {"status": "loaded"}
     if engine == "pyperplan":
         return _pyperplan(request)
     if engine == "fast-downward":
