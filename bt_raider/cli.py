@@ -18,6 +18,7 @@ import argparse
 import importlib
 import os
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -133,6 +134,20 @@ def _silence_stdout() -> None:
         pass
 
 
+def _exit_past_abandoned_work(code: int) -> None:
+    """Exit at once when a check past its time limit left a model call behind.
+
+    ``--time-limit`` promises wall time: the verdict is printed, but a thread abandoned in the
+    middle of an HTTP read (or of importing the SDK) would still hold the interpreter's
+    shutdown for a second or more. ``check`` writes nothing after its verdict, so skipping
+    the interpreter's clean-up loses nothing.
+    """
+    if threading.active_count() <= 1:
+        return
+    sys.stderr.flush()
+    os._exit(code)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``bt-raider`` console script.
 
@@ -141,6 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     line on stderr and exit 2; a closed stdout pipe is exit 1, silently; Ctrl-C is 130. Other exceptions are bugs
     and propagate with their traceback.
     """
+    console = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
     try:
@@ -153,6 +169,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code = int(args.run(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at exit
+        if console and args.command == "check":
+            _exit_past_abandoned_work(code)
         return code
     except BrokenPipeError:
         _silence_stdout()
