@@ -148,6 +148,7 @@ _REFUSE_ANY = re.compile(
 #: Words a reply wraps its content in (dropped before the description is read).
 _LEAD_INS = re.compile(
     r"\b(?:yes|yeah|yep|ok|okay|sure|well|hmm+|uh+|um+|oh|so|please|thanks?|thank\s+you|"
+    r"sorry|oops|actually|wait|i\s+meant|"
     r"i\s+think|i\s+guess|i\s+believe|probably|maybe|perhaps|i\s+mean|"
     r"i\s+want|i'?d\s+like|i\s+would\s+like|i\s+need|you\s+should|you\s+can|you\s+could|"
     r"it\s+is|it'?s|its|that\s+is|that'?s|this\s+is|it\s+should\s+be|should\s+be|it\s+must\s+be|"
@@ -171,9 +172,13 @@ _ORDINALS = {
     "5th": 4,
     "last": -1,
 }
+# An ordinal names a candidate as "the second (one)", "second one" or alone ("second"), not
+# in passing ("the football last night").
 _ORDINAL = re.compile(
-    r"\b(?:(first|1st|second|2nd|third|3rd|fourth|4th|fifth|5th|last)(?:\s+one)?|"
-    r"(?:number|option|no)\s+(\d))\b"
+    r"(?:^|\bthe\s+)(first|1st|second|2nd|third|3rd|fourth|4th|fifth|5th|last)\b(?:\s+one)?"
+    r"(?=\s*(?:$|one\b|on\b|in\b|of\b|you\b|please\b))"
+    r"|\b(first|1st|second|2nd|third|3rd|fourth|4th|fifth|5th|last)\s+one\b"
+    r"|\b(?:number|option|no)\s+(\d)\b"
 )
 _SIDE = re.compile(
     r"\b(?:(?:on|to|at)\s+(?:the\s+)?(?:your\s+|my\s+)?)?(left|right)(?:most|\s+most)?"
@@ -296,6 +301,9 @@ class AnswerSpace:
         pool = list(self.candidates)
         mentioned, negated, text = self._mentions(text)
         recognised = bool(mentioned or negated)
+        if not recognised and str(answer).strip().endswith("?"):
+            # A question back ("did you see the match?") names nothing: not an answer.
+            return self._unclear(answer, f"{_quote(answer)} does not answer my question.")
         if mentioned:
             pool = mentioned
         pool = [c for c in pool if c.value not in negated]
@@ -313,10 +321,11 @@ class AnswerSpace:
         match = _ORDINAL.search(text)
         if match:
             recognised = True
-            index = _ORDINALS[match.group(1)] if match.group(1) else int(match.group(2)) - 1
+            word = match.group(1) or match.group(2)
+            index = _ORDINALS[word] if word else int(match.group(3)) - 1
             order = self.candidates
             picked = order[index] if -len(order) <= index < len(order) else None
-            said.append(f"the {match.group(0)}")
+            said.append(f"the {strip_article(match.group(0))}")
             pool = [c for c in pool if picked is not None and c.value == picked.value]
             text = text[: match.start()] + " " + text[match.end() :]
         # A side from the robot's view ("the left one"), not "left of X".
@@ -471,7 +480,11 @@ class AnswerSpace:
                 if any(relations.rests_on(c.obj, a) for a in anchors)  # type: ignore[arg-type]
             ]
         rel = relations.normalize_relation(relation)
-        return [c for c in placed if any(relations.holds(scene, rel, c.obj, a) for a in anchors)]
+        kept = [c for c in placed if any(relations.holds(scene, rel, c.obj, a) for a in anchors)]
+        if len(kept) > 1 and rel in ("near", "next_to"):
+            # "the one next to the pan", of three cabinets near it: the one clearly nearest.
+            kept = _clearly_nearest(scene, kept, anchors)
+        return kept
 
 
 # --------------------------------------------------------------------------- helpers
@@ -481,6 +494,26 @@ def _and(labels: list[str]) -> str:
         if len(labels) > 1
         else choices(labels)
     )
+
+
+#: How much nearer (m) one candidate must be than the next for "next to X" to mean it.
+NEAREST_MARGIN = 0.15
+
+
+def _clearly_nearest(
+    scene: Scene, pool: list[Candidate], anchors: list[SceneObject]
+) -> list[Candidate]:
+    """The candidate nearest to an anchor when it is clearly nearer than the rest, else all."""
+    ranked = sorted(
+        (
+            min(relations.horizontal_distance(c.obj, a) for a in anchors),  # type: ignore[arg-type]
+            i,
+        )
+        for i, c in enumerate(pool)
+    )
+    if ranked[1][0] - ranked[0][0] > NEAREST_MARGIN:
+        return [pool[ranked[0][1]]]
+    return pool
 
 
 def _obj(scene: Scene, ref: str) -> SceneObject | None:

@@ -367,6 +367,9 @@ def answer_spaces(
             if all(step is plan.resume for step, _ in uses):
                 out[var] = AnswerSpace.unverified(ambiguous, what=_what(None, ambiguous))
             continue
+        if ambiguous and all(_is_person(scene, ref) for ref in ambiguous):
+            out[var] = AnswerSpace.people(scene, [_person_name(scene, r) for r in ambiguous])
+            continue
         if ambiguous:
             out[var] = AnswerSpace.objects(scene, ambiguous, what=_what(scene, ambiguous))
             continue
@@ -391,6 +394,20 @@ def answer_spaces(
         else:
             out[var] = AnswerSpace.objects(scene, [o.id for o in scene.objects], what="object")
     return out
+
+
+def _is_person(scene: Scene, ref: str) -> bool:
+    try:
+        scene.human(ref)
+    except BtRaiderError:
+        return False
+    return True
+
+
+def _person_name(scene: Scene, ref: str) -> str:
+    """A person's recognised name (what the re-check grounds), else the id."""
+    person = scene.human(ref)
+    return person.name or person.id
 
 
 def _people_named(request: RecoveryRequest, scene: Scene | None) -> list[str]:

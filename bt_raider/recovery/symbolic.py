@@ -189,6 +189,17 @@ class _Ctx:
             raise _CannotPlan(f"I have no action to {_VERBS.get(verb, verb)}")
         return _call(name, *args)
 
+    def reach_first(self, ref: str) -> list[str]:
+        """``move_to(ref)`` when ``ref`` is beyond the robot's reach (else nothing)."""
+        if self.scene is None or not self.has("move_to"):
+            return []
+        try:
+            far = self.scene.distance_to_robot(self.obj(ref).id if self.obj(ref) else ref)
+            far = far > self.scene.robot["reach"]
+        except BtRaiderError:
+            return []
+        return [self.do("move_to", ref)] if far else []
+
     @property
     def free(self) -> str:
         """A real free surface of the scene (or the configured spot) to put things down on.
@@ -280,7 +291,8 @@ class SymbolicRecovery:
                 if len(found) >= 2:
                     phrase, ids = key, found
                     break
-        names = sorted(dict.fromkeys(ctx.name(i) for i in ids))
+        # People by their names (person_1 means nothing to the person asked).
+        names = sorted(dict.fromkeys(ctx.display(i) for i in ids))
         if len(names) < len(ids):  # no scene to name them apart: the objectIds do
             names = list(dict.fromkeys(ids))
         noun = re.sub(r"^(the|a|an)\s+", "", phrase.strip(), flags=re.IGNORECASE) or "object"
@@ -368,8 +380,9 @@ class SymbolicRecovery:
                 *ctx.resume(),
             ]
         lines: list[str] = []
-        for b in blockers:
-            lines += [ctx.do("pick", b), ctx.do("move_to", spot), ctx.do("place", b)]
+        for b in blockers:  # a blocker out of reach is fetched first
+            lines += [*ctx.reach_first(b), ctx.do("pick", b)]
+            lines += [ctx.do("move_to", spot), ctx.do("place", b)]
         return [*lines, ctx.do("move_to", target), *ctx.resume()]
 
     def _wrong_state(self, ctx: _Ctx) -> list[str]:
@@ -396,9 +409,13 @@ class SymbolicRecovery:
                 if (ctx.request.holding and ctx.action == "place") or not ctx.has("open"):
                     return [
                         _call("ask", f"Could you open {_the(closed)} for me, please?"),
+                        *ctx.reach_first(closed),
                         *ctx.resume(),
                     ]
-                return [*ctx.put_down_held(), ctx.do("open", closed), *ctx.resume()]
+                lines = ctx.put_down_held()
+                # After putting things down the robot is at the free spot: go back.
+                go = [ctx.do("move_to", closed)] if lines else ctx.reach_first(closed)
+                return [*lines, *go, ctx.do("open", closed), *ctx.resume()]
         return self._explain(ctx)
 
     @staticmethod
@@ -450,6 +467,13 @@ class SymbolicRecovery:
             if len(ctx.args) > 1:
                 lines.append(ctx.do("move_to", ctx.args[1]))
             return [*lines, *ctx.resume()]
+        if ctx.action == "handover" and len(ctx.args) > 1:
+            thing = ctx.arg(0)
+            if any(squash_name(h) == squash_name(thing) for h in held) or ctx.obj(thing) is None:
+                return self._explain(ctx)
+            # Not holding what to hand over: fetch it, then go to the person.
+            lines = [*ctx.put_down_held(), ctx.do("move_to", thing), ctx.do("pick", thing)]
+            return [*lines, ctx.do("approach", ctx.arg(1)), *ctx.resume()]
         if held:
             return [*ctx.put_down_held(), ctx.do("move_to", ctx.arg(0)), *ctx.resume()]
         return self._explain(ctx)

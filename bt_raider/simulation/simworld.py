@@ -253,6 +253,7 @@ class SimWorld(WorldEvents):
         self._check_reach("pick", [obj], o)
         self._detach(o)
         o.raw["isPickedUp"] = True
+        self._no_longer_blocking(o.id)
         self.scene.data.setdefault("inventoryObjects", []).append(
             {"objectId": o.id, "objectType": o.type}
         )
@@ -550,6 +551,15 @@ class SimWorld(WorldEvents):
             if key in keys or self._key_or_none(key) in keys:
                 out.extend(b for b in blockers if b not in out)
         return out
+
+    def _no_longer_blocking(self, object_id: str) -> None:
+        """A blocker the robot picked up is in its hand, no longer in anyone's way."""
+        blocked = self.scene.data.get("blocked") or {}
+        for key in list(blocked):
+            if object_id in blocked[key]:
+                blocked[key] = [b for b in blocked[key] if b != object_id]
+                if not blocked[key]:
+                    del blocked[key]
 
     def _check_blocked(self, action: str, args: Sequence[Any], object_id: str, name: str) -> None:
         blockers = self._blockers({object_id, name})

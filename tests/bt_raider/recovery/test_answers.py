@@ -190,3 +190,50 @@ def test_a_reading_is_a_candidates_value_or_nothing(answer: str) -> None:
     else:
         assert reading.value is None
         assert reading.intent is not Intent.PASSED  # a scene: nothing is passed on as said
+
+
+# ------------------------------------------------- failure classes found by benchmarks/recovery.py
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["Did you see the football last night?", "The football was great last night.", "what?"],
+)
+def test_an_answer_about_something_else_picks_nothing(medicines, answer) -> None:
+    # "last night" once read as the ordinal "the last one": the robot picked Medicine_2.
+    reading = medicines.read(answer)
+    assert reading.intent is Intent.UNCLEAR and reading.value is None
+
+
+@pytest.mark.parametrize(
+    ("answer", "value"),
+    [
+        ("the last one", FAR_FROM_PLANT),
+        ("last", FAR_FROM_PLANT),
+        ("second one", FAR_FROM_PLANT),
+        ("Sorry, I mean the one next to the plant.", NEAR_PLANT),
+        ("Oops, actually the first one", NEAR_PLANT),
+    ],
+)
+def test_ordinals_and_corrections_still_name_one(medicines, answer, value) -> None:
+    assert medicines.read(answer).value == value
+
+
+def _medicines_at(x_near: float, x_other: float) -> AnswerSpace:
+    data = toy_scene_dict()
+    for o in data["objects"]:
+        if o["objectId"] in (NEAR_PLANT, FAR_FROM_PLANT):
+            x = x_near if o["objectId"] == NEAR_PLANT else x_other
+            o["position"]["x"] = x
+            o["axisAlignedBoundingBox"]["center"]["x"] = x
+    return AnswerSpace.objects(Scene(data), [NEAR_PLANT, FAR_FROM_PLANT], what="medicine")
+
+
+def test_next_to_of_several_near_ones_means_the_clearly_nearest() -> None:
+    # Both within "next to" distance of the plant (x=0.6): 0.05 m and 0.35 m away.
+    space = _medicines_at(0.55, 0.95)
+    assert space.read("the one next to the plant").value == NEAR_PLANT
+    # 0.1 m and 0.15 m: neither is clearly nearer, so the person is asked again.
+    tied = _medicines_at(0.5, 0.75)
+    reading = tied.read("the one next to the plant")
+    assert reading.intent is Intent.UNCLEAR and "fits more than one" in reading.reason

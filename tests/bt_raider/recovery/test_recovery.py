@@ -173,7 +173,9 @@ def test_symbolic_obstructed(small_kitchen: Scene, small_kitchen_dict: dict) -> 
         objects=ids(small_kitchen, "Bowl", "Apple"),
         action="pick",
     )
+    # The Apple is on the breakfast bar behind the robot, beyond its reach: fetched first.
     assert propose(RecoveryRequest("pick(Bowl)", inside, scene=small_kitchen)) == [
+        "move_to('Apple')",
         "pick('Apple')",
         "move_to('CounterTop_1')",
         "place('Apple')",
@@ -208,7 +210,9 @@ def test_symbolic_wrong_state(small_kitchen: Scene) -> None:
         objects=ids(small_kitchen, "Egg", "Fridge"),
         action="pick",
     )
+    # The Fridge is 3 m away: the robot goes to it before opening it.
     assert propose(RecoveryRequest("pick(Egg)", closed, scene=small_kitchen)) == [
+        "move_to('Fridge')",
         "open('Fridge')",
         "pick('Egg')",
     ]
@@ -217,6 +221,7 @@ def test_symbolic_wrong_state(small_kitchen: Scene) -> None:
         RecoveryRequest("place(Mug, Fridge)", busy, holding=["Mug"], scene=small_kitchen)
     ) == [
         "ask('Could you open the Fridge for me, please?')",
+        "move_to('Fridge')",
         "place('Mug', 'Fridge')",
     ]
     already = Verdict(Category.WRONG_STATE, "The Fridge is already closed.", action="close")
@@ -723,3 +728,55 @@ def test_with_no_free_surface_the_blocker_is_not_put_on_an_invented_one() -> Non
         "ask('Could you move the Apple out of the way, please?')",
         "open('Fridge')",
     ]
+
+
+# ------------------------------------------------- failure classes found by benchmarks/recovery.py
+
+
+def _two_people(holding_apple: bool = True) -> Scene:
+    data = toy_scene_dict(holding_apple=holding_apple)
+    data["humans"] = [
+        {"id": "person_1", "name": "Adriana", "position": {"x": 0.3, "y": 0.0, "z": -0.3}},
+        {"id": "person_2", "name": "Bob", "position": {"x": -0.3, "y": 0.0, "z": -0.3}},
+    ]
+    return Scene(data)
+
+
+def test_an_ambiguity_between_people_names_them_and_reads_their_names() -> None:
+    scene = _two_people()
+    verdict = Verdict(
+        Category.AMBIGUITY,
+        "The query is ambiguous: 'the user' matches 2 people: Adriana and Bob.",
+        grounding={"the apple": [APPLE], "the user": ["person_1", "person_2"]},
+        action="handover",
+    )
+    request = RecoveryRequest("hand the apple to the user", verdict, scene=scene)
+    plan = Recovery(SymbolicRecovery(), None, ScriptedHuman([])).plan(request)  # type: ignore[arg-type]
+    # Once asked "person_1 or person_2?", and the answer "Adriana" was not understood.
+    assert (
+        plan.code.splitlines()[0]
+        == "choice = ask('Who should I hand the Apple to: Adriana or Bob?')"
+    )
+    space = plan.answers["choice"]
+    assert space.read("Adriana, please.").value == "Adriana"
+    assert space.read("Bob").value == "Bob"
+    assert space.read("the apple").value is None
+
+
+def test_handover_of_what_the_robot_does_not_hold_fetches_it_first() -> None:
+    scene = _two_people(holding_apple=False)
+    verdict = Verdict(
+        Category.ROBOT_STATE,
+        "The robot cannot hand over the Apple: it is not holding it (it holds nothing).",
+        objects=[APPLE],
+        action="handover",
+    )
+    assert propose(RecoveryRequest("handover(Apple, Adriana)", verdict, scene=scene)) == [
+        "move_to('Apple')",
+        "pick('Apple')",
+        "approach('Adriana')",
+        "handover('Apple', 'Adriana')",
+    ]
+    # Holding it already, or no such object: the plan says why instead.
+    held = RecoveryRequest("handover(Apple, Adriana)", verdict, holding=["Apple"], scene=scene)
+    assert propose(held)[0].startswith("say(")

@@ -686,7 +686,9 @@ def test_end_to_end_person_moves_the_blocker(small_kitchen_dict: dict) -> None:
 def test_simworld_failure_inside_recovery_is_reported(small_kitchen_dict: dict) -> None:
     world = SimWorld(small_kitchen_dict)
     robot = SyncRobot(world)
-    # The Egg is in the closed Fridge, 3 m away: opening it from here fails (out of reach).
+    # The Egg is in the closed Fridge, 3 m away, and a Stool blocks the way to the Fridge:
+    # the recovery's move_to('Fridge') fails.
+    world.block("Fridge", "Stool_1")
     guard = RaiderGuard(
         ActionBehaviour("pick", ["Egg"], robot),
         "pick(Egg)",
@@ -701,10 +703,12 @@ def test_simworld_failure_inside_recovery_is_reported(small_kitchen_dict: dict) 
             break
         settle(guard)
     assert guard.status == F
-    assert guard.plan is not None and guard.plan.code == "open('Fridge')\npick('Egg')"
+    assert guard.plan is not None
+    assert guard.plan.code == "move_to('Fridge')\nopen('Fridge')\npick('Egg')"
     fridge = world.scene.resolve("Fridge").id  # the robot receives objectIds
-    assert f"the last recovery failed: open('Fridge'): open({fridge}) failed [out_of_reach]" in (
-        guard.feedback_message
+    assert (
+        f"the last recovery failed: move_to('Fridge'): move_to({fridge}) failed [obstructed]"
+        in guard.feedback_message
     )
     with pytest.raises(ActionFailed):
         world.execute("pick", ["Egg"])  # nothing was done behind the guard's back

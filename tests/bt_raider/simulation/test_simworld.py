@@ -491,3 +491,23 @@ def test_observe_is_safe_while_acting(world):
         world.execute("place", [ISLAND])
     t.join()
     assert errors == []
+
+
+def test_a_blocker_the_robot_picks_up_no_longer_blocks(small_kitchen_dict):
+    # Found by benchmarks/recovery.py: the robot moved the Bowl out of the way, then its
+    # move_to(Tomato) was still refused as "blocked by Bowl".
+    world = SimWorld(small_kitchen_dict)
+    world.block("Tomato", "ButterKnife")
+    world.block("Bread", "ButterKnife")
+    assert fails(world, "approach", "Tomato").reason == "obstructed"
+    world.execute("pick", ["ButterKnife"])
+    assert world.scene.blocked == {}
+    world.execute("approach", ["Tomato"])
+    # Other blockers stay.
+    world2 = SimWorld(small_kitchen_dict)
+    world2.block("Tomato", "ButterKnife")
+    world2.block("Tomato", "Bread")
+    world2.execute("pick", ["ButterKnife"])
+    assert world2.scene.blocked == {
+        world2.scene.resolve("Tomato").id: [world2.scene.resolve("Bread").id]
+    }
