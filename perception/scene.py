@@ -134,6 +134,16 @@ class Human:
     def hands_free(self) -> bool:
         return as_flag(self.raw, "hands_free", True, f"human {self.id}")
 
+    @property
+    def is_user(self) -> bool:
+        """Whether this person is the robot's user: the speaker a query's "me" means.
+
+        The optional ``"user": true`` key of a ``humans[]`` entry (false when absent). With
+        nobody marked, "me" is the nearest person in sight (see
+        :meth:`bt_raider.checking.grounding.Grounder.ground_speaker`).
+        """
+        return as_flag(self.raw, "user", False, f"human {self.id}")
+
 
 class Scene:
     """A validated scene.
@@ -199,6 +209,16 @@ class Scene:
         self._objects = [SceneObject(raw, names[raw["objectId"]]) for raw in raws]
         self._by_id = {o.id: o for o in self._objects}
         self._by_name = {o.name.lower(): o for o in self._objects}
+        # A part extends its whole's objectId with "|": Sink|x|y|z|SinkBasin is the Sink's basin.
+        self._parts: dict[str, list[SceneObject]] = {}
+        self._whole: dict[str, SceneObject] = {}
+        for o in self._objects:
+            head, sep, _ = o.id.rpartition("|")
+            while sep and head not in self._by_id:
+                head, sep, _ = head.rpartition("|")
+            if sep and head in self._by_id:
+                self._whole[o.id] = self._by_id[head]
+                self._parts.setdefault(head, []).append(o)
         self._humans = [Human(h) for h in self.data.get("humans") or []]
 
     # ------------------------------------------------------------------ objects
@@ -229,6 +249,14 @@ class Scene:
         """Objects of one AI2-THOR type (case-insensitive)."""
         t = object_type.lower()
         return [o for o in self._objects if o.type.lower() == t]
+
+    def whole_of(self, obj: SceneObject) -> SceneObject | None:
+        """The object ``obj`` is a part of (its objectId extends the whole's with ``|``), or None."""
+        return self._whole.get(obj.id)
+
+    def parts_of(self, obj: SceneObject) -> list[SceneObject]:
+        """The parts of ``obj`` (``SinkBasin`` of a ``Sink``), in scene order."""
+        return list(self._parts.get(obj.id, ()))
 
     def name_of(self, object_id: str) -> str:
         """Display name for an objectId (the id itself when unknown)."""

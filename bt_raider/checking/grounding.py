@@ -17,6 +17,7 @@ its grounding. People are grounded through ``recognize_humans``; a person must b
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 import time
@@ -27,14 +28,14 @@ from typing import Any
 
 from bt_raider.checking.parse import ArgPhrase
 from bt_raider.checking.verdict import ToolCall
-from bt_raider.checking.vocabulary import GENERIC_HEADS
+from bt_raider.checking.vocabulary import GENERIC_HEADS, SPEAKER_WORDS
 from bt_raider.errors import BtRaiderError, ToolError
 from bt_raider.perception import relations
 from bt_raider.perception.lexicon import CategoryLexicon, split_type
 from bt_raider.perception.scene import Human, Scene, SceneObject
 from bt_raider.perception.tools import Place
 from bt_raider.perception.toolset import ToolSet
-from bt_raider.words import singulars
+from bt_raider.words import singular, singulars
 
 #: Words that refer to a person without naming them.
 PERSON_WORDS = frozenset(
@@ -313,10 +314,12 @@ class Grounder:
 
     def ground_person(self, phrase: ArgPhrase) -> Grounded:
         """A person by recognised name or id; generic words ("the user") match anyone recognised."""
-        people = self.runner.call("recognize_humans") or []
-        humans = {h.id: h for h in self.scene.humans}
         words = [w for w in re.split(r"[\s_\-]+", phrase.text.lower()) if w]
         words = [w for w in words if w not in ("the", "a", "an", "to", "mr", "mrs", "ms")]
+        if words and all(w in SPEAKER_WORDS for w in words):
+            return self.ground_speaker(phrase)
+        people = self.runner.call("recognize_humans") or []
+        humans = {h.id: h for h in self.scene.humans}
         named = [w for w in words if w not in PERSON_WORDS]
         recognised: list[Human] = []
         unrecognised: list[Human] = []
@@ -360,6 +363,35 @@ class Grounder:
             reason = f"{_cap(who)} is not in sight: the robot sees nobody."
         return Grounded(phrase, "person", [], "AS", reason, unrecognised=by_id or unrecognised)
 
+    def ground_speaker(self, phrase: ArgPhrase) -> Grounded:
+        """ "me": the person in sight marked ``"user": true``, else the nearest one, else nobody."""
+        people = self.runner.call("recognize_humans") or []
+        humans = {h.id: h for h in self.scene.humans}
+        seen = [
+            humans[str(e.get("id"))]
+            for e in people
+            if isinstance(e, dict) and str(e.get("id")) in humans
+        ]
+        users = [h for h in seen if h.is_user]
+        if users:
+            return Grounded(phrase, "person", users, "AS")
+        if seen:
+            dists = [
+                (float(self.runner.call("dist_robot_to_human", tool_name(h))), i)
+                for i, h in enumerate(seen)
+            ]
+            if not all(math.isfinite(d) for d, _ in dists):
+                # Nearest of a NaN is no answer: fail closed.
+                raise ToolFailure("a distance to a person in sight is not a finite number")
+            return Grounded(phrase, "person", [seen[min(dists)[1]]], "AS")
+        return Grounded(
+            phrase,
+            "person",
+            [],
+            "AS",
+            f"Nobody in sight can be the speaker ('{phrase.text}'): the robot sees nobody.",
+        )
+
     # ------------------------------------------------------------------ objects
     def ground_object(self, phrase: ArgPhrase) -> Grounded:
         """Objects matching a phrase's head, states and relation."""
@@ -374,9 +406,7 @@ class Grounder:
         else:
             base = [o for o in present if o.type in types] if types else []
         if not base:
-            return Grounded(
-                phrase, "object", [], level, f"There is no {_noun(phrase)} in the scene."
-            )
+            return Grounded(phrase, "object", [], level, f"{there_is_no(phrase)} in the scene.")
         candidates = base
         if phrase.states:
             candidates, why_not = self._filter_states(phrase, candidates)
@@ -489,7 +519,7 @@ class Grounder:
                 kept.append(obj)
             elif len(seen) < 4:
                 seen.append(f"the {obj.name} is {describe_state(state, wanted)}")
-        why = f"There is no {_noun(phrase)} in the scene"
+        why = f"{there_is_no(phrase)} in the scene"
         why += (": " + listing(seen) + ".") if seen else "."
         return kept, why
 
@@ -499,7 +529,7 @@ class Grounder:
         assert phrase.anchor is not None and phrase.relation is not None
         anchor = self.ground_object(phrase.anchor)
         if not anchor.candidates:
-            return [], anchor.reason or f"There is no {_noun(phrase.anchor)} in the scene."
+            return [], anchor.reason or f"{there_is_no(phrase.anchor)} in the scene."
         anchors = [a for a in anchor.candidates if isinstance(a, SceneObject)]
         pool = {o.id for o in candidates}
         kept: dict[str, SceneObject] = {}
@@ -518,14 +548,17 @@ class Grounder:
         ordered = [o for o in candidates if o.id in kept]
         anchor_names = listing([a.name for a in anchors], limit=4)
         rel = "in or on" if phrase.relation == "from" else phrase.relation
-        why = f"There is no {_noun(phrase, with_relation=False)} {rel} the {anchor_names}."
+        why = f"{there_is_no(phrase, with_relation=False)} {rel} the {anchor_names}."
         return ordered, why
 
     def related(self, relation: str, anchor: SceneObject) -> list[SceneObject]:
         """Objects X with "X <relation> anchor", asked through ``check_obj_relationship``.
 
         ``from`` means resting in or on the anchor (inside a container, on top otherwise).
+        What rests in or on a part of the anchor rests in or on the anchor: "the mug in the
+        sink" is in its ``SinkBasin``.
         """
+        asked = relation
         if relation == "from":
             relation = "inside" if relations.is_container(anchor) else "on top of"
         names = self.runner.call("check_obj_relationship", RELATION_ARG[relation], anchor.name)
@@ -535,7 +568,28 @@ class Grounder:
                 out.append(self.scene.resolve(n))
             except ToolError:
                 continue
+        if asked in ("from", "inside", "on top of"):
+            for part in self.scene.parts_of(anchor):
+                # In or on a part both count: a sink's basin holds what is "in the sink".
+                out.extend(o for o in self.related("from", part) if o not in out)
         return out
+
+    def receptacle_part(self, found: Grounded) -> Grounded:
+        """A destination that is no receptacle but has one as a part: that part ("the sink")."""
+        whole = found.unique
+        if not isinstance(whole, SceneObject) or not self.scene.parts_of(whole):
+            return found
+        props = self.runner.call("get_obj_properties", whole.name) or {}
+        if props.get("receptacle", False):
+            return found
+        parts = [
+            p
+            for p in self.scene.parts_of(whole)
+            if (self.runner.call("get_obj_properties", p.name) or {}).get("receptacle", False)
+        ]
+        if len(parts) != 1:
+            return found
+        return Grounded(found.phrase, found.kind, parts, found.level)
 
     def _closest(self, candidates: list[SceneObject], anchor: SceneObject) -> SceneObject:
         if self.runner.has("dist_between_objs"):
@@ -559,7 +613,7 @@ class Grounder:
         used = [s for s in holders if inside[s.id] & {o.id for o in kept}]
         if not kept:
             where = listing([s.name for s in holders], limit=4)
-            reason = f"There is no {_noun(obj.phrase)} in or on the {where}."
+            reason = f"{there_is_no(obj.phrase)} in or on the {where}."
             if obj.candidates:
                 reason += " " + _where_is(self.scene, obj.candidates)
             return (
@@ -593,6 +647,20 @@ def _noun(phrase: ArgPhrase, *, with_relation: bool = True) -> str:
         rel = "in or on" if phrase.relation == "from" else phrase.relation
         out += f" {rel} the {_noun(phrase.anchor)}"
     return out
+
+
+def is_plural(head: str) -> bool:
+    """Whether a head noun is plural ("glasses", "knives"), by its last word."""
+    last = head.split()[-1] if head.split() else ""
+    return last.endswith("s") and singular(last) != last
+
+
+def there_is_no(phrase: ArgPhrase, *, with_relation: bool = True) -> str:
+    """ "There is no mug" / "There are no glasses": the verb agrees with the phrase's head."""
+    noun = _noun(phrase, with_relation=with_relation)
+    if not phrase.generic and is_plural(phrase.head):
+        return f"There are no {noun}"
+    return f"There is no {noun}"
 
 
 def describe_state(state: dict[str, bool], wanted: dict[str, bool]) -> str:

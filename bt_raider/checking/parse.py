@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from bt_raider.checking.contract import check_query_text
@@ -37,9 +37,11 @@ from bt_raider.checking.vocabulary import (
     POLITE_PREFIXES,
     POLITE_SUFFIXES,
     RELATIONS_BY_FIRST_WORD,
+    REQUEST_FRAMES,
     ROBOT_ARG,
     ROBOT_PARAM,
     ROLES,
+    SPEAKER_WORDS,
     SPLIT_PARTICLES,
     VERB_PHRASES,
     Vocab,
@@ -97,6 +99,10 @@ class ParsedQuery:
         pddl_args: for a PDDL instance, every argument as written (robot included).
         pddl_names: for a PDDL instance, PDDL object name -> the scene name it stands for.
         pddl_robots: for a PDDL instance, the arguments that name the robot or its hand.
+        request: the query asks for an object for the speaker without saying what the robot
+            should do ("I need the salt shaker", "get me a mug"): it is parsed as a handover to
+            "me", and :meth:`as_pick` gives the pick a checker uses when the scene has no people.
+        pick_args: for a request, the arguments of its pick form (object, and a source).
     """
 
     action: str
@@ -106,10 +112,18 @@ class ParsedQuery:
     pddl_args: tuple[str, ...] = field(default=())
     pddl_names: dict[str, str] = field(default_factory=dict)
     pddl_robots: tuple[str, ...] = field(default=())
+    request: bool = False
+    pick_args: tuple[ArgPhrase, ...] = field(default=())
 
     def arg(self, role: str) -> ArgPhrase | None:
         """The argument with this role, or None."""
         return next((a for a in self.args if a.role == role), None)
+
+    def as_pick(self) -> ParsedQuery:
+        """A request as the pick it comes down to when nobody can be handed the object."""
+        if not self.request:
+            return self
+        return replace(self, action="pick", args=list(self.pick_args))
 
 
 # --------------------------------------------------------------------------- entry point
@@ -319,6 +333,10 @@ def _parse_natural(text: str, vocab: Vocab) -> ParsedQuery:
             f"a query must name an action, got {text!r}: expected one of {', '.join(ACTIONS)}"
         )
     words = norm.split()
+    frame = REQUEST_FRAMES.match(norm)
+    if frame is not None:
+        # "I need the salt shaker": what the speaker wants, for the speaker.
+        return _request(norm[frame.end() :].split(), text, vocab)
     action, rest = _match_verb(words)
     if action is None and words[0].endswith("ing"):
         # "would you mind opening the microwave?": the gerund names the verb.
@@ -328,9 +346,13 @@ def _parse_natural(text: str, vocab: Vocab) -> ParsedQuery:
                 words = [stem, *words[1:]]
                 break
     if action is None:
+        if words[0] in DETERMINERS and re.search(r"\bplease\b", text, re.IGNORECASE):
+            return _request(words, text, vocab)  # "The salt shaker, please."
         raise _unknown_action(words[0])
     if words[0] in _CARRY_VERBS and action == "pick" and _recipient_to(rest):
         action = "handover"  # "take the medicine to Adriana"
+    if action == "pick" and len(rest) > 1 and rest[0] in SPEAKER_WORDS:
+        return _request(rest[1:], text, vocab)  # "get me a mug": "me" is no part of the mug
     # Keep the original casing of the remainder for names ("Adriana").
     split = _Splitter(rest, _original_words(text, rest), vocab)
     if action == "place":
@@ -347,6 +369,21 @@ def _parse_natural(text: str, vocab: Vocab) -> ParsedQuery:
             split = _Splitter(rest[1:], split.original[1:], vocab)
         args = split.whole()
     return ParsedQuery(action, _check_arity(action, args, text), "natural", text)
+
+
+def _request(words: list[str], text: str, vocab: Vocab) -> ParsedQuery:
+    """A request for the speaker: a handover of the object to "me" (its pick in ``pick_args``)."""
+    split = _Splitter(words, _original_words(text, words), vocab)
+    pick_args = _check_arity("pick", split.pick(), text)
+    speaker = ArgPhrase("me", "me", role="person")
+    return ParsedQuery(
+        "handover",
+        [pick_args[0], speaker],
+        "natural",
+        text,
+        request=True,
+        pick_args=tuple(pick_args),
+    )
 
 
 def _stems(gerund: str) -> list[str]:

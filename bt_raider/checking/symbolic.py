@@ -51,6 +51,7 @@ from bt_raider.checking.grounding import (
     metres,
     natural_key,
     reach_text,
+    there_is_no,
     tool_name,
 )
 from bt_raider.checking.parse import ParsedQuery, parse_query
@@ -78,6 +79,14 @@ VERBS = {
     "approach": ("approach", "approached"),
     "handover": ("hand over", "handed over"),
 }
+
+
+def verb_it(verb: str) -> str:
+    """The verb with "it" as its object: "open it", "turn it on" (a particle goes after "it")."""
+    head, _, particle = verb.partition(" ")
+    return f"{head} it {particle}" if particle else f"{verb} it"
+
+
 #: For open/close/turnon/turnoff: (capability, get_obj_state word, the value once done).
 TOGGLES = {
     "open": ("openable", "open", True),
@@ -131,6 +140,9 @@ class SymbolicReasoner:
         start = time.monotonic()
         q = as_query(query)
         parsed = parse_query(q.text, q.bindings, self.lexicon)
+        if parsed.request and not scene.humans:
+            # "I need the salt shaker" where the scene models nobody: fetching it is the action.
+            parsed = parsed.as_pick()
         deadline = start + self.time_limit if self.time_limit else None
         run = _Check(self, scene, q, parsed, cancel, deadline)
         verdict = run.execute()
@@ -252,6 +264,8 @@ class _Check:
                 mine = [c for c in g.candidates if c.id in held]
                 if mine:
                     g = Grounded(g.phrase, g.kind, mine, g.level)
+            if arg.role == "destination":
+                g = self.grounder.receptacle_part(g)  # "in the sink": in its basin
             self.grounded[arg.role] = g
         if "source" in by_role:
             src = self.grounder.ground(by_role["source"], "source")
@@ -275,7 +289,7 @@ class _Check:
                 issues.append(
                     Finding(
                         Category.NOT_PRESENT,
-                        g.reason or f"There is no {g.phrase.text} in the scene.",
+                        g.reason or f"{there_is_no(g.phrase)} in the scene.",
                         [h.id for h in g.unrecognised],
                     )
                 )
@@ -384,10 +398,9 @@ class _Check:
     def reported_blockers(self, obj: SceneObject) -> None:
         """What perception's obstruction report lists for ``obj`` (not what rests in it)."""
         self.ask(f"Is anything blocking the {obj.name}?")
-        blockers = self._resolve_all(
-            self.runner.call("check_obj_relationship", "blocking", obj.name)
-        )
-        blockers = [b for b in blockers if not relations.rests_on(b, obj)]
+        listed = self._resolve_all(self.runner.call("check_obj_relationship", "blocking", obj.name))
+        blockers = [b for b in listed if not relations.rests_on(b, obj)]
+        resting = [b for b in listed if relations.rests_on(b, obj)]
         if blockers:
             self.found(
                 Category.OBSTRUCTED,
@@ -395,6 +408,13 @@ class _Check:
                 f"{listing([article(b.name) for b in blockers])}.",
                 obj.id,
                 *[b.id for b in blockers],
+            )
+        elif resting:
+            # The tool lists what rests in or on it too; say why that is no obstacle here.
+            where = "in" if relations.is_container(obj) else "on"
+            self.fine(
+                f"nothing blocks the {obj.name} (the {listing([b.name for b in resting])} "
+                f"{where} it {'is' if len(resting) == 1 else 'are'} no obstacle)"
             )
         else:
             self.fine(f"nothing blocks the {obj.name}")
@@ -549,7 +569,8 @@ class _Check:
             if bool(self.state(obj).get(word, False)) == done_value:
                 self.found(
                     Category.WRONG_STATE,
-                    f"The {obj.name} is already {already}: to {verb} it would change nothing.",
+                    f"The {obj.name} is already {already}: to {verb_it(verb)} would change "
+                    "nothing.",
                     obj.id,
                 )
             else:

@@ -219,6 +219,20 @@ POLITE_PREFIXES = re.compile(
 )
 
 
+#: A request that names what the speaker wants, not what the robot should do ("I need the salt
+#: shaker", "can I have a mug"): the object is for the speaker (see :data:`SPEAKER_WORDS`).
+REQUEST_FRAMES = re.compile(
+    r"^(?:i\s+(?:really\s+|just\s+|also\s+)?(?:need|want|would\s+(?:like|love)|'d\s+(?:like|love))"
+    r"|i'd\s+(?:really\s+)?(?:like|love)"
+    r"|(?:can|could|may|might)\s+i\s+(?:please\s+)?(?:have|get|borrow)"
+    r"|(?:let\s+me\s+have))\s+(?=\S)"
+)
+
+
+#: Words by which the speaker names themself in an argument ("bring me the apple").
+SPEAKER_WORDS = frozenset({"me", "myself", "us"})
+
+
 POLITE_SUFFIXES = re.compile(
     r"(?:\s+(?:please|for\s+me|now|right\s+now|thanks|thank\s+you|if\s+you\s+can"
     r"|in\s+half|(?:in|into)\s+(?:\w+\s+)?(?:slices|pieces|halves|chunks|bits)))+$"
