@@ -371,6 +371,17 @@ def _parse_natural(text: str, vocab: Vocab) -> ParsedQuery:
     return ParsedQuery(action, _check_arity(action, args, text), "natural", text)
 
 
+def names_an_action(text: str) -> bool:
+    """Whether natural-language ``text`` starts with a verb of :data:`ACTIONS` or a request
+    ("close it", "I need a mug"), not a noun phrase ("the pear in the bowl")."""
+    norm = _normalise(text)
+    if not norm:
+        return False
+    if REQUEST_FRAMES.match(norm):
+        return True
+    return _match_verb(norm.split())[0] is not None
+
+
 def _request(words: list[str], text: str, vocab: Vocab) -> ParsedQuery:
     """A request for the speaker: a handover of the object to "me" (its pick in ``pick_args``)."""
     split = _Splitter(words, _original_words(text, words), vocab)

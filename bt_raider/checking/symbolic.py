@@ -56,6 +56,7 @@ from bt_raider.checking.grounding import (
 )
 from bt_raider.checking.parse import ParsedQuery, parse_query
 from bt_raider.checking.plan_facts import PlanFacts
+from bt_raider.checking.steps import check_steps, split_steps
 from bt_raider.checking.verdict import PRIORITY, Category, ToolCall, Verdict
 from bt_raider.errors import SceneError, ToolError
 from bt_raider.perception import relations
@@ -139,15 +140,27 @@ class SymbolicReasoner:
         """
         start = time.monotonic()
         q = as_query(query)
+        deadline = start + self.time_limit if self.time_limit else None
+        plain = not (q.preconditions or q.unsatisfied or q.bindings)
+        steps = split_steps(q.text) if plain else [q.text]
+        if len(steps) > 1:
+            # "open the fridge, take the egg and close it": one check per step, in order.
+            verdict = check_steps(
+                lambda sc, text: self._check_one(sc, Query(text), cancel, deadline), scene, steps
+            )
+        else:
+            verdict = self._check_one(scene, q, cancel, deadline)
+        verdict.elapsed_s = time.monotonic() - start
+        return verdict
+
+    def _check_one(
+        self, scene: Scene, q: Query, cancel: threading.Event | None, deadline: float | None
+    ) -> Verdict:
         parsed = parse_query(q.text, q.bindings, self.lexicon)
         if parsed.request and not scene.humans:
             # "I need the salt shaker" where the scene models nobody: fetching it is the action.
             parsed = parsed.as_pick()
-        deadline = start + self.time_limit if self.time_limit else None
-        run = _Check(self, scene, q, parsed, cancel, deadline)
-        verdict = run.execute()
-        verdict.elapsed_s = time.monotonic() - start
-        return verdict
+        return _Check(self, scene, q, parsed, cancel, deadline).execute()
 
 
 # --------------------------------------------------------------------------- one check

@@ -118,6 +118,11 @@ class Verdict:
         trace: the whole conversation / reasoning, as ``{"role", "content"}`` dicts.
         action: the grounded action name (``pick``), when known.
         elapsed_s: wall time of the check.
+        steps: for a compound instruction ("open the fridge, take the egg and close it"), one
+            ``{"query", "verdict"}`` dict per step, in order (``"resolved"`` too when a pronoun
+            was replaced: "close it" -> "close Fridge"); ``verdict`` is that step's
+            :meth:`to_json`, checked on the state the earlier steps lead to. The verdict itself
+            is then the first step with an issue, else ``none``. Empty for one action.
     """
 
     category: Category
@@ -129,6 +134,7 @@ class Verdict:
     trace: list[dict[str, Any]] = field(default_factory=list)
     action: str | None = None
     elapsed_s: float = 0.0
+    steps: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.category = parse_category(self.category)
@@ -148,8 +154,8 @@ class Verdict:
         return cls(Category.UNKNOWN, f"The check did not finish: {reason}", **kwargs)
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON object of the format doc (section 4)."""
-        return {
+        """The JSON object of the format doc (section 4), with ``steps`` for a compound."""
+        out: dict[str, Any] = {
             "final_response": self.final_response.value,
             "category": self.category.value,
             "explanation": self.explanation,
@@ -157,6 +163,9 @@ class Verdict:
             "objects": list(self.objects),
             "tool_calls": [tc.to_json() for tc in self.tool_calls],
         }
+        if self.steps:
+            out["steps"] = [dict(s) for s in self.steps]
+        return out
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), default=str)
