@@ -23,12 +23,16 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from bt_raider.errors import ToolError
+from bt_raider.perception.validation import MAX_MAGNITUDE
 
 #: Canonical relation names, in the order tools list them.
 RELATIONS: tuple[str, ...] = (
@@ -210,6 +214,12 @@ def normalize_relation(text: str) -> str:
         raise ToolError(
             f"relation must be a string, got {text!r}; expected one of {', '.join(RELATIONS)}"
         )
+    return _normalize_text(text)
+
+
+@lru_cache(maxsize=256)
+def _normalize_text(text: str) -> str:
+    """:func:`normalize_relation` of a string, cached: a check asks one phrase per anchor."""
     key = _clean(text)
     # "is on top of", "which is inside" -> drop leading copulas and relative pronouns.
     key = re.sub(r"^(?:(?:that|which|who) )?(?:is |are |sits |lies )?", "", key)
@@ -344,10 +354,18 @@ def holds(scene: Any, relation: str, x: Any, y: Any) -> bool:
     Raises:
         ToolError: for an unknown relation.
     """
-    rel = normalize_relation(relation)
-    if x is y or (
+    return _holds(scene, normalize_relation(relation), x, y)
+
+
+def _same(x: Any, y: Any) -> bool:
+    return x is y or (
         getattr(x, "id", None) is not None and getattr(x, "id", None) == getattr(y, "id", None)
-    ):
+    )
+
+
+def _holds(scene: Any, rel: str, x: Any, y: Any) -> bool:
+    """:func:`holds` for a canonical relation name: the definition, one pair at a time."""
+    if _same(x, y):
         return False
     if rel in ("left_of", "right_of"):
         if horizontal_distance(x, y) > SIDE_RANGE:
@@ -377,6 +395,10 @@ def related(scene: Any, relation: str, y: Any) -> list[Any]:
     ``closest_to`` gives the single nearest object (or none in an empty scene); ``blocking``
     gives the blockers ``blocked`` lists for Y first, then what sits on or in Y.
 
+    The answer is :func:`holds` over every object, but read from a :class:`SpatialIndex`: only
+    the objects within range of Y are compared, so a scene of thousands of objects costs what
+    Y's neighbourhood costs. Inside :func:`indexed` the index is built once for many calls.
+
     Args:
         scene: the scene.
         relation: a canonical name or phrase.
@@ -385,24 +407,239 @@ def related(scene: Any, relation: str, y: Any) -> list[Any]:
     Raises:
         ToolError: for an unknown relation.
     """
+    return index_of(scene).related(normalize_relation(relation), y)
+
+
+def related_brute_force(scene: Any, relation: str, y: Any) -> list[Any]:
+    """:func:`related` by the definition: :func:`holds` for every other object (for tests)."""
     rel = normalize_relation(relation)
     others = _others(scene, y)
     if rel == "closest_to":
         return [closest(scene, others, y)] if others else []
     if rel == "blocking":
-        out: list[Any] = []
-        for oid in blocker_ids(scene, keys_for(y)):
-            try:
-                obj = scene.by_id(oid)
-            except ToolError:  # an obstacle perception could not otherwise describe
-                continue
-            if obj is not y and obj not in out:
-                out.append(obj)
-        for o in others:
-            if rests_on(o, y) and o not in out:
-                out.append(o)
-        return out
-    return [o for o in others if holds(scene, rel, o, y)]
+        return _blockers(scene, y, [o for o in others if rests_on(o, y)])
+    return [o for o in others if _holds(scene, rel, o, y)]
+
+
+def _blockers(scene: Any, y: Any, resting: list[Any]) -> list[Any]:
+    """What ``blocked`` lists for Y (objects only), then ``resting`` (what sits on or in Y)."""
+    out: list[Any] = []
+    for oid in blocker_ids(scene, keys_for(y)):
+        try:
+            obj = scene.by_id(oid)
+        except ToolError:  # an obstacle perception could not otherwise describe
+            continue
+        if obj is not y and obj not in out:
+            out.append(obj)
+    for o in resting:
+        if o not in out:
+            out.append(o)
+    return out
+
+
+# ---------------------------------------------------------------------- the index
+#: A radius query returns a superset this much wider (m), then the exact rule decides: a KD-tree
+#: and :func:`horizontal_distance` may round a distance on the boundary differently.
+_SLACK = 1e-9
+#: Radius queries answer by one vectorised pass until this many were asked of one index; then a
+#: KD-tree is built (worth it only when many anchors share the index).
+_TREE_AFTER = 2
+
+
+def _fast_xyz(obj: Any) -> tuple[float, float, float]:
+    """An object's position as floats; the common case without building an array."""
+    raw = getattr(obj, "raw", None)
+    p = raw.get("position") if type(raw) is dict else None
+    if type(p) is dict:
+        x, y, z = p.get("x"), p.get("y", 0.0), p.get("z")
+        if (
+            type(x) is float
+            and type(y) is float
+            and type(z) is float
+            and -MAX_MAGNITUDE <= x <= MAX_MAGNITUDE
+            and -MAX_MAGNITUDE <= y <= MAX_MAGNITUDE
+            and -MAX_MAGNITUDE <= z <= MAX_MAGNITUDE
+        ):
+            return x, y, z
+    pos = obj.position  # validates, and names the object when malformed
+    return float(pos[0]), float(pos[1]), float(pos[2])
+
+
+class SpatialIndex:
+    """One scene's positions, boxes and receptacle links, read once, for :func:`related`.
+
+    Each part is read on first use (positions for left/right/near/closest, boxes for
+    above/below, links for on/inside/blocking). The scene must not change while the index is
+    used: :func:`related` builds one per call unless inside :func:`indexed`.
+
+    Args:
+        scene: the scene.
+    """
+
+    def __init__(self, scene: Any) -> None:
+        self.scene = scene
+        self.objects: list[Any] = list(scene.objects)
+        self._lock = threading.Lock()
+        self._xz: np.ndarray | None = None
+        self._tree: Any = None
+        self._queries = 0
+        self._boxes: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._links: dict[str, list[int]] | None = None
+        self._by_id: dict[str, list[int]] | None = None
+
+    # ------------------------------------------------------------------ parts
+    def _positions(self) -> np.ndarray:
+        if self._xz is None:
+            xyz = np.array([_fast_xyz(o) for o in self.objects], dtype=float).reshape(-1, 3)
+            self._xz = np.ascontiguousarray(xyz[:, [0, 2]])
+        return self._xz
+
+    def _within(self, center: np.ndarray, radius: float) -> list[int]:
+        """Indices of objects at most ``radius`` (plus slack) from ``center``, in scene order."""
+        xz = self._positions()
+        if not len(xz):
+            return []
+        r = radius + _SLACK
+        with self._lock:
+            self._queries += 1
+            if self._tree is None and self._queries > _TREE_AFTER:
+                from scipy.spatial import cKDTree  # scipy comes with unified-planning
+
+                self._tree = cKDTree(xz)
+            tree = self._tree
+        if tree is not None:
+            return sorted(tree.query_ball_point(center, r))
+        d2 = ((xz - center) ** 2).sum(axis=1)
+        return np.flatnonzero(d2 <= r * r).tolist()
+
+    def _box_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """``(has_box, lo, hi)`` arrays; None when a box is not finite (the rule then refuses)."""
+        if self._boxes is None:
+            n = len(self.objects)
+            has = np.zeros(n, dtype=bool)
+            lo = np.zeros((n, 3))
+            hi = np.zeros((n, 3))
+            for i, o in enumerate(self.objects):
+                box = o.bbox()
+                if box is not None:
+                    has[i] = True
+                    lo[i], hi[i] = box
+            self._boxes = (has, lo, hi)
+        has, lo, hi = self._boxes
+        if not (np.isfinite(lo[has]).all() and np.isfinite(hi[has]).all()):
+            return None
+        return self._boxes
+
+    def _resting_on(self, y: Any) -> list[int]:
+        """Indices of objects X with ``rests_on(X, Y)``, in scene order."""
+        if not hasattr(y, "children"):
+            return []
+        if self._links is None or self._by_id is None:
+            links: dict[str, list[int]] = {}
+            by_id: dict[str, list[int]] = {}
+            for i, o in enumerate(self.objects):
+                by_id.setdefault(o.id, []).append(i)
+                for parent in o.parents:
+                    links.setdefault(parent, []).append(i)
+            self._links, self._by_id = links, by_id
+        found = set(self._links.get(y.id, ()))
+        for child in y.children:
+            found.update(self._by_id.get(child, ()))
+        return sorted(found)
+
+    # ------------------------------------------------------------------ answers
+    def _pick(self, indices: Iterable[int], y: Any) -> list[Any]:
+        return [self.objects[i] for i in indices if not _same(self.objects[i], y)]
+
+    def related(self, rel: str, y: Any) -> list[Any]:
+        """:func:`related` for a canonical relation name (see :data:`RELATIONS`)."""
+        scene = self.scene
+        if rel in ("left_of", "right_of", "near", "next_to"):
+            radius = SIDE_RANGE if rel in ("left_of", "right_of") else NEAR_DISTANCE
+            near = self._pick(self._within(_xz(y.position), radius), y)
+            return [o for o in near if _holds(scene, rel, o, y)]
+        if rel == "closest_to":
+            return self._closest(y)
+        if rel in ("on_top_of", "inside"):
+            resting = self._pick(self._resting_on(y), y)
+            if not resting or is_container(y) != (rel == "inside"):
+                return []
+            return resting
+        if rel in ("above", "below"):
+            return self._stacked(rel, y)
+        if rel == "blocking":
+            return _blockers(scene, y, self._pick(self._resting_on(y), y))
+        raise ToolError(f"unknown spatial relation {rel!r}: expected one of {', '.join(RELATIONS)}")
+
+    def _stacked(self, rel: str, y: Any) -> list[Any]:
+        by = y.bbox() if hasattr(y, "bbox") else None
+        if by is None:
+            return []
+        boxes = self._box_arrays()
+        if boxes is None or not np.isfinite(by).all():
+            # A box that is not finite: the rule, pair by pair, says which and refuses.
+            return [o for o in _others(self.scene, y) if _holds(self.scene, rel, o, y)]
+        has, lo, hi = boxes
+        ylo, yhi = by
+        overlap = has.copy()
+        for i in (0, 2):
+            overlap &= (lo[:, i] < yhi[i]) & (ylo[i] < hi[:, i])
+        if rel == "above":  # X's bottom at or over Y's top (the same float sums as _above)
+            level = lo[:, 1] >= yhi[1] - STACK_TOLERANCE
+        else:  # Y's bottom at or over X's top
+            level = ylo[1] >= hi[:, 1] - STACK_TOLERANCE
+        return self._pick(np.flatnonzero(overlap & level).tolist(), y)
+
+    def _closest(self, y: Any) -> list[Any]:
+        xz = self._positions()
+        center = _xz(y.position)
+        keep = [i for i in range(len(self.objects)) if not _same(self.objects[i], y)]
+        if not keep:
+            return []
+        d2 = ((xz[keep] - center) ** 2).sum(axis=1)
+        # The vectorised distances only shortlist; the rule's own distance breaks near-ties.
+        bound = float(np.sqrt(d2.min())) + _SLACK
+        shortlist = [keep[j] for j in np.flatnonzero(np.sqrt(d2) <= bound)]
+        return [closest(self.scene, [self.objects[i] for i in shortlist], y)]
+
+
+_SCOPES: dict[int, list[Any]] = {}
+_SCOPES_LOCK = threading.Lock()
+
+
+@contextmanager
+def indexed(scene: Any) -> Iterator[SpatialIndex]:
+    """Share one :class:`SpatialIndex` of ``scene`` among every :func:`related` call inside.
+
+    A check grounding "the apple left of the bowl" asks the relation once per bowl; inside this
+    block the scene is read and indexed once for all of them. The scene must not change inside
+    the block (a check reads one scene); blocks nest and may overlap across threads.
+
+    Args:
+        scene: the scene the relations are asked about.
+    """
+    key = id(scene)
+    with _SCOPES_LOCK:
+        entry = _SCOPES.get(key)
+        if entry is None or entry[0] is not scene:
+            entry = [scene, 0, SpatialIndex(scene)]
+            _SCOPES[key] = entry
+        entry[1] += 1
+    try:
+        yield entry[2]
+    finally:
+        with _SCOPES_LOCK:
+            entry[1] -= 1
+            if entry[1] == 0 and _SCOPES.get(key) is entry:
+                del _SCOPES[key]
+
+
+def index_of(scene: Any) -> SpatialIndex:
+    """The index :func:`indexed` shares for ``scene``, else a fresh one."""
+    entry = _SCOPES.get(id(scene))
+    if entry is not None and entry[0] is scene:
+        return entry[2]
+    return SpatialIndex(scene)
 
 
 def closest(scene: Any, candidates: Sequence[Any], y: Any) -> Any:

@@ -1,0 +1,179 @@
+"""Check latency as scenes grow: 77 to 10,000 objects with repeated types.
+
+A scene of N objects is the project's kitchen (``../shared/scenes/floorplan1_kitchen.json``, 77
+objects) replicated on a grid of kitchens 6 m apart, each copy's objects moved (position and both
+bounding boxes) and given fresh AI2-THOR objectIds (``Type|+x.xx|+y.yy|+z.zz``), its receptacle
+links renamed to match; the last copy is cut to reach N exactly (links to objects it lost are
+dropped). So 3,000 objects hold 39 apples and 39 bowls. The robot stands in the middle copy,
+where the kitchen puts it.
+
+Queries, through the symbolic checker (``make_checker("symbolic")``):
+
+- relational: "pick the apple on the left of the bowl", "... right of ...", "... near ...", "pick
+  the apple on the counter top" (on), "take the egg in the fridge" (in);
+- structured: ``pick(Apple)``;
+- category: "pick the fruit".
+
+Prints p50/p95 latency per size and query kind, and the growth exponent: the slope of log(p50)
+against log(N) fitted from 300 to 10,000 objects (1.0 is linear). Timings are wall-clock on a
+shared machine; re-run on a quiet one for figures to quote::
+
+    python3 benchmarks/scale.py                   # all sizes, 20 runs each
+    python3 benchmarks/scale.py --sizes 300 3000 --runs 50
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+KITCHEN = HERE.parents[1] / "shared" / "scenes" / "floorplan1_kitchen.json"
+SIZES = (77, 300, 1000, 3000, 10000)
+#: Distance (m) between two kitchens of the grid: the kitchen spans about 4.6 m.
+SPACING = 6.0
+
+QUERIES: dict[str, list[str]] = {
+    "relational": [
+        "pick the apple on the left of the bowl",
+        "pick the apple on the right of the bowl",
+        "pick the apple near the bowl",
+        "pick the apple on the counter top",
+        "take the egg in the fridge",
+    ],
+    "structured": ["pick(Apple)"],
+    "category": ["pick the fruit"],
+}
+
+
+def _thor_id(otype: str, pos: dict[str, float]) -> str:
+    return f"{otype}|{pos['x']:+06.2f}|{pos['y']:+06.2f}|{pos['z']:+06.2f}"
+
+
+def _moved(raw: dict[str, Any], dx: float, dz: float) -> dict[str, Any]:
+    out = copy.deepcopy(raw)
+    p = out["position"]
+    out["position"] = {"x": p["x"] + dx, "y": p["y"], "z": p["z"] + dz}
+    for key in ("axisAlignedBoundingBox", "objectOrientedBoundingBox"):
+        box = out.get(key)
+        if not isinstance(box, dict):
+            continue
+        if isinstance(box.get("center"), dict):
+            c = box["center"]
+            box["center"] = {"x": c["x"] + dx, "y": c["y"], "z": c["z"] + dz}
+        if box.get("cornerPoints"):
+            box["cornerPoints"] = [[c[0] + dx, c[1], c[2] + dz] for c in box["cornerPoints"]]
+    return out
+
+
+def grid_scene(base: dict[str, Any], n_objects: int) -> dict[str, Any]:
+    """``base`` replicated on a square grid until it has ``n_objects`` objects (AI2-THOR format)."""
+    per = len(base["objects"])
+    copies = math.ceil(n_objects / per)
+    side = math.ceil(math.sqrt(copies))
+    objects: list[dict[str, Any]] = []
+    used: set[str] = set()
+    for k in range(copies):
+        dx, dz = (k % side) * SPACING, (k // side) * SPACING
+        renamed: dict[str, str] = {}
+        batch = []
+        for raw in base["objects"]:
+            moved = _moved(raw, dx, dz)
+            new_id = _thor_id(moved["objectType"], moved["position"])
+            while new_id in used:  # two objects of one type at one spot: keep ids unique
+                new_id += "_"
+            used.add(new_id)
+            renamed[raw["objectId"]] = new_id
+            moved["objectId"] = new_id
+            batch.append(moved)
+        for moved in batch:
+            for key in ("parentReceptacles", "receptacleObjectIds"):
+                if moved.get(key):
+                    moved[key] = [renamed[i] for i in moved[key] if i in renamed]
+        objects.extend(batch)
+    objects = objects[:n_objects]
+    kept = {o["objectId"] for o in objects}
+    for o in objects:
+        for key in ("parentReceptacles", "receptacleObjectIds"):
+            if o.get(key):
+                o[key] = [i for i in o[key] if i in kept]
+    middle = (copies - 1) // 2
+    agent = copy.deepcopy(base["agent"])
+    agent["position"]["x"] += (middle % side) * SPACING
+    agent["position"]["z"] += (middle // side) * SPACING
+    scene = {k: copy.deepcopy(v) for k, v in base.items() if k not in ("objects", "agent")}
+    scene["inventoryObjects"] = []
+    scene["objects"] = objects
+    scene["agent"] = agent
+    return scene
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def slope(xs: list[float], ys: list[float]) -> float:
+    """Least-squares slope of log(y) against log(x)."""
+    lx = [math.log(x) for x in xs]
+    ly = [math.log(y) for y in ys]
+    mx, my = statistics.fmean(lx), statistics.fmean(ly)
+    num = sum((a - mx) * (b - my) for a, b in zip(lx, ly, strict=True))
+    den = sum((a - mx) ** 2 for a in lx)
+    return num / den
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    ap.add_argument("--runs", type=int, default=20, help="timed runs per query (default 20)")
+    args = ap.parse_args(argv)
+    if not KITCHEN.is_file():  # a clone without ../shared beside it
+        print(f"scale.py: needs {KITCHEN} (../shared), missing", file=sys.stderr)
+        return 2
+
+    from bt_raider.checking.contract import Query
+    from bt_raider.checking.registry import make_checker
+    from bt_raider.perception.scene import Scene
+
+    base = json.loads(KITCHEN.read_text(encoding="utf-8"))
+    checker = make_checker("symbolic")
+    p50: dict[str, dict[int, float]] = {kind: {} for kind in QUERIES}
+    print(f"{'objects':>8} {'apples':>6} {'kind':<11} {'p50 ms':>8} {'p95 ms':>8}  verdicts")
+    for n in args.sizes:
+        scene = Scene(grid_scene(base, n), source=f"<grid {n}>")
+        apples = len(scene.of_type("Apple"))
+        for kind, queries in QUERIES.items():
+            times: list[float] = []
+            verdicts: list[str] = []
+            for text in queries:
+                checker.check(scene, Query(text))  # warm caches (imports, the lexicon)
+                for _ in range(args.runs):
+                    t0 = time.perf_counter()
+                    verdict = checker.check(scene, Query(text))
+                    times.append(time.perf_counter() - t0)
+                verdicts.append(str(verdict.category))
+            p50[kind][n] = _percentile(times, 0.5) * 1000
+            print(
+                f"{n:>8} {apples:>6} {kind:<11} {p50[kind][n]:>8.2f} "
+                f"{_percentile(times, 0.95) * 1000:>8.2f}  {', '.join(verdicts)}",
+                flush=True,
+            )
+    print()
+    for kind, by_size in p50.items():
+        sizes = [n for n in sorted(by_size) if 300 <= n <= 10000]
+        if len(sizes) >= 2:
+            exp = slope(sizes, [by_size[n] for n in sizes])
+            print(f"growth exponent ({kind}, {sizes[0]}..{sizes[-1]} objects): {exp:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,198 @@
+"""The spatial index answers exactly what the relation rules answer, object by object.
+
+``related`` reads a :class:`~bt_raider.perception.relations.SpatialIndex` (a radius query, a
+KD-tree once several anchors share it, vectorised box tests); these tests hold it to the
+definitions of ``docs/scene-format.md`` section 2, written out here in plain arithmetic, and to
+the pair-by-pair rule (:func:`relations.related_brute_force`) on random small scenes.
+"""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bt_raider.perception import relations
+from bt_raider.perception.scene import Scene
+
+TYPES = ("Apple", "Bowl", "Mug", "CounterTop", "Cabinet", "Knife")
+GEOMETRIC = ("left_of", "right_of", "near", "next_to", "above", "below")
+EVERY = (*GEOMETRIC, "on_top_of", "inside", "closest_to", "blocking")
+
+
+def _object(i: int, otype: str, x: float, y: float, z: float, size: tuple | None) -> dict:
+    d = {
+        "objectId": f"{otype}|{i}",
+        "objectType": otype,
+        "position": {"x": x, "y": y, "z": z},
+    }
+    if size is not None:
+        d["axisAlignedBoundingBox"] = {
+            "center": {"x": x, "y": y, "z": z},
+            "size": {"x": size[0], "y": size[1], "z": size[2]},
+        }
+    return d
+
+
+@st.composite
+def scenes(draw: st.DrawFn, coordinate: st.SearchStrategy[float], yaws: st.SearchStrategy[float]):
+    """A scene of 1-14 objects, some with boxes, some resting in or on others, maybe blocked."""
+    n = draw(st.integers(1, 14))
+    sizes = st.one_of(st.none(), st.tuples(*[st.sampled_from((0.1, 0.25, 0.5, 1.0))] * 3))
+    objects = []
+    for i in range(n):
+        otype = draw(st.sampled_from(TYPES))
+        x, z = draw(coordinate), draw(coordinate)
+        y = draw(st.sampled_from((0.0, 0.25, 0.5, 0.9, 1.0)))
+        objects.append(_object(i, otype, x, y, z, draw(sizes)))
+    for o in objects:  # receptacle links, from either side
+        if draw(st.booleans()):
+            parent = draw(st.sampled_from(objects))
+            if parent is not o:
+                side = draw(st.booleans())
+                if side:
+                    o["parentReceptacles"] = [parent["objectId"]]
+                else:
+                    parent.setdefault("receptacleObjectIds", []).append(o["objectId"])
+    data = {
+        "objects": objects,
+        "agent": {"position": {"x": 0.0, "y": 0.9, "z": -3.0}, "rotation": {"y": draw(yaws)}},
+    }
+    if draw(st.booleans()):
+        blocked = draw(st.sampled_from(objects))["objectId"]
+        data["blocked"] = {blocked: [draw(st.sampled_from(objects))["objectId"]]}
+    return Scene(data)
+
+
+# Positions on a quarter-metre grid and right-angle headings: boundaries (exactly 0.5 m,
+# exactly 1.0 m, exactly touching boxes) come up often and the arithmetic is exact.
+grid = scenes(
+    st.integers(-8, 8).map(lambda k: k * 0.25), st.sampled_from((0.0, 90.0, 180.0, 270.0))
+)
+# Any finite coordinates and headings: the index must round exactly as the rule does.
+anywhere = scenes(
+    st.floats(-3.0, 3.0, allow_nan=False, allow_infinity=False),
+    st.floats(0.0, 360.0, allow_nan=False, allow_infinity=False),
+)
+
+
+def _by_definition(scene: Scene, rel: str, y) -> set[str]:
+    """The format doc's rule, in plain arithmetic (no code of relations.py)."""
+    yaw = math.radians(scene.agent_yaw)
+    rx, rz = math.cos(yaw), -math.sin(yaw)
+    yp = y.raw["position"]
+    out = set()
+    for x in scene.objects:
+        if x.id == y.id:
+            continue
+        xp = x.raw["position"]
+        dx, dz = xp["x"] - yp["x"], xp["z"] - yp["z"]
+        dist = math.hypot(dx, dz)
+        side = dx * rx + dz * rz
+        if rel in ("near", "next_to"):
+            ok = dist <= 0.5
+        elif rel == "right_of":
+            ok = dist <= 1.0 and side > 0.05
+        elif rel == "left_of":
+            ok = dist <= 1.0 and side < -0.05
+        else:
+            top, bottom = (x, y) if rel == "above" else (y, x)
+            ok = _stacked(top, bottom)
+        if ok:
+            out.add(x.id)
+    return out
+
+
+def _box(o) -> tuple[list[float], list[float]] | None:
+    box = o.raw.get("axisAlignedBoundingBox")
+    if not box:
+        return None
+    c, s = box["center"], box["size"]
+    return ([c[k] - s[k] / 2 for k in "xyz"], [c[k] + s[k] / 2 for k in "xyz"])
+
+
+def _stacked(top, bottom) -> bool:
+    """``top``'s box higher than ``bottom``'s (resting contact of 2 cm allowed), overlapping in x, z."""
+    bt, bb = _box(top), _box(bottom)
+    if bt is None or bb is None:
+        return False
+    overlap = all(bt[0][i] < bb[1][i] and bb[0][i] < bt[1][i] for i in (0, 2))
+    return overlap and bt[0][1] >= bb[1][1] - 0.02
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(grid)
+def test_indexed_relations_match_the_format_docs_definitions(scene):
+    for rel in GEOMETRIC:
+        for y in scene.objects:
+            found = {o.id for o in relations.related(scene, rel, y)}
+            assert found == _by_definition(scene, rel, y), (rel, y.id)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(grid, anywhere))
+def test_indexed_relations_match_the_pair_by_pair_rule_in_order(scene):
+    # Outside a scope each call indexes afresh (vectorised); inside one, every anchor after the
+    # second goes through the KD-tree: both must give the rule's answer, in scene order.
+    expected = {
+        (rel, y.id): [o.id for o in relations.related_brute_force(scene, rel, y)]
+        for rel in EVERY
+        for y in scene.objects
+    }
+    for rel in EVERY:
+        for y in scene.objects:
+            assert [o.id for o in relations.related(scene, rel, y)] == expected[rel, y.id]
+    with relations.indexed(scene):
+        for rel in EVERY:
+            for y in scene.objects:
+                got = [o.id for o in relations.related(scene, rel, y)]
+                assert got == expected[rel, y.id], (rel, y.id)
+
+
+@settings(max_examples=60, deadline=None)
+@given(grid)
+def test_receptacle_relations_match_the_parent_links(scene):
+    for y in scene.objects:
+        resting = {
+            x.id
+            for x in scene.objects
+            if x.id != y.id and (y.id in x.parents or x.id in y.children)
+        }
+        inside = {o.id for o in relations.related(scene, "inside", y)}
+        on_top = {o.id for o in relations.related(scene, "on_top_of", y)}
+        assert inside | on_top == resting
+        assert not (inside and on_top)
+        assert (inside == resting) == (relations.is_container(y) or not resting)
+
+
+def test_a_scene_moved_outside_a_scope_is_read_again():
+    a = _object(0, "Apple", 0.0, 0.9, 0.0, None)
+    b = _object(1, "Bowl", 3.0, 0.9, 0.0, None)
+    scene = Scene({"objects": [a, b], "agent": {"position": {"x": 0.0, "y": 0.9, "z": -2.0}}})
+    bowl = scene.by_id("Bowl|1")
+    assert relations.related(scene, "near", bowl) == []
+    a["position"] = {"x": 2.8, "y": 0.9, "z": 0.0}
+    assert [o.id for o in relations.related(scene, "near", bowl)] == ["Apple|0"]
+    with relations.indexed(scene) as index:
+        assert relations.index_of(scene) is index
+        with relations.indexed(scene) as inner:  # scopes nest and share one index
+            assert inner is index
+        assert relations.index_of(scene) is index
+    assert relations.index_of(scene) is not index  # the scope ended: nothing is kept
+
+
+def test_a_person_is_an_anchor_for_distance_relations_only():
+    a = _object(0, "Apple", 0.0, 0.9, 0.0, (0.1, 0.1, 0.1))
+    scene = Scene(
+        {
+            "objects": [a],
+            "agent": {"position": {"x": 0.0, "y": 0.9, "z": -2.0}},
+            "humans": [{"id": "h1", "position": {"x": 0.3, "y": 0.0, "z": 0.0}}],
+        }
+    )
+    person = scene.human("h1")
+    assert [o.id for o in relations.related(scene, "near", person)] == ["Apple|0"]
+    assert [o.id for o in relations.related(scene, "left_of", person)] == ["Apple|0"]
+    for rel in ("above", "below", "on_top_of", "inside"):
+        assert relations.related(scene, rel, person) == []
