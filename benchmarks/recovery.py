@@ -586,10 +586,16 @@ def judge(
     else:
         e2e = result.status is Status.FAILURE and bool(reason) and not wrong
     runs = result.recovery_runs
+    verdicts = result.verdicts.get(guard.name, [])
+    after = verdicts[1] if len(verdicts) > 1 else None  # the re-check after the first plan
+    fixed = bool(runs) and after is not None and after.ok
     if gold.recoverable:
-        recov = bool(runs) and runs[0].succeeded
+        # The issue the plan was for is gone (a new one, e.g. the chosen cup out of reach,
+        # is the next plan's).
+        recov = bool(runs) and after is not None and after.category != verdicts[0].category
     else:
         recov = result.status is Status.FAILURE and bool(reason) and not done
+        fixed = recov
     defined = (
         ended
         and not wrong
@@ -605,6 +611,7 @@ def judge(
         "status": result.status.value,
         "e2e": e2e,
         "recov_plan": recov,
+        "fixed_at_1": fixed,
         "defined": bool(defined),
         "questions": sum(1 for ex in result.transcript if ex.kind == "ask"),
         "ticks": len(result.ticks),
@@ -625,23 +632,29 @@ def pct(values: list[bool]) -> str:
     return f"{100.0 * sum(values) / len(values):5.1f}%" if values else "    -"
 
 
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, min(len(ordered) - 1, round(0.95 * (len(ordered) - 1))))]
+
+
 def table(rows: list[dict[str, Any]], kind: str) -> None:
     print(f"\n{kind} people ({len(rows)} runs)")
-    head = "Defined" if kind == "unhelpful" else "E2E"
     print(
-        f"{'category':16} {'n':>4} {'Recov_Plan':>10} {head:>8} {'Q/run':>6} "
-        f"{'ticks':>6} {'ms p50':>7} {'wrong':>6}"
+        f"{'category':15} {'n':>3} {'Recov_Plan':>10} {'Fixed@1':>8} {'E2E':>7} {'Defined':>8} "
+        f"{'Q/run':>5} {'ticks':>5} {'ms p50':>7} {'ms p95':>7} {'wrong':>5}"
     )
     groups = sorted({r["category"] for r in rows}) + ["ALL"]
     for grp in groups:
         sel = rows if grp == "ALL" else [r for r in rows if r["category"] == grp]
-        main = [r["defined"] if kind == "unhelpful" else r["e2e"] for r in sel]
+        ms = [r["ms"] for r in sel]
         print(
-            f"{grp:16} {len(sel):4d} {pct([r['recov_plan'] for r in sel]):>10} "
-            f"{pct(main):>8} {statistics.mean(r['questions'] for r in sel):6.2f} "
-            f"{statistics.median(r['ticks'] for r in sel):6.0f} "
-            f"{statistics.median(r['ms'] for r in sel):7.1f} "
-            f"{sum(1 for r in sel if r['wrong']):6d}"
+            f"{grp:15} {len(sel):3d} {pct([r['recov_plan'] for r in sel]):>10} "
+            f"{pct([r['fixed_at_1'] for r in sel]):>8} {pct([r['e2e'] for r in sel]):>7} "
+            f"{pct([r['defined'] for r in sel]):>8} "
+            f"{statistics.mean(r['questions'] for r in sel):5.2f} "
+            f"{statistics.median(r['ticks'] for r in sel):5.0f} "
+            f"{statistics.median(ms):7.1f} {_p95(ms):7.1f} "
+            f"{sum(1 for r in sel if r['wrong']):5d}"
         )
 
 

@@ -48,6 +48,7 @@ class Intent(str, enum.Enum):
     WHY = "why"
     REFUSAL = "refusal"
     PASSED = "passed"
+    ABSENT = "absent"  # "we don't have any": there is none to find
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ class Reading:
     @property
     def final(self) -> bool:
         """True when asking again is pointless (the person does not know, or refuses)."""
-        return self.intent in (Intent.DONT_KNOW, Intent.REFUSAL)
+        return self.intent in (Intent.DONT_KNOW, Intent.REFUSAL, Intent.ABSENT)
 
 
 @dataclass(frozen=True)
@@ -142,9 +143,22 @@ _REFUSE_ANY = re.compile(
     r"i\s+am\s+not\s+(?:going\s+to|telling)|i\s+don'?t\s+want\s+to|i\s+do\s+not\s+want\s+to|"
     r"leave\s+it|forget\s+it|never\s*mind|don'?t\s+(?:do|touch|pick|take|bother)|"
     r"do\s+not\s+(?:do|touch|pick|take|bother)|none\s+of\s+(?:them|those|these)|"
-    r"neither\s+(?:one|of)|not\s+telling|mind\s+your\s+own)\b"
+    r"neither\s+(?:one|of)|not\s+telling|mind\s+your\s+own|do\s+it\s+yourself|"
+    r"not\s+my\s+(?:job|problem)|go\s+away|ask\s+someone\s+else|i'?m\s+busy|i\s+am\s+busy)\b"
 )
 
+_ABSENT = re.compile(
+    r"\b(?:we\s+|i\s+)?(?:do\s*n[o']?t|do\s+not)\s+(?:have|own)\s+(?:any|one|that|it|those)\b"
+    r"|\bthere\s+(?:is|are)\s+(?:no|none)\b|\bthere\s+(?:isn'?t|aren'?t)\s+(?:any|one)\b"
+    r"|\bwe'?re\s+out\s+of\b|\bwe\s+are\s+out\s+of\b|\bwe\s+have\s+(?:none|no)\b"
+    r"|\bno\s+such\b"
+)
+#: Who a person introducing herself says she is: "I'm Adriana", "it's Bob", "Adriana".
+_INTRODUCTION = re.compile(
+    r"^(?i:(?:hi|hello|hey|oh|sorry|well|yes)[\s,.!-]*)*"
+    r"(?i:i['\u2019]?m|i\s+am|it['\u2019]?s|it\s+is|this\s+is|my\s+name\s+is|call\s+me)?\s*"
+    r"([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)[\s.!]*$",
+)
 #: Words a reply wraps its content in (dropped before the description is read).
 _LEAD_INS = re.compile(
     r"\b(?:yes|yeah|yep|ok|okay|sure|well|hmm+|uh+|um+|oh|so|please|thanks?|thank\s+you|"
@@ -206,6 +220,8 @@ def intent_of(answer: str) -> Intent | None:
         return Intent.WHY
     if _DONT_KNOW.search(text):
         return Intent.DONT_KNOW
+    if _ABSENT.search(text):
+        return Intent.ABSENT
     if _REFUSE_WHOLE.match(text) or _REFUSE_ANY.search(text):
         return Intent.REFUSAL
     return None
@@ -232,11 +248,13 @@ class AnswerSpace:
         what: str = "one",
         open: bool = False,
         lexicon: CategoryLexicon | None = None,
+        introductions: bool = False,
     ) -> None:
         self.candidates = list(dict((c.value, c) for c in candidates).values())
         self.scene = scene
         self.what = what
         self.open = bool(open) and scene is None
+        self.introductions = bool(introductions)
         self._lexicon = lexicon
 
     # ------------------------------------------------------------------ constructors
@@ -262,9 +280,16 @@ class AnswerSpace:
         return cls([*out, *_people(scene, people)], scene=scene, what=what)
 
     @classmethod
-    def people(cls, scene: Scene | None, names: Iterable[str] = ()) -> AnswerSpace:
-        """The people expected by name (the action's person) and everyone recognised."""
-        return cls(_people(scene, names), scene=scene, what="person")
+    def people(
+        cls, scene: Scene | None, names: Iterable[str] = (), *, introductions: bool = False
+    ) -> AnswerSpace:
+        """The people expected by name (the action's person) and everyone recognised.
+
+        With ``introductions`` (the action names a role, "the user", not a name), a reply
+        that introduces someone by a name ("I'm Adriana", "It's Bob") gives that name; the
+        guard's re-check then decides whether that person can be served.
+        """
+        return cls(_people(scene, names), scene=scene, what="person", introductions=introductions)
 
     @classmethod
     def unverified(cls, ids: Iterable[str], *, what: str = "one") -> AnswerSpace:
@@ -288,6 +313,10 @@ class AnswerSpace:
         intent = intent_of(answer)
         if intent is not None:
             return Reading(intent, answer)
+        if self.introductions:
+            found = _INTRODUCTION.match(" ".join(answer.split()))
+            if found and found.group(1).lower() not in _STOP:
+                return Reading(Intent.CHOSEN, answer, value=found.group(1))
         try:
             return self._read(answer)
         except (BtRaiderError, ValueError, IndexError, KeyError) as exc:
@@ -514,6 +543,25 @@ def _clearly_nearest(
     if ranked[1][0] - ranked[0][0] > NEAREST_MARGIN:
         return [pool[ranked[0][1]]]
     return pool
+
+
+def read_request_reply(answer: str) -> Reading:
+    """Read the reply to a request (``ask("Could you move the chair, please?")``).
+
+    Whatever the person says goes, except "I don't know" and a refusal ("no, do it
+    yourself"), which end the recovery (the re-check cannot go better), "why?", which is
+    explained, and silence or a question back, which is asked again.
+    """
+    answer = str(answer)
+    intent = intent_of(answer)
+    if intent is not None:
+        return Reading(intent, answer)
+    text = _clean(answer)
+    if not text:
+        return Reading(Intent.UNCLEAR, answer, reason="I did not hear an answer.")
+    if text.endswith("?"):
+        return Reading(Intent.UNCLEAR, answer, reason=f"{_quote(answer)} does not answer me.")
+    return Reading(Intent.CHOSEN, answer, value=text)
 
 
 def _obj(scene: Scene, ref: str) -> SceneObject | None:

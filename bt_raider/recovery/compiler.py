@@ -9,6 +9,7 @@ from typing import Any
 
 import py_trees
 
+from bt_raider.recovery.answers import read_request_reply
 from bt_raider.recovery.safecode import INTERACTION_ACTIONS, Arg, Program, Ref
 from bt_raider.runtime.actions import ActionBehaviour, Robot, Var
 from bt_raider.runtime.human import (
@@ -66,6 +67,16 @@ def compile_program(
                     human,
                     var=step.target,
                     read=answers.get(step.target),
+                    because=because,
+                    max_asks=max_asks,
+                    name=label,
+                )
+            elif step.target is None:
+                # A request ("could you move the chair?"): a refusal ends the recovery at once.
+                node = GroundedAsk(
+                    args[0],
+                    human,
+                    read=read_request_reply,
                     because=because,
                     max_asks=max_asks,
                     name=label,

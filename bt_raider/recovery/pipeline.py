@@ -388,7 +388,9 @@ def answer_spaces(
             (str(st.args[0]) for st in plan.program.steps if st.target == var and st.args), ""
         )
         if roles == {"person"} or (re.search(r"\bwho\b", question, re.I) and names):
-            out[var] = AnswerSpace.people(scene, names)
+            # "the user" is a role, not a name: whoever introduces herself may be it.
+            role = bool(names) and all(n[:1].islower() for n in names)
+            out[var] = AnswerSpace.people(scene, names, introductions=role)
         elif "place" in roles:
             out[var] = AnswerSpace.places(scene, people=names)
         else:

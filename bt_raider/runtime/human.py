@@ -475,7 +475,11 @@ class GroundedAsk(AskBehaviour):
             reading = self.read(answer if isinstance(answer, str) else "")
             if reading.usable or reading.final:
                 if reading.final:
-                    reply = "All right. Without an answer I will not go on with this."
+                    reply = (
+                        "All right: then I cannot do this."
+                        if _intent(reading) == "absent"
+                        else "All right. Without an answer I will not go on with this."
+                    )
                     self.human.say(reply)
                     lines.append(f"robot says: {reply}")
                 return _Asked(reading, tuple(lines), asks)
@@ -514,7 +518,9 @@ class GroundedAsk(AskBehaviour):
             if intent == "dont_know":
                 why = "the person does not know"
             elif intent == "refusal":
-                why = "the person declined to answer"
+                why = "the person declined"
+            elif intent == "absent":
+                why = "the person says there is none"
             else:
                 why = f"no answer named one of the options after {outcome.asks} question(s)" + (
                     f" ({outcome.reading.reason})" if outcome.reading.reason else ""

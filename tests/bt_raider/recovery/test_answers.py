@@ -12,6 +12,7 @@ from bt_raider.recovery.answers import (
     Candidate,
     Intent,
     intent_of,
+    read_request_reply,
     strip_article,
 )
 from tests.bt_raider.recovery.toy import (
@@ -237,3 +238,46 @@ def test_next_to_of_several_near_ones_means_the_clearly_nearest() -> None:
     tied = _medicines_at(0.5, 0.75)
     reading = tied.read("the one next to the plant")
     assert reading.intent is Intent.UNCLEAR and "fits more than one" in reading.reason
+
+
+@pytest.mark.parametrize(
+    ("answer", "intent"),
+    [
+        ("Of course.", Intent.CHOSEN),
+        ("mm, there", Intent.CHOSEN),
+        ("No. Do it yourself.", Intent.REFUSAL),
+        ("I don't know", Intent.DONT_KNOW),
+        ("why?", Intent.WHY),
+        ("   ", Intent.UNCLEAR),
+        ("Did you see the football last night?", Intent.UNCLEAR),
+    ],
+)
+def test_a_reply_to_a_request(answer, intent) -> None:
+    assert read_request_reply(answer).intent is intent
+
+
+@pytest.mark.parametrize(
+    "answer", ["We don't have any, sorry.", "There is no banana here.", "there isn't one"]
+)
+def test_there_is_none_ends_the_question(answer) -> None:
+    # Read as unclear before: a cooperative person was asked three times where the banana is.
+    reading = AnswerSpace.places(Scene(toy_scene_dict())).read(answer)
+    assert reading.intent is Intent.ABSENT and reading.final and not reading.usable
+
+
+@pytest.mark.parametrize(
+    ("answer", "value"),
+    [
+        ("I'm Adriana.", "Adriana"),
+        ("Oh, sorry - it's Adriana.", "Adriana"),
+        ("My name is Bob Smith", "Bob Smith"),
+        ("Just someone who lives here.", None),
+        ("it's me", None),
+    ],
+)
+def test_a_role_takes_the_name_a_person_introduces_herself_by(answer, value) -> None:
+    space = AnswerSpace.people(Scene(toy_scene_dict()), ["user"], introductions=True)
+    assert space.read(answer).value == value
+    # A person expected by name is not anyone who introduces herself.
+    named = AnswerSpace.people(Scene(toy_scene_dict()), ["Adriana"])
+    assert named.read("I'm Bob.").value is None

@@ -780,3 +780,22 @@ def test_handover_of_what_the_robot_does_not_hold_fetches_it_first() -> None:
     # Holding it already, or no such object: the plan says why instead.
     held = RecoveryRequest("handover(Apple, Adriana)", verdict, holding=["Apple"], scene=scene)
     assert propose(held)[0].startswith("say(")
+
+
+def test_who_are_you_for_a_role_accepts_the_name_given() -> None:
+    data = toy_scene_dict(holding_apple=True)
+    data["humans"] = [{"id": "person_1", "name": None, "position": {"x": 0.3, "y": 0.0, "z": -0.3}}]
+    scene = Scene(data)
+    verdict = Verdict(
+        Category.NOT_PRESENT,
+        "The person is not recognised: the person in sight (person_1) has no recognised name.",
+        grounding={"the apple": [APPLE], "the user": []},
+        action="handover",
+    )
+    request = RecoveryRequest("deliver the apple to the user", verdict, scene=scene)
+    plan = Recovery(SymbolicRecovery(), None, ScriptedHuman([])).plan(request)  # type: ignore[arg-type]
+    assert plan.code.splitlines()[0] == "name = ask('Hello, who are you?')"
+    assert plan.answers["name"].read("I'm Adriana.").value == "Adriana"
+    named = RecoveryRequest("hand the apple to Adriana", verdict, scene=scene)
+    plan = Recovery(SymbolicRecovery(), None, ScriptedHuman([])).plan(named)  # type: ignore[arg-type]
+    assert plan.answers["name"].read("I'm Bob.").value is None

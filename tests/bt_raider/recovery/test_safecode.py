@@ -333,3 +333,35 @@ def test_every_builtin_example_runs_against_a_scripted_robot_and_human(example: 
             expected_robot.append((step.action, args))
     assert robot.started == expected_robot
     assert [(e.kind, e.text, e.answer) for e in human.transcript] == expected_human
+
+
+# ------------------------------------------------- failure classes found by benchmarks/recovery.py
+
+
+@pytest.mark.parametrize(
+    ("answer", "status", "final"),
+    [
+        ("Of course, done.", Status.SUCCESS, False),
+        ("No. Do it yourself.", Status.FAILURE, True),
+        ("I don't know.", Status.FAILURE, True),
+    ],
+)
+def test_a_request_refused_ends_the_recovery(answer, status, final) -> None:
+    # A plain request used to accept "No." as an answer: the guard re-planned and asked the
+    # same person again, twice.
+    human = ScriptedHuman([answer])
+    tree = compile_program(
+        parse_recovery("ask('Could you move the Chair out of the way, please?')"), None, human
+    )
+    run(tree)
+    node = tree.children[0]
+    assert (tree.status, node.status, getattr(node, "final", False)) == (status, status, final)
+    assert len(human.transcript) == (2 if final else 1)  # the robot acknowledges a refusal
+
+
+def test_a_question_back_to_a_request_is_asked_again() -> None:
+    human = ScriptedHuman(["Did you see the match?", "Sure, there."])
+    tree = compile_program(parse_recovery("ask('Could you bring the Apple closer?')"), None, human)
+    run(tree)
+    assert tree.status == Status.SUCCESS
+    assert [e.kind for e in human.transcript] == ["ask", "say", "ask"]
