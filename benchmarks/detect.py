@@ -237,42 +237,106 @@ ALFRED_ACTIONS = {
 }
 
 
-def alfred_parse_check(path: Path = ALFRED) -> None:
-    """Parse each ALFRED step description aligned with its high-level PDDL action.
+#: The role of each annotated ALFRED argument, per high-level action (in ``args`` order).
+ALFRED_ROLES = {
+    "PickupObject": ("object",),
+    "PutObject": ("object", "destination"),
+    "OpenObject": ("object",),
+    "CloseObject": ("object",),
+    "SliceObject": ("object",),
+    "ToggleObject": ("object",),
+    "GotoLocation": ("target",),
+}
+_PRONOUNS = {"it", "them", "this", "that", "one", ""}
 
-    Many descriptions hold several actions ("Open the fridge, take the egg, close it") or a
-    route ("Turn left and walk until ..."); a query names one action, so these count as misses
-    here and set a ceiling well below 100%.
+
+def phrase_types(head: str, lexicon: Any) -> set[str]:
+    """AI2-THOR types (lowercase) a head noun may name: its longest sub-phrase the lexicon
+    knows ("the black kitchen sink" -> sink -> {sink, sinkbasin}), or the squashed words."""
+    words = head.split()
+    for size in range(len(words), 0, -1):
+        for i in range(len(words) - size + 1):
+            sub = " ".join(words[i : i + size])
+            types = lexicon.types_for(sub)
+            if types:
+                return {t.lower() for t in types}
+    return {head.replace(" ", "").lower()} if head else set()
+
+
+def alfred_parse_check(path: Path = ALFRED) -> None:
+    """Parse ALFRED's human step descriptions; score the action and its arguments.
+
+    Each description goes through :func:`~bt_raider.checking.steps.split_steps` ("Open the
+    fridge, put the egg inside and close it" is three steps) and each step through the parser.
+    **action**: a step has the annotated high-level action (``ALFRED_ACTIONS``; a route counts
+    as an approach to where it ends). **args**: for those, every annotated argument
+    (``high_pddl`` args: object, receptacle, destination) is among the types the step's
+    phrase names through the lexicon (:func:`phrase_types`); "it" is the last phrase an earlier
+    step of the same task named.
     """
     from bt_raider.checking.parse import parse_query
+    from bt_raider.checking.steps import split_steps
     from bt_raider.errors import QueryError
+    from bt_raider.perception.lexicon import CategoryLexicon
 
     if not path.exists():
         print(f"ALFRED annotations not found at {path}")
         return
+    lexicon = CategoryLexicon.default()
     total: dict[str, int] = {}
     hits: dict[str, int] = {}
+    args_ok: dict[str, int] = {}
     for line in path.read_text().splitlines():
         task = json.loads(line)
         steps = [a for a in task["high_pddl"] if a["action"] != "NoOp"]
         for ann in task["annotations"]:
             if len(ann["high_descs"]) != len(steps):
                 continue
+            last: list[str] = []  # heads named so far in this task, for "it"
             for step, text in zip(steps, ann["high_descs"], strict=True):
                 want = ALFRED_ACTIONS.get(step["action"])
+                parsed = []
+                for piece in split_steps(text):
+                    try:
+                        parsed.append(parse_query(piece))
+                    except QueryError:
+                        continue
                 if want is None:
+                    last.extend(a.head for p in parsed for a in p.args if a.head not in _PRONOUNS)
                     continue
-                total[step["action"]] = total.get(step["action"], 0) + 1
-                try:
-                    got = parse_query(text).action
-                except QueryError:
-                    got = None
-                hits[step["action"]] = hits.get(step["action"], 0) + (got in want)
-    print("\nALFRED step descriptions parsed to the annotated action")
+                name = step["action"]
+                total[name] = total.get(name, 0) + 1
+                match = next((p for p in parsed if p.action in want), None)
+                hits[name] = hits.get(name, 0) + (match is not None)
+                if match is not None:
+                    ok = True
+                    for role, value in zip(ALFRED_ROLES[name], step["args"], strict=False):
+                        arg = match.arg(role) or (match.arg("object") if role == "target" else None)
+                        head = arg.head if arg is not None else ""
+                        if head in _PRONOUNS:
+                            avoid = (
+                                {match.arg("object").head}
+                                if role != "object" and match.arg("object")
+                                else set()
+                            )
+                            head = next((h for h in reversed(last) if h not in avoid), "")
+                        types = phrase_types(head, lexicon)
+                        # ALFRED names a slice by its whole ("tomato" for TomatoSliced).
+                        types |= {t.removesuffix("sliced") for t in types}
+                        if value.lower() not in types:
+                            ok = False
+                    args_ok[name] = args_ok.get(name, 0) + ok
+                last.extend(a.head for p in parsed for a in p.args if a.head not in _PRONOUNS)
+    print("\nALFRED step descriptions: the annotated action, and its arguments where it is right")
+    print(f"  {'action':14} {'n':>5} {'action':>8} {'args':>8}")
     for name in sorted(total):
+        h = hits.get(name, 0)
         print(
-            f"  {name:14} {hits[name]:5d} / {total[name]:5d}  {100.0 * hits[name] / total[name]:5.1f}%"
+            f"  {name:14} {total[name]:5d} {100.0 * h / total[name]:7.1f}%"
+            f" {100.0 * args_ok.get(name, 0) / max(1, h):7.1f}%"
         )
+    n, h, a = sum(total.values()), sum(hits.values()), sum(args_ok.values())
+    print(f"  {'all':14} {n:5d} {100.0 * h / n:7.1f}% {100.0 * a / max(1, h):7.1f}%")
 
 
 def main(argv: list[str] | None = None) -> int:

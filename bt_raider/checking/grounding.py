@@ -407,6 +407,9 @@ class Grounder:
             base = [o for o in present if o.type in types] if types else []
         if not base:
             return Grounded(phrase, "object", [], level, f"{there_is_no(phrase)} in the scene.")
+        # "the tub" names the Bathtub and its BathtubBasin: one thing, the whole.
+        wholes = {o.id for o in base}
+        base = [o for o in base if (w := self.scene.whole_of(o)) is None or w.id not in wholes]
         candidates = base
         if phrase.states:
             candidates, why_not = self._filter_states(phrase, candidates)

@@ -24,6 +24,7 @@ from bt_raider.checking.vocabulary import (
     AMBIGUOUS_STATES,
     DESTINATION_PREPOSITIONS,
     DETERMINERS,
+    DIRECTION_WORDS,
     FILLERS,
     GENERIC_HEADS,
     HAND_ARG,
@@ -34,6 +35,7 @@ from bt_raider.checking.vocabulary import (
     NAME_SUFFIXES,
     NAME_TO_ACTION,
     NON_DESTINATION_RELATIONS,
+    PART_OF_PREFIX,
     POLITE_PREFIXES,
     POLITE_SUFFIXES,
     RELATIONS_BY_FIRST_WORD,
@@ -41,6 +43,10 @@ from bt_raider.checking.vocabulary import (
     ROBOT_ARG,
     ROBOT_PARAM,
     ROLES,
+    ROUTE_BREAKS,
+    ROUTE_CLAUSE_WORDS,
+    ROUTE_MARKERS,
+    ROUTE_VERBS,
     SPEAKER_WORDS,
     SPLIT_PARTICLES,
     VERB_PHRASES,
@@ -345,6 +351,10 @@ def _parse_natural(text: str, vocab: Vocab) -> ParsedQuery:
             if action is not None:
                 words = [stem, *words[1:]]
                 break
+    if _is_route(words, action, rest):
+        route = _route(words, text, vocab)
+        if route is not None:
+            return route
     if action is None:
         if words[0] in DETERMINERS and re.search(r"\bplease\b", text, re.IGNORECASE):
             return _request(words, text, vocab)  # "The salt shaker, please."
@@ -369,6 +379,81 @@ def _parse_natural(text: str, vocab: Vocab) -> ParsedQuery:
             split = _Splitter(rest[1:], split.original[1:], vocab)
         args = split.whole()
     return ParsedQuery(action, _check_arity(action, args, text), "natural", text)
+
+
+def _is_route(words: list[str], action: str | None, rest: list[str]) -> bool:
+    """Whether the words describe a walk ("turn left and go to the sink", "walk ahead to ...")."""
+    if words[0] == "take" and words[1:2] == ["a"] and words[2:3] in (["step"], ["left"], ["right"]):
+        return True  # "take a step to the left and face the sink"
+    if words[0] not in ROUTE_VERBS:
+        return False
+    if action is None:
+        return True
+    if action in ("turnon", "turnoff"):
+        # "turn right ... on the sink", "turn to your right and go to the sink on your left"
+        return len(words) > 1 and (words[1] in DIRECTION_WORDS or words[1] in ("to", "and"))
+    if action == "approach":
+        # "walk to the counter then turn left to the sink": the route goes on past the first.
+        return (
+            any(w in ROUTE_CLAUSE_WORDS for w in rest)
+            or _direction_tail(rest) < len(rest)
+            or PART_OF_PREFIX.match(" ".join(rest[1:] if rest[:1] == ["to"] else rest) + " ")
+            is not None
+        )
+    return False
+
+
+def _direction_tail(words: list[str]) -> int:
+    """Where a trailing direction ("on your left", "to the right", "behind you") starts."""
+    n = len(words)
+    for size in (4, 3, 2):
+        tail = words[n - size :] if n > size else []
+        if not tail:
+            continue
+        if (
+            tail[0] in ("on", "to", "at", "in")
+            and tail[1] in ("your", "the", "my")
+            and tail[2] in ("left", "right")
+            and (size == 3 or tail[3:] == ["side"])
+        ):
+            return n - size
+        if size == 2 and tail in (["behind", "you"], ["near", "you"]):
+            return n - 2
+    return n
+
+
+def _route(words: list[str], text: str, vocab: Vocab) -> ParsedQuery | None:
+    """A route as an approach to where it ends: the last place a marker of
+    :data:`ROUTE_MARKERS` names that is not a direction ("to your left", "around")."""
+    split = _Splitter(words, _original_words(text, words), vocab)
+    relation_starts = {start for start, _, rel in _relation_spans(words) if rel != "from"}
+    best: ArgPhrase | None = None
+    i = 0
+    while i < len(words):
+        marker = next((m for m in ROUTE_MARKERS if tuple(words[i : i + len(m)]) == m), None)
+        if marker is None or (i in relation_starts and words[i] == "to"):
+            i += 1  # "to the left of" belongs to a phrase, it starts none
+            continue
+        start = i + len(marker)
+        end = start
+        while end < len(words) and words[end] not in ROUTE_CLAUSE_WORDS:
+            if end > start and words[end] in ROUTE_BREAKS:
+                if end not in relation_starts or words[end] != "to":
+                    break
+            end += 1
+        lead = PART_OF_PREFIX.match(" ".join(words[start:end]) + " ")
+        if lead is not None:
+            start += len(lead.group(0).split())
+        end = start + _direction_tail(words[start:end])
+        phrase = split.phrase(start, end)
+        if phrase is not None:
+            head = [w for w in phrase.head.split() if w not in DETERMINERS]
+            if head and not all(w in DIRECTION_WORDS for w in head):
+                best = phrase
+        i = max(end, i + 1)
+    if best is None:
+        return None
+    return ParsedQuery("approach", [_with_role(best, "target")], "natural", text)
 
 
 def names_an_action(text: str) -> bool:
@@ -537,12 +622,13 @@ class _Splitter:
 
     def handover(self) -> list[ArgPhrase]:
         """``hand X to P``, ``give P the X``, ``give P X``."""
-        words = self.words
+        words = self.words[: _direction_tail(self.words)]  # "... to the table to your left"
         if "to" in words:
             i = len(words) - 1 - words[::-1].index("to")
             # "next to" / "close to" belong to a relation of the object phrase.
             if i > 0 and words[i - 1] not in ("next", "close", "closest", "nearest", "near"):
-                return self.around(i, 1)
+                parts = (self.phrase(0, i), self.phrase(i + 1, len(words)))
+                return [p for p in parts if p is not None]
         if len(words) >= 2:
             # Double object: the recipient comes first ("give Adriana the medicine").
             cut = next((i for i in range(1, len(words)) if words[i] in DETERMINERS), 1)

@@ -239,6 +239,68 @@ POLITE_SUFFIXES = re.compile(
 )
 
 
+#: Words that start a route ("walk straight ahead to the dresser", "turn around, go to the sink"):
+#: a route is an approach to where it ends (see :data:`ROUTE_MARKERS`).
+ROUTE_VERBS = frozenset(
+    "walk walks go goes head heads move moves turn turns step steps proceed continue face veer "
+    "cross hang make travel come return back stand look run".split()
+)
+
+
+#: Words that introduce where a route ends, longest first ("in front of the sink", "to the
+#: desk", "towards the door"); the last one with a place after it is the destination.
+ROUTE_MARKERS: tuple[tuple[str, ...], ...] = tuple(
+    sorted(
+        (
+            tuple(p.split())
+            for p in (
+                "to",
+                "towards",
+                "toward",
+                "at",
+                "in front of",
+                "up to",
+                "face",
+                "facing",
+                "reach",
+                "for",
+                "by",
+                "near",
+                "into",
+                "over to",
+                "locate",
+                "find",
+                "get to",
+            )
+        ),
+        key=len,
+        reverse=True,
+    )
+)
+
+
+#: Heads that give a direction, not a place ("to your left", "turn around").
+DIRECTION_WORDS = frozenset(
+    "left right around back forward forwards ahead straight front behind side way wall room "
+    "direction corner end edge middle center centre other step steps you yourself".split()
+)
+
+
+#: Words that end a route phrase: a new clause begins ("then", "and", "where", "so").
+ROUTE_CLAUSE_WORDS = frozenset("then and where so until when while once after before".split())
+
+
+#: Words inside a route phrase that start the next marker ("turn to face the island").
+ROUTE_BREAKS = frozenset({"to", "towards", "toward", "at", "facing", "face", "locate", "find"})
+
+
+#: "the left side of the table" names the table: the part phrase before "of" is dropped.
+PART_OF_PREFIX = re.compile(
+    r"^(?:the\s+)?(?:(?:far|near|other|left|right|front|back)\s+)?"
+    r"(?:side|end|edge|corner|front|back|middle|center|centre|part|top|area)\s+of\s+"
+)
+
+
 #: State adjectives (multi-word first); ``not X`` is kept as ``not X``.
 STATE_WORDS: tuple[str, ...] = (
     "turned on",

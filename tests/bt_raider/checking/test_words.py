@@ -178,3 +178,41 @@ def test_the_trace_agrees_with_the_tool_it_answers(small_kitchen_dict):
     assert "Egg" in lines[i]
     answer = next(line for line in lines[i + 1 :] if line.startswith("ok:") or "obstructed" in line)
     assert "Egg" in answer
+
+
+# --------------------------------------------------------------------------- routes
+@pytest.mark.parametrize(
+    "text, head",
+    [
+        ("turn around and walk to the stove on the left", "stove"),
+        ("Walk straight ahead to the dresser.", "dresser"),
+        (
+            "Turn left, walk towards the door, turn left and walk towards the baseball bat",
+            "baseball bat",
+        ),
+        ("Go left and stand in front of the night stand to the right of the bed.", "night stand"),
+        ("head for the oven at the right", "oven"),
+        ("Turn right and face the counter.", "counter"),
+        ("Walk to the left side of the table.", "table"),
+        ("Turn to your right and go to the first sink on your left.", "first sink"),
+        ("walk to the counter then turn left to the sink", "sink"),
+    ],
+)
+def test_a_route_is_an_approach_to_where_it_ends(text, head):
+    parsed = parse_query(text)
+    assert parsed.action == "approach"
+    assert parsed.args[0].head == head and parsed.args[0].relation in (None, "right of")
+
+
+def test_a_route_keeps_the_plain_phrase_of_a_plain_approach():
+    assert parse_query("go to the medicine counter").args[0].text == "the medicine counter"
+    assert parse_query("approach Adriana").args[0].text == "Adriana"
+    with pytest.raises(QueryError):
+        parse_query("turn around")  # a route that ends nowhere names no target
+
+
+def test_a_whole_and_its_part_named_alike_are_one_candidate(small_kitchen_dict):
+    # "sink" names both the Sink and its SinkBasin in the lexicon: one thing, not an ambiguity.
+    v = check(small_kitchen_dict, "go to the kitchen sink")
+    assert v.category is not Category.AMBIGUITY
+    assert v.grounding["the kitchen sink"] == [SINK]
