@@ -328,15 +328,77 @@ def alfred_parse_check(path: Path = ALFRED) -> None:
                     args_ok[name] = args_ok.get(name, 0) + ok
                 last.extend(a.head for p in parsed for a in p.args if a.head not in _PRONOUNS)
     print("\nALFRED step descriptions: the annotated action, and its arguments where it is right")
-    print(f"  {'action':14} {'n':>5} {'action':>8} {'args':>8}")
+    print("  (args: of those with the right action; both: action and args right, of all)")
+    print(f"  {'action':14} {'n':>5} {'action':>8} {'args':>8} {'both':>8}")
     for name in sorted(total):
-        h = hits.get(name, 0)
+        h, a = hits.get(name, 0), args_ok.get(name, 0)
         print(
             f"  {name:14} {total[name]:5d} {100.0 * h / total[name]:7.1f}%"
-            f" {100.0 * args_ok.get(name, 0) / max(1, h):7.1f}%"
+            f" {100.0 * a / max(1, h):7.1f}% {100.0 * a / total[name]:7.1f}%"
         )
     n, h, a = sum(total.values()), sum(hits.values()), sum(args_ok.values())
-    print(f"  {'all':14} {n:5d} {100.0 * h / n:7.1f}% {100.0 * a / max(1, h):7.1f}%")
+    print(
+        f"  {'all':14} {n:5d} {100.0 * h / n:7.1f}% {100.0 * a / max(1, h):7.1f}%"
+        f" {100.0 * a / n:7.1f}%"
+    )
+    huric_parse_check()
+
+
+HURIC = HERE.parents[1] / "shared" / "data" / "huric" / "huric_en_commands.jsonl"
+#: HuRIC frames -> the actions that carry them out, and the element whose head is the object.
+HURIC_ACTIONS: dict[str, tuple[set[str], str]] = {
+    "Bringing": ({"handover", "approach", "place", "pick"}, "Theme"),
+    "Taking": ({"pick"}, "Theme"),
+    "Placing": ({"place"}, "Theme"),
+    "Releasing": ({"place"}, "Theme"),
+    "Giving": ({"handover"}, "Theme"),
+    "Change_operational_state": ({"turnon", "turnoff"}, "Device"),
+    "Closure": ({"open", "close"}, "Containing_object"),
+    "Motion": ({"approach"}, "Goal"),
+    "Arriving": ({"approach"}, "Goal"),
+    "Manipulation": ({"pick"}, "Entity"),
+}
+
+
+def huric_parse_check(path: Path = HURIC) -> None:
+    """HuRIC's commands beside ALFRED: each frame of :data:`HURIC_ACTIONS` is found when a step
+    of the sentence has one of its actions; its argument is right when the frame element's
+    head is in that step's phrase for the role (the object; the target of an approach)."""
+    from bt_raider.checking.parse import parse_query
+    from bt_raider.checking.steps import split_steps
+    from bt_raider.errors import QueryError
+
+    if not path.exists():
+        print(f"HuRIC commands not found at {path}")
+        return
+    total = hits = args = 0
+    for line in path.read_text().splitlines():
+        cmd = json.loads(line)
+        parsed = []
+        for piece in split_steps(cmd["sentence"]):
+            try:
+                parsed.append(parse_query(piece))
+            except QueryError:
+                continue
+        for frame in cmd["frames"]:
+            spec = HURIC_ACTIONS.get(frame["frame"])
+            if spec is None:
+                continue
+            actions, element = spec
+            total += 1
+            match = next((p for p in parsed if p.action in actions), None)
+            if match is None:
+                continue
+            hits += 1
+            head = next(
+                (e.get("head") or "" for e in frame["elements"] if e["type"] == element), ""
+            ).lower()
+            phrase = match.args[0].text.lower() if match.args else ""
+            args += bool(head) and head in phrase.split()
+    print(
+        f"  {'HuRIC frames':14} {total:5d} {100.0 * hits / max(1, total):7.1f}%"
+        f" {100.0 * args / max(1, hits):7.1f}% {100.0 * args / max(1, total):7.1f}%"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
