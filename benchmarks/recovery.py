@@ -17,6 +17,10 @@ tree runs to completion with :func:`bt_raider.testing.run_tree`, once per kind o
 - **unhelpful**: "I don't know", silence (the answer times out), a refusal, an answer about
   something else (rotating by case); she never acts in the world and never signals an event.
 
+The harness adds scene variants (:func:`with_helper`): each out_of_reach and obstructed case
+whose scene has nobody in it, again with a person standing by the robot (``+helper``), so that
+recovery asks her to act and the kind of person matters (``--no-helper`` skips them).
+
 What the person answers and does is decided here from the question's words (the topic) and
 the case's gold, never from the recovery's internals.
 
@@ -59,6 +63,7 @@ Exits 2 with one line when ``../shared`` (the FloorPlan1 kitchen) is absent.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import math
 import re
@@ -382,7 +387,7 @@ class Person:
             target = next((a for a in g.args if a and _maybe(scene, a)), None)
             if target is not None and not any(o.id == target for o in scene.holding):
                 ax, _, az = scene.agent_position
-                hx, _, hz = scene.heading
+                hx, hz = scene.heading()
                 w.move_object(target, (ax + 0.4 * hx, az + 0.4 * hz))
         elif topic == "open":
             low = text.lower()
@@ -452,6 +457,42 @@ def _maybe(scene: Any, ref: str) -> Any:
         return scene.by_id(ref)
     except Exception:
         return None
+
+
+#: Categories whose recovery asks a person to act when someone is around.
+HELPER_CATEGORIES = ("out_of_reach", "obstructed")
+
+
+def with_helper(
+    work: list[tuple[dict[str, Any], dict[str, Any]]],
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Scene variants this benchmark adds: each out_of_reach and obstructed case of the sets
+    whose scene has nobody in it, again with a person (Marta) standing 1 m to the robot's
+    right, so the recovery asks her to bring the object closer or to move what is in the way
+    (without her the robot does it itself, and the kind of person makes no difference).
+    Case ids get ``+helper``.
+    """
+    from bt_raider.perception.scene import Scene
+
+    out = []
+    for case, scene_dict in work:
+        if case["category"] not in HELPER_CATEGORIES or scene_dict.get("humans"):
+            continue
+        scene = Scene(scene_dict)
+        x, _, z = scene.agent_position
+        rx, rz = scene.right_vector()
+        data = copy.deepcopy(scene_dict)
+        data["humans"] = [
+            {
+                "id": "person_9",
+                "name": "Marta",
+                "position": {"x": round(x + rx, 3), "y": 0.0, "z": round(z + rz, 3)},
+                "looking_at_robot": True,
+                "hands_free": True,
+            }
+        ]
+        out.append(({**case, "id": case["id"] + "+helper"}, data))
+    return out
 
 
 # ---------------------------------------------------------------------------- one run
@@ -675,7 +716,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model")
     parser.add_argument("--base-url")
     parser.add_argument("--api-key")
-    parser.add_argument("--case", action="append", help="only these case ids (repeatable)")
+    parser.add_argument(
+        "--case", action="append", help="only these case ids, and their +helper (repeatable)"
+    )
+    parser.add_argument(
+        "--no-helper",
+        action="store_true",
+        help="skip the scene variants with a person by the robot (see with_helper)",
+    )
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per run")
     parser.add_argument("--show-failures", type=int, default=10, metavar="N")
     parser.add_argument("--json", type=Path, help="also write per-run results here")
@@ -699,11 +747,19 @@ def main(argv: list[str] | None = None) -> int:
             if not line.strip():
                 continue
             case = json.loads(line)
-            if case["category"] == "none" or (args.case and case["id"] not in args.case):
+            if case["category"] == "none":
                 continue
             work.append((case, build_cases.build_scene(variants, case["variant"], kitchen)))
+    if not args.no_helper:
+        work += with_helper(work)
+    if args.case:  # a case and its +helper variant
+        work = [w for w in work if w[0]["id"].removesuffix("+helper") in args.case]
     kinds = args.person or list(KINDS)
-    print(f"{len(work)} issue cases (both public sets), recovery backend {args.backend}")
+    helpers = sum(1 for case, _ in work if case["id"].endswith("+helper"))
+    print(
+        f"{len(work)} issue cases ({len(work) - helpers} of cases.jsonl and heldout.jsonl, "
+        f"{helpers} +helper variants), recovery backend {args.backend}"
+    )
     all_rows: list[dict[str, Any]] = []
     for kind in kinds:
         rows = []
