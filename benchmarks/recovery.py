@@ -27,29 +27,39 @@ the case's gold, never from the recovery's internals.
 **Gold per case.** The *right object* of each argument: the case's ``grounding`` when it names
 one object, else what the checker grounded the phrase to on the unchanged scene. For an
 ambiguity, the right object is the first candidate (sorted objectIds) of the ambiguous phrase
-that the vague person can describe uniquely by the harness's own geometry (the candidate
-nearest to an object whose type occurs once in the scene, "next to the <type>"); if no
+that the action makes sense for (by the object's flags: a pickupable one to pick, one that is
+off to turn on) and that the vague person can describe uniquely by the harness's own
+geometry (the candidate clearly nearest to an object within 0.5 m whose type occurs once in
+the scene, "next to the <type>"); if no
 candidate can be described so, the first candidate, described by its position in the
 question's list ("the second one"). A case is *recoverable* unless recovery is impossible by
 construction: ``wrong_property`` (the object cannot do it); ``not_present`` unless the
 missing one is a person and someone unrecognised is there; ``wrong_state`` when the action's
 effect already holds (open an open fridge, slice a sliced tomato) or rests on a PDDL fact the
-scene has no way to make true. For those, the right outcome is a FAILURE that says why.
+scene has no way to make true; any case whose object lacks the property its action needs. For
+those, the right outcome is a FAILURE that says why. Asked who she is, the person gives the
+name the query uses, or "Adriana" when it names a role ("the user").
 
 **Metrics** (per category and overall, per kind of person):
 
-- **Recov_Plan** (RAIDER's metric, judged in the world): the first recovery plan was accepted
-  and, after it ran, the guard's re-check in the simulated world found no issue; for a case
-  that cannot be recovered, the run ends in FAILURE with an explanation and no robot action.
-- **E2E**: recoverable: the root SUCCEEDS and the original action was executed in the world on
-  the right objects; not recoverable: the root FAILS with a reason. With unhelpful people the
-  target is *Defined*: the run ends (SUCCESS on the right object, or FAILURE with a reason)
-  within the guard's attempt limit, without timing out.
-- **Q/rec**: questions asked per run; **ticks** and **ms**: median ticks and wall time of the
-  run, to its end.
-- **Wrong**: runs with a wrong action: the world refused an action (the robot acted while an
-  issue remained), or the original action ran on an object other than the right one, or ran
-  at all when the case cannot be recovered.
+- **Recov_Plan** (RAIDER's metric, judged in the world, not on the plan's text): the first
+  recovery plan was accepted and, after it ran, the guard's re-check in the simulated world no
+  longer finds the issue the plan was for (no issue, or another one: the cup the person chose
+  is out of reach, which the next plan handles); for a case that cannot be recovered, the run
+  ends in FAILURE with an explanation and the action never ran.
+- **Fixed@1**: stricter: the re-check after the first plan finds no issue at all.
+- **E2E**: recoverable: the root SUCCEEDS and the original action itself (the guarded node,
+  not a recovery step) was executed in the world on the right objects, with no wrong action;
+  not recoverable: the root FAILS with a reason and the action never ran.
+- **Defined** (the target with unhelpful people): the run ends, within the guard's attempt
+  limit and without timing out, in SUCCESS on the right object or in FAILURE with a reason,
+  with no wrong action.
+- **Q/run**: questions asked per run (each re-ask counts); **ticks**, **ms p50/p95**: ticks
+  and wall time of the run, to its end (detection, recovery and the action; 5 ms between
+  ticks).
+- **wrong**: runs with a wrong action: the world refused an action (the robot acted while an
+  issue remained), or the guarded action ran on an object other than the right one, or ran at
+  all when the case cannot be recovered.
 
 Usage::
 
