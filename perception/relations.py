@@ -465,6 +465,27 @@ def _fast_xyz(obj: Any) -> tuple[float, float, float]:
     return float(pos[0]), float(pos[1]), float(pos[2])
 
 
+def _read_positions(objects: Sequence[Any]) -> np.ndarray:
+    """``(n, 3)`` positions: one pass over the raw dicts, checked at once; else one by one.
+
+    The batch holds only when every coordinate is a float within :data:`MAX_MAGNITUDE` (what
+    ``SceneObject.position`` accepts without a word); anything else is read object by object,
+    so a malformed position fails with the object's own error.
+    """
+    try:
+        ps = [o.raw["position"] for o in objects]
+        xs = [p["x"] for p in ps]
+        ys = [p.get("y", 0.0) for p in ps]
+        zs = [p["z"] for p in ps]
+        if {*map(type, xs), *map(type, ys), *map(type, zs)} <= {float}:
+            xyz = np.array([xs, ys, zs], dtype=float).T.reshape(-1, 3)
+            if (np.abs(xyz) <= MAX_MAGNITUDE).all():
+                return xyz
+    except (AttributeError, KeyError, TypeError):
+        pass
+    return np.array([_fast_xyz(o) for o in objects], dtype=float).reshape(-1, 3)
+
+
 class SpatialIndex:
     """One scene's positions, boxes and receptacle links, read once, for :func:`related`.
 
@@ -490,7 +511,7 @@ class SpatialIndex:
     # ------------------------------------------------------------------ parts
     def _positions(self) -> np.ndarray:
         if self._xz is None:
-            xyz = np.array([_fast_xyz(o) for o in self.objects], dtype=float).reshape(-1, 3)
+            xyz = _read_positions(self.objects)
             self._xz = np.ascontiguousarray(xyz[:, [0, 2]])
         return self._xz
 

@@ -196,3 +196,12 @@ def test_a_person_is_an_anchor_for_distance_relations_only():
     assert [o.id for o in relations.related(scene, "left_of", person)] == ["Apple|0"]
     for rel in ("above", "below", "on_top_of", "inside"):
         assert relations.related(scene, rel, person) == []
+
+
+def test_positions_outside_the_fast_path_are_read_one_by_one():
+    # Whole numbers (valid AI2-THOR JSON) skip the batch read; the answer must not change.
+    a = _object(0, "Apple", 0, 0.9, 0, None)
+    b = _object(1, "Bowl", 0.3, 0.9, 0.0, None)
+    scene = Scene({"objects": [a, b], "agent": {"position": {"x": 0.0, "y": 0.9, "z": -2.0}}})
+    assert [o.id for o in relations.related(scene, "near", scene.by_id("Bowl|1"))] == ["Apple|0"]
+    assert [o.id for o in relations.related(scene, "left_of", scene.by_id("Bowl|1"))] == ["Apple|0"]
