@@ -411,7 +411,8 @@ def _direction_tail(words: list[str]) -> int:
         if not tail:
             continue
         if (
-            tail[0] in ("on", "to", "at", "in")
+            size > 2
+            and tail[0] in ("on", "to", "at", "in")
             and tail[1] in ("your", "the", "my")
             and tail[2] in ("left", "right")
             and (size == 3 or tail[3:] == ["side"])
@@ -599,8 +600,17 @@ class _Splitter:
         return [p] if p is not None else []
 
     def place(self) -> list[ArgPhrase]:
-        """``put X in Y``: the last destination preposition that is not a relation phrase."""
-        words = self.words
+        """``put X in Y``: the first destination preposition that is not a relation phrase.
+
+        What follows it describes the destination ("in the cabinet under the sink", "on the
+        table in front of the bread"); a trailing direction ("to your right") is dropped, and
+        "put the knife inside" puts it in "it" (what an earlier step named).
+        """
+        words = self.words[: _direction_tail(self.words)]
+        if len(words) >= 2 and words[-1] in ("inside", "in", "there") and "it" not in words:
+            obj = self.phrase(0, len(words) - 1)
+            dest = ArgPhrase("it", "it")
+            return [p for p in (obj, dest) if p is not None]
         blocked: set[int] = set()
         for start, n, rel in _relation_spans(words):
             if rel in NON_DESTINATION_RELATIONS:
@@ -616,9 +626,13 @@ class _Splitter:
                     if i + n < len(words):
                         best = (i, n)
                     break
+            if best is not None:
+                break
         if best is None:
             return self.whole()
-        return self.around(*best)
+        i, n = best
+        parts = (self.phrase(0, i), self.phrase(i + n, len(words)))
+        return [p for p in parts if p is not None]
 
     def handover(self) -> list[ArgPhrase]:
         """``hand X to P``, ``give P the X``, ``give P X``."""

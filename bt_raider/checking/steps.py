@@ -33,8 +33,10 @@ _BOUNDARY = re.compile(
 )
 _STRUCTURED = re.compile(r"\s*[A-Za-z][\w\-]*\s*\(.*\)\s*[.!?]?\s*", re.DOTALL)
 _PRONOUN = re.compile(r"\b(it|them)\b", re.IGNORECASE)
+_INSIDE = re.compile(r"\s+(?:inside|in|there)\s*[.!?]*$", re.IGNORECASE)
 #: What an object must be for each action, so "it" picks the last object that fits.
 _FITS = {
+    "place": "pickupable",
     "open": "openable",
     "close": "openable",
     "turnon": "toggleable",
@@ -114,12 +116,15 @@ def _roles(parsed: ParsedQuery, verdict: Verdict) -> dict[str, list[str]]:
 
 def resolve_pronouns(text: str, scene: Scene, named: list[str]) -> str:
     """Replace "it"/"them" with the display name of the latest named object that fits."""
-    if not named or not _PRONOUN.search(text):
+    if not named or not (_PRONOUN.search(text) or _INSIDE.search(text)):
         return text
     try:
-        action = parse_query(text).action
+        parsed = parse_query(text)
     except QueryError:
-        action = None
+        return text
+    action = parsed.action
+    if not _PRONOUN.search(text) and not (action == "place" and parsed.args[-1].text == "it"):
+        return text
     objects = []
     for oid in reversed(named):
         try:
@@ -128,8 +133,12 @@ def resolve_pronouns(text: str, scene: Scene, named: list[str]) -> str:
             continue
     if not objects:
         return text
-    need = _FITS.get(action or "")
+    role = next((a.role for a in parsed.args if a.text.lower() in ("it", "them")), "object")
+    need = "receptacle" if role == "destination" else _FITS.get(action or "")
     fit = next((o for o in objects if need is None or o.flag(need)), objects[0])
+    if not _PRONOUN.search(text):
+        # "put the knife inside": in what an earlier step named.
+        return _INSIDE.sub(f" in {fit.name}", text, count=1)
     return _PRONOUN.sub(fit.name, text, count=1)
 
 

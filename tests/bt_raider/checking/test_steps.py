@@ -82,3 +82,19 @@ def test_the_json_lists_the_steps_only_for_a_compound(small_kitchen_dict):
     assert [s["query"] for s in out["steps"]] == ["open the fridge", "take the egg"]
     assert out["steps"][1]["verdict"]["category"] == "none"
     assert "steps" not in json.loads(check(d, "open the fridge").dumps())
+
+
+def test_put_inside_puts_in_what_an_earlier_step_opened(small_kitchen_dict):
+    from .test_symbolic import hold
+
+    d = near(hold(small_kitchen_dict, "Mug"), "Microwave")
+    v = check(d, "open the microwave and put the mug inside")
+    assert v.steps[1]["resolved"] == "put the mug in Microwave"
+    assert v.steps[1]["verdict"]["grounding"]["Microwave"] == ["Microwave|+01.90|+01.50|-00.60"]
+    assert v.steps[1]["verdict"]["category"] == "none", v.steps[1]["verdict"]["explanation"]
+
+
+def test_it_as_the_object_is_the_thing_taken_not_where_it_was(small_kitchen_dict):
+    d = near(small_kitchen_dict, "Bowl")
+    v = check(d, "take the tomato from the counter and put it in the bowl")
+    assert v.steps[1]["resolved"] == "put Tomato in the bowl"
