@@ -216,3 +216,19 @@ def test_a_whole_and_its_part_named_alike_are_one_candidate(small_kitchen_dict):
     v = check(small_kitchen_dict, "go to the kitchen sink")
     assert v.category is not Category.AMBIGUITY
     assert v.grounding["the kitchen sink"] == [SINK]
+
+
+@pytest.mark.parametrize(
+    "text, obj_head, dest_head",
+    [
+        ("Put the bottle in the cabinet under the sink.", "bottle", "cabinet"),
+        ("Put the watch on the table on top of the credit card.", "watch", "table"),
+        ("Put the tomato in the bowl to your right.", "tomato", "bowl"),
+        ("put the knife inside", "knife", "it"),
+        ("put the apple to the left of the bowl in the fridge", "apple", "fridge"),
+    ],
+)
+def test_place_takes_the_first_destination_and_what_follows_describes_it(text, obj_head, dest_head):
+    parsed = parse_query(text)
+    assert parsed.action == "place"
+    assert [a.head for a in parsed.args] == [obj_head, dest_head]
