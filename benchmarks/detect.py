@@ -306,9 +306,15 @@ def alfred_parse_check(path: Path = ALFRED) -> None:
                     continue
                 name = step["action"]
                 total[name] = total.get(name, 0) + 1
-                match = next((p for p in parsed if p.action in want), None)
+                found = [p for p in parsed if p.action in want]
+                # A route ends at its destination: its last approach; other actions: the first.
+                match = (found[-1] if name == "GotoLocation" else found[0]) if found else None
                 hits[name] = hits.get(name, 0) + (match is not None)
                 if match is not None:
+                    # "Open the drawer, put the knife in it": earlier pieces count for "it".
+                    before = parsed[: parsed.index(match)]
+                    context = last + [a.head for p in before for a in p.args]
+                    context = [h for h in context if h not in _PRONOUNS]
                     ok = True
                     for role, value in zip(ALFRED_ROLES[name], step["args"], strict=False):
                         arg = match.arg(role) or (match.arg("object") if role == "target" else None)
@@ -319,7 +325,7 @@ def alfred_parse_check(path: Path = ALFRED) -> None:
                                 if role != "object" and match.arg("object")
                                 else set()
                             )
-                            head = next((h for h in reversed(last) if h not in avoid), "")
+                            head = next((h for h in reversed(context) if h not in avoid), "")
                         types = phrase_types(head, lexicon)
                         # ALFRED names a slice by its whole ("tomato" for TomatoSliced).
                         types |= {t.removesuffix("sliced") for t in types}

@@ -465,7 +465,12 @@ def names_an_action(text: str) -> bool:
         return False
     if REQUEST_FRAMES.match(norm):
         return True
-    return _match_verb(norm.split())[0] is not None
+    words = norm.split()
+    action, rest = _match_verb(words)
+    if _is_route(words, action, rest):
+        # "turn left", "take a step forward": a leg of a route that ends later, no action.
+        return _route(words, text, state_vocab(None)) is not None
+    return action is not None
 
 
 def _request(words: list[str], text: str, vocab: Vocab) -> ParsedQuery:
