@@ -98,3 +98,13 @@ def test_it_as_the_object_is_the_thing_taken_not_where_it_was(small_kitchen_dict
     d = near(small_kitchen_dict, "Bowl")
     v = check(d, "take the tomato from the counter and put it in the bowl")
     assert v.steps[1]["resolved"] == "put Tomato in the bowl"
+
+
+def test_a_leg_of_a_route_is_no_step_of_its_own():
+    assert split_steps("turn left, walk to the fridge and open it") == [
+        "turn left, walk to the fridge",
+        "open it",
+    ]
+    assert split_steps("Take a step forward then turn right and walk to the sink.") == [
+        "Take a step forward then turn right and walk to the sink."
+    ]
