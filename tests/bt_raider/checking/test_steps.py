@@ -6,11 +6,15 @@ import copy
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from bt_raider.checking.contract import Query
+from bt_raider.checking.parse import parse_query
 from bt_raider.checking.steps import split_steps
 from bt_raider.checking.symbolic import SymbolicReasoner
 from bt_raider.checking.verdict import Category
+from bt_raider.errors import QueryError
 from bt_raider.perception.scene import Scene
 
 from .test_symbolic import near
@@ -108,3 +112,77 @@ def test_a_leg_of_a_route_is_no_step_of_its_own():
     assert split_steps("Take a step forward then turn right and walk to the sink.") == [
         "Take a step forward then turn right and walk to the sink."
     ]
+
+
+_WORDS = [
+    "open",
+    "the",
+    "fridge",
+    "take",
+    "egg",
+    "and",
+    "then",
+    "close",
+    "it",
+    ",",
+    ".",
+    "turn",
+    "left",
+    "walk",
+    "to",
+    "put",
+    "in",
+    "inside",
+    "me",
+    "I",
+    "need",
+    "please",
+    "a",
+    "mug",
+    "on",
+    "your",
+    "right",
+    "side",
+    "of",
+    "go",
+    "find",
+    "face",
+    "bring",
+    "get",
+    "'d",
+    "like",
+]
+
+
+@given(st.lists(st.sampled_from(_WORDS), min_size=1, max_size=25))
+@settings(max_examples=300, deadline=None)
+def test_any_word_salad_splits_and_parses_or_is_refused_cleanly(words):
+    text = " ".join(words)
+    if not text.strip(" ,."):
+        return
+    steps = split_steps(text)
+    assert steps and all(s.strip() for s in steps)
+    for step in steps:
+        try:
+            parse_query(step)
+        except QueryError:
+            pass  # a clear refusal; anything else is a bug
+
+
+@given(st.lists(st.sampled_from(_WORDS), min_size=1, max_size=12))
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+def test_any_compound_gives_a_verdict_or_a_query_error(small_kitchen_dict, words):
+    text = " ".join(words)
+    if not text.strip(" ,."):
+        return
+    try:
+        v = check(copy.deepcopy(small_kitchen_dict), text)
+    except QueryError:
+        return
+    assert v.category in set(Category)
+    if v.steps:
+        firsts = [s["verdict"]["category"] for s in v.steps]
+        bad = next((c for c in firsts if c != "none"), "none")
+        assert v.category.value == bad
