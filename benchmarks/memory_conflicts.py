@@ -16,7 +16,15 @@ calibrated first on labelled pairs drawn from the knowledge base (never from the
 Naive RAG is the head of the same ranked list CDR reads. Also printed: predicate-extraction
 accuracy against HuRIC's frame annotations.
 
+With ``--holdout-verbs 0.2`` it measures open vocabulary instead: a fifth of the extractor's
+verbs (drawn with ``--seed``) are taken out of its lexicon, and the top-10 conflicts are printed
+for the full lexicon, for the reduced one reading unknown verbs as before (ignored), with
+"cannot tell" only (an unknown verb's pairs are dropped), and with unknown verbs mapped to the
+nearest remaining lexical unit by MiniLM similarity (threshold calibrated on the remaining
+verbs only, never on the held-out ones).
+
 Run:  python3 benchmarks/memory_conflicts.py [--seed 0] [--queries 320] [--db out/bench.db]
+      python3 benchmarks/memory_conflicts.py --holdout-verbs 0.2 --seed 0
 """
 
 from __future__ import annotations
@@ -44,6 +52,12 @@ from memory_data import (
 )
 
 from bt_raider.memory import SymbolicExtractor, TransformersEmbedder, VectorMemory
+from bt_raider.memory.verbs import (
+    VerbLexicon,
+    VerbMapper,
+    calibrate_verb_threshold,
+    without_verbs,
+)
 from bt_raider.words import singular
 
 K = 10
@@ -52,10 +66,10 @@ K = 10
 class CachedEmbedder:
     """The real embedder with an on-disk cache of its vectors (for repeated benchmark runs)."""
 
-    def __init__(self, inner, path: Path) -> None:
+    def __init__(self, inner, path: Path | None) -> None:
         self.inner, self.path, self.name = inner, path, inner.name
         self.cache: dict[str, np.ndarray] = {}
-        if path.exists():
+        if path is not None and path.exists():
             data = np.load(path, allow_pickle=False)
             self.cache = dict(zip(data["texts"].tolist(), data["vectors"], strict=True))
 
@@ -71,6 +85,8 @@ class CachedEmbedder:
         if missing:
             for t, v in zip(missing, self.inner.embed(missing), strict=True):
                 self.cache[t] = v
+            if self.path is None:  # kept in memory only
+                return np.stack([self.cache[t] for t in texts])
             keys = sorted(self.cache)
             np.savez(
                 self.path, texts=np.array(keys), vectors=np.stack([self.cache[k] for k in keys])
@@ -177,7 +193,7 @@ def evaluate(
     """One pass over the queries; returns the metrics."""
     naive_conf = cdr_conf = cons_total = cons_kept = 0
     tp = fp = fn = tn = 0
-    short = 0
+    short = undecided = 0
     recall_by_kind: Counter = Counter()
     total_by_kind: Counter = Counter()
     latencies = []
@@ -197,6 +213,7 @@ def evaluate(
             ctx = by_id[ex.id]
             gold = gold_conflict(q.gold, ctx.gold) is not None
             pred = ex.judgement.conflict
+            undecided += ex.judgement.undecided
             if gold:
                 naive_conf += 1
                 total_by_kind[ctx.kind] += 1
@@ -220,6 +237,7 @@ def evaluate(
         "pairs": tp + fp + fn + tn,
         "gold_conflicts": tp + fn,
         "short_lists": short,
+        "undecided": undecided,
         "recall_by_kind": {k: recall_by_kind[k] / v for k, v in sorted(total_by_kind.items())},
         "resolve_ms_p50": 1000 * latencies[len(latencies) // 2],
     }
@@ -236,6 +254,93 @@ def cut_precision(memory: VectorMemory, by_id: dict[str, Command]) -> tuple[int,
         if c["a"] in by_id and c["b"] in by_id
     )
     return len(cuts), good / max(len(cuts), 1)
+
+
+def _run_extractor(extractor, bench, by_id, embedder, seed: int, per_class: int) -> dict:
+    """Store the knowledge base with ``extractor``, calibrate theta, evaluate rules only."""
+    with tempfile.TemporaryDirectory(prefix="bt-raider-holdout-") as tmp:
+        memory = VectorMemory(Path(tmp) / "bench.db", embedder=embedder, extractor=extractor)
+        memory.setup()
+        memory.record_many(
+            {
+                "information": c.text,
+                "goal": c.goal,
+                "outcome": "success",
+                "record_id": c.id,
+                "metadata": {"source": c.source, "kind": c.kind},
+            }
+            for c in bench.kb
+        )
+        pairs = calibration_pairs(memory, bench.pairs_pool, by_id, seed, per_class=per_class)
+        cal = memory.calibrate(pairs)
+        vectors = memory.embedder.embed([q.text for q in bench.queries])
+        out = evaluate(memory, bench.queries, vectors, by_id, trim=False)
+        out["theta"] = cal.theta
+        memory.close()
+    return out
+
+
+def holdout_study(bench, by_id, embedder, share: float, seed: int, args) -> int:
+    """Top-10 conflicts with a share of the verbs held out of the lexicon (see the docstring)."""
+    full = VerbLexicon.load()
+    rng = random.Random(seed)
+    held = sorted(rng.sample(sorted(full.verbs), round(share * len(full.verbs))))
+    reduced = without_verbs(full, held)
+    embedder.setup()
+    threshold, fit = calibrate_verb_threshold(reduced, embedder)
+    mapper = VerbMapper(reduced, embedder, threshold)
+    texts = [c.text for c in (*bench.kb, *bench.queries)]
+    reached = sum(1 for t in texts if any(set(t.lower().split()) & {v} for v in held))
+    print(
+        f"held out {len(held)} of {len(full.verbs)} verbs (seed {seed}): {', '.join(held)}; "
+        f"{reached} of {len(texts)} commands use one as a bare word"
+    )
+    print(
+        f"mapping threshold calibrated on the {fit['verbs']} remaining verbs with an operation "
+        f"(each left out in turn): {threshold:.3f} ({fit['right']} right, {fit['wrong']} wrong "
+        "nearest verbs above it)"
+    )
+    right = wrong = unmapped = 0
+    for verb in held:
+        base, sim = mapper.nearest(verb)
+        mapped = mapper.map(verb)
+        want = full.verbs[verb].get("op")
+        if mapped is None:
+            unmapped += 1
+            verdict = "cannot tell"
+        elif reduced.verbs[mapped].get("op") == want:
+            right += 1
+            verdict = "right"
+        else:
+            wrong += 1
+            verdict = "WRONG"
+        print(f"  {verb:<12} -> {base:<12} {sim:.2f}  {verdict}")
+    print(f"held-out verbs mapped: {right} right, {wrong} wrong, {unmapped} left unknown")
+
+    setups = [
+        ("full lexicon", SymbolicExtractor(full)),
+        ("held out, ignored", SymbolicExtractor(reduced, open_vocabulary=False)),
+        ("held out, cannot tell", SymbolicExtractor(reduced)),
+        ("held out, mapped", SymbolicExtractor(reduced, verb_mapper=mapper)),
+    ]
+    rows = []
+    for name, extractor in setups:
+        m = _run_extractor(extractor, bench, by_id, embedder, seed, args.calibration_pairs)
+        rows.append((name, m))
+        print(f"  ... {name} done", flush=True)
+    print()
+    print(
+        f"{'top-10 over ' + str(len(bench.queries)) + ' queries':<24} {'conflicts':>9} "
+        f"{'kept':>7} {'precision':>9} {'recall':>7} {'undecided':>9} {'<10':>5} {'theta':>7}"
+    )
+    print(f"{'naive RAG':<24} {rows[0][1]['naive_conflicts_top10']:>9.3f}")
+    for name, m in rows:
+        print(
+            f"{name:<24} {m['cdr_conflicts_top10']:>9.3f} {m['consistent_kept']:>7.1%} "
+            f"{m['precision']:>9.1%} {m['recall']:>7.1%} {m['undecided']:>9d} "
+            f"{m['short_lists']:>5d} {m['theta']:>7.3f}"
+        )
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -259,7 +364,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--embedding-cache", type=Path, help="reuse MiniLM vectors across runs (.npz file)"
     )
+    parser.add_argument(
+        "--holdout-verbs",
+        type=float,
+        default=0.0,
+        help="take this share of the lexicon's verbs out and measure open vocabulary (0..1)",
+    )
     args = parser.parse_args(argv)
+    if not 0.0 <= args.holdout_verbs < 1.0:
+        parser.error(f"--holdout-verbs is {args.holdout_verbs}: expected a share from 0 to 1")
     if (missing := missing_data("memory_conflicts.py")) is not None:
         print(missing, file=sys.stderr)
         return 2
@@ -281,6 +394,11 @@ def main(argv: list[str] | None = None) -> int:
         + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()) if k != "original")
         + f"); queries: {len(bench.queries)} held-out real commands"
     )
+
+    if args.holdout_verbs > 0:
+        embedder = TransformersEmbedder()
+        cached = CachedEmbedder(embedder, args.embedding_cache)
+        return holdout_study(bench, by_id, cached, args.holdout_verbs, args.seed, args)
 
     acc = huric_accuracy(SymbolicExtractor())
     print(

@@ -23,11 +23,14 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from bt_raider.errors import MemoryStoreError
-from bt_raider.memory.verbs import VerbLexicon
+from bt_raider.memory.verbs import VerbLexicon, VerbMapper
 from bt_raider.words import singular
 
 #: The slots an :class:`Action` carries; rules may compare any of them.
 SLOTS = ("operation", "object", "location", "source", "negated", "lu", "head")
+#: The operation of a verb the extractor cannot read (outside the lexicon, and no lexical unit
+#: near enough): the rules judge a pair that hinges on it "cannot tell", never consistent.
+UNKNOWN_OPERATION = "?"
 
 
 @dataclass(frozen=True)
@@ -150,14 +153,91 @@ class _Phrase:
 class SymbolicExtractor:
     """Deterministic action extraction with a lexicon; no model, microseconds per sentence.
 
+    A word the lexicon does not know, where a command's verb stands (first in its clause,
+    before an article or a pronoun: *yank the plate*), is a verb all the same: ``verb_mapper``
+    maps it to the nearest lexical unit, and without one (or with nothing near) its action's
+    operation is :data:`UNKNOWN_OPERATION`, so the rules cannot call the pair consistent.
+
     Args:
         lexicon: a :class:`VerbLexicon`, a path to a lexicon JSON, or None for the shipped one.
+        verb_mapper: maps unknown verbs by embedding similarity (see
+            :class:`~bt_raider.memory.verbs.VerbMapper`); None to leave them unknown.
+        open_vocabulary: read unknown verbs at all (False: a word outside the lexicon is no
+            verb, the behaviour before open vocabulary).
     """
 
     name = "symbolic"
 
-    def __init__(self, lexicon: VerbLexicon | str | Path | None = None) -> None:
+    def __init__(
+        self,
+        lexicon: VerbLexicon | str | Path | None = None,
+        *,
+        verb_mapper: VerbMapper | None = None,
+        open_vocabulary: bool = True,
+    ) -> None:
         self.lex = lexicon if isinstance(lexicon, VerbLexicon) else VerbLexicon.load(lexicon)
+        self.verb_mapper = verb_mapper
+        self.open_vocabulary = open_vocabulary
+        self._known_words = self._closed_words()
+        # Particles after an unknown verb ("yank up the rug"); not "in"/"on", which start the
+        # place phrase of a noun ("the bowl and spoon in the cabinet").
+        self._particles = frozenset(
+            p for entry in self.lex.verbs.values() for p in entry.get("particles", {})
+        ) - {"in", "on", "into", "onto", "to", "from", "at"}
+
+    def _closed_words(self) -> frozenset[str]:
+        """The function words of the lexicon: none of them is ever an unknown verb."""
+        lex = self.lex
+        words: set[str] = set()
+        for group in (
+            lex.clause_starters,
+            lex.boundaries,
+            lex.negations,
+            lex.determiners,
+            lex.pronouns,
+            lex.beneficiaries,
+            lex.goal_preps,
+            lex.source_preps,
+            lex.bringing_preps,
+            lex.adverbs,
+            lex.stop_words,
+            lex.determiner_typos,
+            lex.non_actions,
+        ):
+            words |= group
+        for key in lex.multi_preps:
+            words.update(key)
+        # Nouns and adjectives stay open: before an article at the head of a clause, "open"
+        # or "slice" is a verb ("open the fridge"), whatever else the lexicon files it as.
+        return frozenset(words)
+
+    def _unknown_verb_at(self, toks: list[str], i: int) -> tuple[str, str | None, int] | None:
+        """``(lu, fixed_op, 1)`` for a word outside the lexicon that stands where a verb does."""
+        t = toks[i]
+        if not self.open_vocabulary or not t.isalpha() or len(t) < 3 or t in self._known_words:
+            return None
+        prev = toks[i - 1] if i > 0 else None
+        nxt = toks[i + 1] if i + 1 < len(toks) else None
+        lex = self.lex
+        if not (prev is None or prev in lex.boundaries or prev in lex.clause_starters):
+            return None
+        if prev == "to":
+            return None  # "use it to water the plant": a purpose, not the command's action
+        if nxt is None or not (
+            nxt in lex.determiners
+            or nxt in lex.pronouns
+            or nxt in lex.beneficiaries
+            or nxt in self._particles
+        ):
+            # "yank the plate", "yank it", "yank up the rug"; not "and watch from the desk"
+            return None
+        if nxt in self._particles and prev in {"and", "or"}:
+            return None  # "place the plate and spoon down on the table": a noun
+        if self.verb_mapper is not None:
+            base = self.verb_mapper.map(t)
+            if base is not None and base in lex.verbs:
+                return base, None, 1
+        return t, UNKNOWN_OPERATION, 1
 
     # -- verbs --------------------------------------------------------------
 
@@ -170,7 +250,7 @@ class SymbolicExtractor:
                 return " ".join(key), lex.phrases[key], n
         base = lex.forms.get(toks[i])
         if base is None:
-            return None
+            return self._unknown_verb_at(toks, i)
         prev = toks[i - 1] if i > 0 else None
         nxt = toks[i + 1] if i + 1 < len(toks) else None
         at_start = prev is None or prev in lex.boundaries or prev in lex.clause_starters
@@ -388,6 +468,8 @@ class SymbolicExtractor:
     ) -> Action | None:
         lex = self.lex
         entry = lex.verbs.get(lu, {}) if fixed is None else {"op": fixed, "transitive": True}
+        if fixed == UNKNOWN_OPERATION:  # "yank up the rug": the particle is the verb's
+            entry["particles"] = dict.fromkeys(self._particles, UNKNOWN_OPERATION)
         particles: dict[str, str] = entry.get("particles", {})
         negated = any(t in lex.negations for t in toks[max(0, i - 3) : i]) and not any(
             t in lex.boundaries for t in toks[max(0, i - 3) : i]

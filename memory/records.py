@@ -37,7 +37,8 @@ class Context:
     Attributes:
         status: ``kept`` (consistent, returned), ``conflict`` (a rule fired against the
             query), ``cut`` (consistent, but its link to a kept context was cut earlier),
-            ``surplus`` (consistent, beyond k).
+            ``surplus`` (consistent, beyond k), ``undecided`` (the rules cannot tell: the
+            pair hinges on a verb the extractor cannot read; dropped, never cut).
     """
 
     id: str

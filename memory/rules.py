@@ -44,12 +44,14 @@ from pathlib import Path
 from typing import Any
 
 from bt_raider.errors import MemoryStoreError
-from bt_raider.memory.extract import SLOTS, Action
+from bt_raider.memory.extract import SLOTS, UNKNOWN_OPERATION, Action
 
 #: Comparators a rule may apply to a slot.
 COMPARATORS = ("same", "different", "opposite", "present", "absent", "any")
 #: Keys a rule may have.
 RULE_KEYS = ("name", "description", "when", "vecsim")
+#: The rule name of a "cannot tell" judgement: a rule could fire, but on a verb not read.
+CANNOT_TELL = "cannot_tell"
 
 
 @dataclass(frozen=True)
@@ -69,12 +71,27 @@ class Rule:
     vecsim: bool | float = True
     description: str = ""
 
-    def holds(self, a: Action, b: Action, opposites: dict[str, frozenset[str]]) -> bool:
-        """Whether the symbolic part of the rule holds for the pair ``(a, b)``."""
+    def holds(
+        self,
+        a: Action,
+        b: Action,
+        opposites: dict[str, frozenset[str]],
+        *,
+        unread_matches: bool = False,
+    ) -> bool:
+        """Whether the symbolic part of the rule holds for the pair ``(a, b)``.
+
+        An operation the extractor could not read (:data:`UNKNOWN_OPERATION`) is no evidence:
+        a comparison on it fails, or, with ``unread_matches``, passes (the rule *could* hold).
+        """
         for slot, comparator in self.when:
             x, y = getattr(a, slot), getattr(b, slot)
             if comparator == "any":
                 continue
+            if slot == "operation" and UNKNOWN_OPERATION in (x, y):
+                if unread_matches:
+                    continue
+                return False
             if comparator == "absent":
                 if x is not None or y is not None:
                     return False
@@ -114,14 +131,26 @@ class Judgement:
         rule: the first rule that fired.
         pair: the aligned actions it fired on.
         similarity: the VecSim value used.
+        undecided: "cannot tell": no rule fired on what was read, but one could on a verb
+            that was not (rule :data:`CANNOT_TELL`); the pair is neither consistent nor a
+            conflict, and the context is not kept.
     """
 
     conflict: bool
     rule: str | None = None
     pair: tuple[Action, Action] | None = None
     similarity: float = math.nan
+    undecided: bool = False
 
     def explain(self) -> str:
+        if self.undecided and self.pair is not None:
+            a, b = self.pair
+            unread = a.lu if a.operation == UNKNOWN_OPERATION else b.lu
+            return (
+                f"cannot tell: ({a.operation}, {a.object}) vs ({b.operation}, {b.object}) "
+                f"hinges on a verb the extractor cannot read ({unread!r}), similarity "
+                f"{self.similarity:.2f}"
+            )
         if not self.conflict or self.pair is None:
             return "consistent"
         a, b = self.pair
@@ -297,6 +326,17 @@ class RuleSet:
                 for x, y in pairs:
                     if rule.holds(x, y, self.opposites):
                         return Judgement(True, rule.name, (x, y), similarity)
+        if any(x.operation == UNKNOWN_OPERATION for x in (*a, *b)):
+            # Fail closed: a pair a rule would judge on an unread verb is not consistent.
+            for rule in self.rules:
+                if not rule.similar_enough(similarity, theta):
+                    continue
+                for pairs in aligned:
+                    for x, y in pairs:
+                        if UNKNOWN_OPERATION in (x.operation, y.operation) and rule.holds(
+                            x, y, self.opposites, unread_matches=True
+                        ):
+                            return Judgement(False, CANNOT_TELL, (x, y), similarity, undecided=True)
         return Judgement(False, similarity=similarity)
 
     def agree(self, a: Sequence[Action], b: Sequence[Action]) -> bool:
@@ -305,7 +345,10 @@ class RuleSet:
         if not a or not b:
             return False
         shared = any(
-            x.object is not None and x.key == y.key and x.negated == y.negated
+            x.object is not None
+            and x.operation != UNKNOWN_OPERATION
+            and x.key == y.key
+            and x.negated == y.negated
             for x, y in align(a, b)
         )
         return shared and not self.judge(a, b, 1.0, theta=-math.inf).conflict

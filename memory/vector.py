@@ -592,6 +592,8 @@ class VectorMemory:
                     judgement = self.rules.judge(actions, acts, sim, theta)
                     if judgement.conflict:
                         status = "conflict"
+                    elif judgement.undecided:  # "cannot tell": never kept, never a cut
+                        status = "undecided"
                     elif len(kept) >= k:
                         status = "surplus"
                     elif any((min(label, m), max(label, m)) in cuts for m in kept):
