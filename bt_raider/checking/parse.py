@@ -460,17 +460,23 @@ def _route(words: list[str], text: str, vocab: Vocab) -> ParsedQuery | None:
 def names_an_action(text: str) -> bool:
     """Whether natural-language ``text`` starts with a verb of :data:`ACTIONS` or a request
     ("close it", "I need a mug"), not a noun phrase ("the pear in the bowl")."""
+    return leading_action(text) is not None
+
+
+def leading_action(text: str) -> str | None:
+    """The action natural-language ``text`` starts with (``handover`` for a request), or None
+    for a noun phrase or a leg of a route that ends nowhere ("turn left")."""
     norm = _normalise(text)
     if not norm:
-        return False
+        return None
     if REQUEST_FRAMES.match(norm):
-        return True
+        return "handover"
     words = norm.split()
     action, rest = _match_verb(words)
     if _is_route(words, action, rest):
         # "turn left", "take a step forward": a leg of a route that ends later, no action.
-        return _route(words, text, state_vocab(None)) is not None
-    return action is not None
+        return "approach" if _route(words, text, state_vocab(None)) is not None else None
+    return action
 
 
 def _request(words: list[str], text: str, vocab: Vocab) -> ParsedQuery:

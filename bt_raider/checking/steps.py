@@ -20,7 +20,7 @@ import math
 import re
 from collections.abc import Callable
 
-from bt_raider.checking.parse import ParsedQuery, names_an_action, parse_query
+from bt_raider.checking.parse import ParsedQuery, leading_action, parse_query
 from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.errors import QueryError, ToolError
 from bt_raider.perception.scene import Scene, SceneObject
@@ -61,15 +61,17 @@ def split_steps(text: str) -> list[str]:
     parts = _BOUNDARY.split(stripped)
     pieces, seps = parts[0::2], parts[1::2]
     out: list[str] = [pieces[0]]
-    starts = [names_an_action(pieces[0])]
+    kinds = [leading_action(pieces[0])]
     for sep, piece in zip(seps, pieces[1:], strict=True):
-        if piece.strip() and names_an_action(piece) and starts[-1]:
+        kind = leading_action(piece) if piece.strip() else None
+        # A walk after a walk goes on with the same route: it ends at the last destination.
+        if kind is not None and kinds[-1] is not None and not kind == kinds[-1] == "approach":
             out.append(piece)
-            starts.append(True)
+            kinds.append(kind)
         else:
             # No new action here (or the first piece was only "please,"): keep it whole.
             out[-1] = out[-1] + sep + piece
-            starts[-1] = starts[-1] or names_an_action(out[-1])
+            kinds[-1] = kinds[-1] or leading_action(out[-1])
     if len(out) == 1:
         return [stripped]
     return [re.sub(r"[\s.!?]+$", "", p.strip()) for p in out]

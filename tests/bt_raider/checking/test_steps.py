@@ -186,3 +186,9 @@ def test_any_compound_gives_a_verdict_or_a_query_error(small_kitchen_dict, words
         firsts = [s["verdict"]["category"] for s in v.steps]
         bad = next((c for c in firsts if c != "none"), "none")
         assert v.category.value == bad
+
+
+def test_a_walk_after_a_walk_is_one_route_to_the_last_place():
+    text = "Turn left, walk towards the counter, then turn right and walk up to the fridge."
+    assert split_steps(text) == [text]
+    assert parse_query(text).args[0].head == "fridge"
