@@ -576,9 +576,7 @@ class SpatialIndex:
         """:func:`related` for a canonical relation name (see :data:`RELATIONS`)."""
         scene = self.scene
         if rel in ("left_of", "right_of", "near", "next_to"):
-            radius = SIDE_RANGE if rel in ("left_of", "right_of") else NEAR_DISTANCE
-            near = self._pick(self._within(_xz(y.position), radius), y)
-            return [o for o in near if _holds(scene, rel, o, y)]
+            return self._beside(rel, y)
         if rel == "closest_to":
             return self._closest(y)
         if rel in ("on_top_of", "inside"):
@@ -591,6 +589,37 @@ class SpatialIndex:
         if rel == "blocking":
             return _blockers(scene, y, self._pick(self._resting_on(y), y))
         raise ToolError(f"unknown spatial relation {rel!r}: expected one of {', '.join(RELATIONS)}")
+
+    def _beside(self, rel: str, y: Any) -> list[Any]:
+        """left/right/near from the indexed positions, with the rule's own arithmetic.
+
+        ``horizontal_distance`` and ``side_offset`` on the same float64 values: the index
+        rows hold exactly what ``position`` reads, so the answer is the rule's to the bit.
+        """
+        side = rel in ("left_of", "right_of")
+        pb = y.position
+        yxz = _xz(pb)
+        xz = self._positions()
+        r = self.scene.right_vector() if side else None
+        out = []
+        for i in self._within(yxz, SIDE_RANGE if side else NEAR_DISTANCE):
+            x = self.objects[i]
+            if _same(x, y):
+                continue
+            pa = xz[i]
+            dist = math.hypot(pa[0] - pb[0], pa[1] - pb[2])
+            if not math.isfinite(dist):
+                return [o for o in _others(self.scene, y) if _holds(self.scene, rel, o, y)]
+            if not side:
+                if dist <= NEAR_DISTANCE:
+                    out.append(x)
+                continue
+            if dist > SIDE_RANGE:
+                continue
+            s = _finite(float((pa - yxz) @ r), "side offset", x, y)
+            if (s > SIDE_MARGIN) if rel == "right_of" else (s < -SIDE_MARGIN):
+                out.append(x)
+        return out
 
     def _stacked(self, rel: str, y: Any) -> list[Any]:
         by = y.bbox() if hasattr(y, "bbox") else None
