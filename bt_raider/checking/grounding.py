@@ -699,7 +699,13 @@ def _where_is(scene: Scene, objs: list[Referent]) -> str:
     parts = []
     for o in objs[:3]:
         if isinstance(o, SceneObject) and o.parents:
-            parts.append(f"the {o.name} is on or in the {scene.name_of(o.parents[0])}")
+            try:
+                holder = scene.by_id(o.parents[0])
+            except ToolError:  # a receptacle perception does not list
+                parts.append(f"the {o.name} is on or in the {o.parents[0]}")
+                continue
+            where = "in" if relations.is_container(holder) else "on"
+            parts.append(f"the {o.name} is {where} the {holder.name}")
     return (_cap(listing(parts)) + ".") if parts else ""
 
 

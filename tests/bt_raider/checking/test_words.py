@@ -232,3 +232,9 @@ def test_place_takes_the_first_destination_and_what_follows_describes_it(text, o
     parsed = parse_query(text)
     assert parsed.action == "place"
     assert [a.head for a in parsed.args] == [obj_head, dest_head]
+
+
+def test_where_a_thing_is_says_in_or_on_as_its_holder_is(small_kitchen_dict):
+    v = check(small_kitchen_dict, "take the mug out of the microwave")
+    assert v.category is Category.NOT_PRESENT
+    assert v.explanation.endswith("The Mug is on the CounterTop_3.")
