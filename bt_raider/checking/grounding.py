@@ -225,6 +225,7 @@ class Grounder:
         self.lexicon = lexicon
         self._present: list[SceneObject] | None = None
         self._words_of_types: dict[str, int] = {}
+        self._index: tuple[Any, ...] | None = None  # see _lookup
 
     # ------------------------------------------------------------------ what is there
     def present(self) -> list[SceneObject]:
@@ -404,7 +405,7 @@ class Grounder:
             base = list(present)
             level = "AS"
         else:
-            base = [o for o in present if o.type in types] if types else []
+            base = self._of_types(present, types) if types else []
         if not base:
             return Grounded(phrase, "object", [], level, f"{there_is_no(phrase)} in the scene.")
         # "the tub" names the Bathtub and its BathtubBasin: one thing, the whole.
@@ -427,11 +428,36 @@ class Grounder:
         if phrase.relation or phrase.states:
             return None
         text = _LEADING.sub("", phrase.text.strip())
-        low = text.lower()
-        for o in present:
-            if o.id == text or o.name.lower() == low:
-                return o
-        return None
+        keys = self._lookup(present)[0]
+        # The first object of ``present`` whose id or name matches, as a scan would find it.
+        found = (keys.get(("id", text)), keys.get(("name", text.lower())))
+        hits = [h for h in found if h is not None]
+        return present[min(hits)] if hits else None
+
+    def _lookup(
+        self, present: list[SceneObject]
+    ) -> tuple[dict[tuple[str, str], int], dict[str, list[int]], set[str]]:
+        """For ``present`` (read once per check): ids and names, positions by type, types.
+
+        Every phrase of a query looks objects up here instead of scanning the scene again:
+        "the apple left of the bowl" in a scene of thousands is two dict reads, not two scans.
+        """
+        if self._index is None or self._index[0] is not present:
+            keys: dict[tuple[str, str], int] = {}
+            by_type: dict[str, list[int]] = {}
+            for i, o in enumerate(present):
+                keys.setdefault(("id", o.id), i)
+                keys.setdefault(("name", o.name.lower()), i)
+                by_type.setdefault(o.type, []).append(i)
+            types = set(by_type) | {o.type for o in self.scene.objects}
+            self._index = (present, keys, by_type, types)
+        return self._index[1], self._index[2], self._index[3]
+
+    def _of_types(self, present: list[SceneObject], types: set[str]) -> list[SceneObject]:
+        """The objects of ``present`` whose type is one of ``types``, in ``present``'s order."""
+        by_type = self._lookup(present)[1]
+        rows = sorted(i for t in types for i in by_type.get(t, ()))
+        return [present[i] for i in rows]
 
     def types_for(self, head: str, present: list[SceneObject]) -> tuple[set[str], str]:
         """The object types a head noun means, and the level (AS for types, AN for categories).
@@ -443,7 +469,7 @@ class Grounder:
         """
         if not head or head in GENERIC_HEADS:
             return set(), "AS"
-        scene_types = {o.type for o in present} | {o.type for o in self.scene.objects}
+        scene_types = set(self._lookup(present)[2])
         head = re.sub(r"[ _]?\d+$", "", head.strip()) or head
         words = head.split()
         # No sub-phrase longer than the longest name known can name anything: capping the span
