@@ -34,6 +34,7 @@ from bt_raider.checking.vocabulary import GENERIC_HEADS
 from bt_raider.errors import BtRaiderError
 from bt_raider.perception import relations
 from bt_raider.perception.lexicon import CategoryLexicon
+from bt_raider.runtime.human import clean_answer
 
 if TYPE_CHECKING:
     from bt_raider.perception.scene import Scene, SceneObject
@@ -378,7 +379,7 @@ class AnswerSpace:
             unknown = [w for w in re.findall(r"[a-z]+", text) if w not in _STOP]
         if unknown and not recognised:
             if self.open:
-                return Reading(Intent.PASSED, answer, value=_clean(answer))
+                return Reading(Intent.PASSED, answer, value=clean_answer(answer))
             return self._unclear(answer, self._not_understood(answer))
         if not recognised:
             return self._unclear(answer, self._not_understood(answer))
@@ -556,7 +557,7 @@ def read_request_reply(answer: str) -> Reading:
     intent = intent_of(answer)
     if intent is not None:
         return Reading(intent, answer)
-    text = _clean(answer)
+    text = clean_answer(answer)
     if not text:
         return Reading(Intent.UNCLEAR, answer, reason="I did not hear an answer.")
     if text.endswith("?"):
@@ -595,15 +596,6 @@ def _colour_text(c: Candidate) -> str:
         parts += [c.obj.type, str(raw.get("name", "")), str(raw.get("color", ""))]
         parts += [str(x) for x in raw.get("colors", []) or []]
     return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", " ".join(parts)).lower()
-
-
-def _clean(answer: str) -> str:
-    text = str(answer).strip()
-    previous = None
-    while previous != text:
-        previous = text
-        text = text.strip().strip("\"'").rstrip(".!").strip()
-    return text
 
 
 def _quote(text: str, *, plain: bool = False) -> str:
