@@ -385,6 +385,8 @@ def _is_route(words: list[str], action: str | None, rest: list[str]) -> bool:
     """Whether the words describe a walk ("turn left and go to the sink", "walk ahead to ...")."""
     if words[0] == "take" and words[1:2] == ["a"] and words[2:3] in (["step"], ["left"], ["right"]):
         return True  # "take a step to the left and face the sink"
+    if action == "turnoff" and words[0] == "stop":  # "stop in front of the TV stand"
+        return words[1:2] in (["in"], ["at"], ["by"], ["next"], ["near"], ["beside"])
     if words[0] not in ROUTE_VERBS:
         return False
     if action is None:
@@ -395,7 +397,8 @@ def _is_route(words: list[str], action: str | None, rest: list[str]) -> bool:
     if action == "approach":
         # "walk to the counter then turn left to the sink": the route goes on past the first.
         return (
-            any(w in ROUTE_CLAUSE_WORDS for w in rest)
+            any(w in ROUTE_BREAKS for w in rest[1:])
+            or any(w in ROUTE_CLAUSE_WORDS for w in rest)
             or _direction_tail(rest) < len(rest)
             or PART_OF_PREFIX.match(" ".join(rest[1:] if rest[:1] == ["to"] else rest) + " ")
             is not None
@@ -406,6 +409,8 @@ def _is_route(words: list[str], action: str | None, rest: list[str]) -> bool:
 def _direction_tail(words: list[str]) -> int:
     """Where a trailing direction ("on your left", "to the right", "behind you") starts."""
     n = len(words)
+    if words[n - 4 :] == ["in", "front", "of", "you"]:
+        return n - 4
     for size in (4, 3, 2):
         tail = words[n - size :] if n > size else []
         if not tail:
@@ -423,23 +428,39 @@ def _direction_tail(words: list[str]) -> int:
     return n
 
 
+_NEAR_MARKERS = (("next", "to"), ("close", "to"), ("beside",), ("near",), ("by",))
+
+
 def _route(words: list[str], text: str, vocab: Vocab) -> ParsedQuery | None:
     """A route as an approach to where it ends: the last place a marker of
     :data:`ROUTE_MARKERS` names that is not a direction ("to your left", "around")."""
     split = _Splitter(words, _original_words(text, words), vocab)
-    relation_starts = {start for start, _, rel in _relation_spans(words) if rel != "from"}
+    # Words of a relation ("next to", "to the left of") belong to a phrase and start none.
+    in_relation = {
+        k
+        for start, n, rel in _relation_spans(words)
+        if rel != "from"
+        for k in range(start, start + n)
+    }
     best: ArgPhrase | None = None
+    sought: ArgPhrase | None = None
     i = 0
     while i < len(words):
         marker = next((m for m in ROUTE_MARKERS if tuple(words[i : i + len(m)]) == m), None)
-        if marker is None or (i in relation_starts and words[i] == "to"):
+        if i == 1 and marker is None:
+            # Right after the verb a relation says where to go: "go next to the radio".
+            marker = next((m for m in _NEAR_MARKERS if tuple(words[1 : 1 + len(m)]) == m), None)
+        if marker is None or (i in in_relation and words[i] == "to"):
             i += 1  # "to the left of" belongs to a phrase, it starts none
             continue
         start = i + len(marker)
+        if start < len(words) and words[start] in ROUTE_BREAKS:
+            i += 1  # "to face the sink": the next marker says where
+            continue
         end = start
         while end < len(words) and words[end] not in ROUTE_CLAUSE_WORDS:
             if end > start and words[end] in ROUTE_BREAKS:
-                if end not in relation_starts or words[end] != "to":
+                if end not in in_relation or words[end] != "to":
                     break
             end += 1
         lead = PART_OF_PREFIX.match(" ".join(words[start:end]) + " ")
@@ -449,9 +470,13 @@ def _route(words: list[str], text: str, vocab: Vocab) -> ParsedQuery | None:
         phrase = split.phrase(start, end)
         if phrase is not None:
             head = [w for w in phrase.head.split() if w not in DETERMINERS]
-            if head and not all(w in DIRECTION_WORDS for w in head):
-                best = phrase
+            if head and not all(w in DIRECTION_WORDS or w.isdigit() for w in head):
+                if marker in (("find",), ("locate",)):
+                    sought = phrase  # "go to the kitchen, find a glass": the kitchen first
+                else:
+                    best = phrase
         i = max(end, i + 1)
+    best = best or sought
     if best is None:
         return None
     return ParsedQuery("approach", [_with_role(best, "target")], "natural", text)

@@ -264,8 +264,6 @@ ROUTE_MARKERS: tuple[tuple[str, ...], ...] = tuple(
                 "facing",
                 "reach",
                 "for",
-                "by",
-                "near",
                 "into",
                 "over to",
                 "locate",
@@ -282,16 +280,19 @@ ROUTE_MARKERS: tuple[tuple[str, ...], ...] = tuple(
 #: Heads that give a direction, not a place ("to your left", "turn around").
 DIRECTION_WORDS = frozenset(
     "left right around back forward forwards ahead straight front behind side way wall room "
-    "direction corner end edge middle center centre other step steps you yourself".split()
+    "direction corner end edge middle center centre other opposite step steps you yourself "
+    "degrees one two three four five six seven eight nine ten few couple".split()
 )
 
 
 #: Words that end a route phrase: a new clause begins ("then", "and", "where", "so").
-ROUTE_CLAUSE_WORDS = frozenset("then and where so until when while once after before".split())
+ROUTE_CLAUSE_WORDS = frozenset("then and where so until when while once after before stop".split())
 
 
 #: Words inside a route phrase that start the next marker ("turn to face the island").
-ROUTE_BREAKS = frozenset({"to", "towards", "toward", "at", "facing", "face", "locate", "find"})
+ROUTE_BREAKS = frozenset(
+    {"to", "towards", "toward", "at", "facing", "face", "locate", "find", "for"}
+)
 
 
 #: "the left side of the table" names the table: the part phrase before "of" is dropped.

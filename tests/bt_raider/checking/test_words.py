@@ -196,12 +196,20 @@ def test_the_trace_agrees_with_the_tool_it_answers(small_kitchen_dict):
         ("Walk to the left side of the table.", "table"),
         ("Turn to your right and go to the first sink on your left.", "first sink"),
         ("walk to the counter then turn left to the sink", "sink"),
+        ("walk to the wall then turn left and walk to the sink in front of you", "sink"),
+        ("Walk to the left of the fridge to face the microwave", "microwave"),
+        ("move to the counter and walk around it to face the opposite side", "counter"),
+        ("walk eight steps, turn left for 5 steps, stop in front of the TV stand", "tv stand"),
+        ("please go next to the radio", "radio"),
+        ("go to the kitchen, find a glass", "kitchen"),
+        ("go to the cup next to the sink", "cup"),
     ],
 )
 def test_a_route_is_an_approach_to_where_it_ends(text, head):
     parsed = parse_query(text)
     assert parsed.action == "approach"
-    assert parsed.args[0].head == head and parsed.args[0].relation in (None, "right of")
+    assert parsed.args[0].head == head
+    assert parsed.args[0].relation in (None, "right of", "next to")
 
 
 def test_a_route_keeps_the_plain_phrase_of_a_plain_approach():
