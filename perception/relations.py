@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from bt_raider.errors import ToolError
-from bt_raider.perception.validation import MAX_MAGNITUDE
+from bt_raider.perception.validation import MAX_MAGNITUDE, plain_xyz
 
 #: Canonical relation names, in the order tools list them.
 RELATIONS: tuple[str, ...] = (
@@ -449,18 +449,9 @@ _TREE_AFTER = 2
 def _fast_xyz(obj: Any) -> tuple[float, float, float]:
     """An object's position as floats; the common case without building an array."""
     raw = getattr(obj, "raw", None)
-    p = raw.get("position") if type(raw) is dict else None
-    if type(p) is dict:
-        x, y, z = p.get("x"), p.get("y", 0.0), p.get("z")
-        if (
-            type(x) is float
-            and type(y) is float
-            and type(z) is float
-            and -MAX_MAGNITUDE <= x <= MAX_MAGNITUDE
-            and -MAX_MAGNITUDE <= y <= MAX_MAGNITUDE
-            and -MAX_MAGNITUDE <= z <= MAX_MAGNITUDE
-        ):
-            return x, y, z
+    plain = plain_xyz(raw.get("position")) if type(raw) is dict else None
+    if plain is not None:
+        return plain
     pos = obj.position  # validates, and names the object when malformed
     return float(pos[0]), float(pos[1]), float(pos[2])
 

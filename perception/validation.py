@@ -131,22 +131,35 @@ def as_number(
     return x
 
 
+def plain_xyz(value: Any) -> tuple[float, float, float] | None:
+    """``(x, y, z)`` of a dict of in-range floats (y optional), else None: the common case.
+
+    Checked with plain comparisons, no numpy: hot loops over every object of a scene take this
+    path and fall back to :func:`as_vector` (which names the bad field) for anything else.
+    """
+    if type(value) is not dict:
+        return None
+    x, y, z = value.get("x"), value.get("y", 0.0), value.get("z")
+    if (
+        type(x) is float
+        and type(y) is float
+        and type(z) is float
+        and -MAX_MAGNITUDE <= x <= MAX_MAGNITUDE
+        and -MAX_MAGNITUDE <= y <= MAX_MAGNITUDE
+        and -MAX_MAGNITUDE <= z <= MAX_MAGNITUDE
+    ):
+        return x, y, z
+    return None
+
+
 def as_vector(value: Any, where: str) -> np.ndarray:
     """A ``{x, y, z}`` dict (y optional) as a float array, or a SceneError naming ``where``.
 
     Each coordinate must be a finite number within :data:`MAX_MAGNITUDE` metres.
     """
-    if type(value) is dict:
-        x, y, z = value.get("x"), value.get("y", 0.0), value.get("z")
-        if (
-            type(x) is float
-            and type(y) is float
-            and type(z) is float
-            and -MAX_MAGNITUDE <= x <= MAX_MAGNITUDE
-            and -MAX_MAGNITUDE <= y <= MAX_MAGNITUDE
-            and -MAX_MAGNITUDE <= z <= MAX_MAGNITUDE
-        ):
-            return np.array([x, y, z], dtype=float)  # the common case, fast
+    plain = plain_xyz(value)
+    if plain is not None:
+        return np.array(plain, dtype=float)  # the common case, fast
     if not isinstance(value, dict):
         raise SceneError(f"{where}: expected an object with x, y, z, got {show_value(value)}")
     for key in ("x", "z"):
