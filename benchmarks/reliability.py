@@ -40,9 +40,12 @@ def _rows(result: Any) -> list[tuple[str, str, str]]:
         result = list(result.items())
     rows = []
     for row in result or []:
-        if isinstance(row, Mapping):
+        if isinstance(row, Mapping):  # {"metric"/"what", "value", "target", "ok"}
+            target = str(row.get("target", ""))
+            if "ok" in row:
+                target = f"{target} ({'ok' if row['ok'] else 'MISSED'})".strip()
             rows.append(
-                (str(row.get("what", "")), str(row.get("value", "")), str(row.get("target", "")))
+                (str(row.get("metric", row.get("what", ""))), str(row.get("value", "")), target)
             )
         else:
             cells = [str(c) for c in row] + ["", "", ""]

@@ -57,8 +57,8 @@ VERDICTS_NAMESPACE = "/bt_raider/verdicts"
 DEFAULT_DEADLINE = 30.0
 #: Checks all guards together submit, and results they take in, per 10 ms: a tree of a thousand
 #: guards spreads its first submissions, and verdicts that finish together, over a few ticks.
-SUBMIT_BUDGET = worker.WindowBudget(128)
-INTAKE_BUDGET = worker.WindowBudget(48)
+SUBMIT_BUDGET = worker.WindowBudget(64)
+INTAKE_BUDGET = worker.WindowBudget(16)
 
 QueryLike: TypeAlias = "str | Query | Callable[[], str | Query]"
 
