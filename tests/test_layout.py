@@ -52,12 +52,14 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
         "bt_raider.cooperation",
     ),
     "bt_raider.fleet": ("bt_raider.cooperation",),
-    # The testing kit runs users' trees: the runtime and the simulated worlds.
+    # The testing kit runs users' trees: the runtime and the simulated worlds; it writes the
+    # viewer's trace.
     "bt_raider.testing": (
         "bt_raider.perception",
         "bt_raider.checking",
         "bt_raider.runtime",
         "bt_raider.simulation",
+        "bt_raider.viewer",
     ),
     # Duck-typed on the guards: records any py_trees tree without importing the runtime.
     "bt_raider.viewer": (),

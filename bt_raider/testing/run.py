@@ -14,6 +14,7 @@ import itertools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import py_trees
@@ -23,6 +24,7 @@ from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.runtime.actions import Robot, SyncRobot
 from bt_raider.runtime.guards import RaiderGuard
 from bt_raider.runtime.human import Exchange, HumanInterface, ScriptedHuman
+from bt_raider.viewer.recorder import TraceRecorder
 
 _DONE = (Status.SUCCESS, Status.FAILURE)
 
@@ -62,6 +64,7 @@ class RunResult:
         feedback: per node name, its last non-empty ``feedback_message``.
         timed_out: True when the root was still RUNNING at the end.
         elapsed_s: wall time of the run.
+        trace_path: where the run's trace was written (``trace=``), else None.
     """
 
     status: Status
@@ -73,6 +76,7 @@ class RunResult:
     feedback: dict[str, str] = field(default_factory=dict)
     timed_out: bool = False
     elapsed_s: float = 0.0
+    trace_path: Path | None = None
 
     @property
     def recoveries(self) -> dict[str, list[str]]:
@@ -248,6 +252,7 @@ def run_tree(
     max_ticks: int | None = None,
     timeout: float = 30.0,
     period: float = 0.005,
+    trace: str | Path | None = None,
 ) -> RunResult:
     """Tick ``tree`` until its root succeeds or fails; record statuses, verdicts, recoveries.
 
@@ -268,6 +273,8 @@ def run_tree(
         timeout: stop after this many seconds, likewise.
         period: seconds slept between ticks while the root is RUNNING, so a run waiting on a
             check or an answer does not spin a core.
+        trace: write the run's trace there, in the format the demo writes and
+            ``bt-raider view TRACE.json`` shows (:mod:`bt_raider.viewer.trace`).
 
     Returns:
         The :class:`RunResult`. A run that did not finish is stopped (pending checks
@@ -317,6 +324,13 @@ def run_tree(
     people = [human] if human is not None else _people_in(root)
     result = RunResult(Status.INVALID, world=world if world is not None else robot)
     recorder = _Recorder(result)
+    # The root, not a BehaviourTree: the tick loop below records, no post-tick handler. World
+    # changes come from a SimWorld's log; a user's own robot has none.
+    tracer = (
+        TraceRecorder(root, human=human, world=world if hasattr(world, "log") else None)
+        if trace is not None
+        else None
+    )
     start = time.monotonic()
     try:
         ticks = itertools.count() if max_ticks is None else range(max_ticks)
@@ -334,6 +348,8 @@ def run_tree(
             if callable(getattr(world, "tick", None)):
                 world.tick()
             recorder.after_tick(_nodes(root, visited))
+            if tracer is not None:
+                tracer.record()
             result.status = root.status
             if root.status in _DONE or time.monotonic() - start > timeout:
                 break
@@ -344,6 +360,9 @@ def run_tree(
             root.stop(Status.INVALID)  # cancel pending checks, answers and actions
     finally:
         recorder.finish()
+        if tracer is not None:
+            tracer.finish(outcome=str(root.status.value))
+            result.trace_path = tracer.write(trace)
         for owner, previous in reversed(undo):
             owner.human = previous
         result.elapsed_s = time.monotonic() - start

@@ -356,3 +356,35 @@ def test_unexpected_question_fails_clearly_with_no_answers():
     assert "no scripted answer" in result.feedback["guard pick"]
     with pytest.raises(ActionFailed):
         ScriptedHuman([]).ask("anything?")
+
+
+def test_a_run_writes_the_viewers_trace(tmp_path):
+    from bt_raider.viewer.trace import load_trace
+
+    scene = two_tomatoes()
+    robot = ArmRobot(scene)
+    root = py_trees.composites.Sequence(
+        "lunch", memory=True, children=[guarded_pick(robot, ScriptedHuman([]))]
+    )
+    result = run_tree(root, world=robot, answers=["Tomato_2"], trace=tmp_path / "run.json")
+    assert result.status is S.SUCCESS, result.summary()
+    assert result.trace_path == tmp_path / "run.json"
+    trace = load_trace(result.trace_path)  # checked against trace.schema.json
+    assert trace["finished"] is True and trace["outcome"] == "SUCCESS"
+    assert trace["tick_count"] >= len(result.ticks)
+    events = [e for t in trace["ticks"] for e in t.get("events", [])]
+    kinds = [e["kind"] for e in events]
+    # The ambiguity, its recovery, the question and the passing re-check, in that order.
+    assert kinds.index("verdict") < kinds.index("recovery") < kinds.index("ask")
+    assert sum(k == "verdict" for k in kinds) == 2
+    assert any(e["kind"] == "ask" and e.get("answer") == "Tomato_2" for e in events)
+
+
+def test_no_trace_is_written_unless_asked(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    robot = ArmRobot(two_tomatoes())
+    root = py_trees.composites.Sequence(
+        "lunch", memory=True, children=[guarded_pick(robot, ScriptedHuman([]))]
+    )
+    result = run_tree(root, world=robot, answers=["Tomato_2"])
+    assert result.trace_path is None and list(tmp_path.iterdir()) == []
