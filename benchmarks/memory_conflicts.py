@@ -36,7 +36,9 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -95,6 +97,18 @@ class CachedEmbedder:
 
 
 # --------------------------------------------------------------------------- extraction
+
+
+def kb_records(bench: Any) -> Iterator[dict[str, Any]]:
+    """The benchmark's knowledge base as records for ``VectorMemory.record_many``."""
+    for c in bench.kb:
+        yield {
+            "information": c.text,
+            "goal": c.goal,
+            "outcome": "success",
+            "record_id": c.id,
+            "metadata": {"source": c.source, "kind": c.kind},
+        }
 
 
 def huric_accuracy(extractor: SymbolicExtractor) -> dict[str, float]:
@@ -261,16 +275,7 @@ def _run_extractor(extractor, bench, by_id, embedder, seed: int, per_class: int)
     with tempfile.TemporaryDirectory(prefix="bt-raider-holdout-") as tmp:
         memory = VectorMemory(Path(tmp) / "bench.db", embedder=embedder, extractor=extractor)
         memory.setup()
-        memory.record_many(
-            {
-                "information": c.text,
-                "goal": c.goal,
-                "outcome": "success",
-                "record_id": c.id,
-                "metadata": {"source": c.source, "kind": c.kind},
-            }
-            for c in bench.kb
-        )
+        memory.record_many(kb_records(bench))
         pairs = calibration_pairs(memory, bench.pairs_pool, by_id, seed, per_class=per_class)
         cal = memory.calibrate(pairs)
         vectors = memory.embedder.embed([q.text for q in bench.queries])
@@ -418,16 +423,7 @@ def main(argv: list[str] | None = None) -> int:
     memory = VectorMemory(db, embedder=embedder)
     memory.setup()
     t1 = time.perf_counter()
-    memory.record_many(
-        {
-            "information": c.text,
-            "goal": c.goal,
-            "outcome": "success",
-            "record_id": c.id,
-            "metadata": {"source": c.source, "kind": c.kind},
-        }
-        for c in bench.kb
-    )
+    memory.record_many(kb_records(bench))
     t_insert = time.perf_counter() - t1
     print(f"stored {len(memory)} records in {t_insert:.1f} s (embedding included)")
 
