@@ -29,6 +29,14 @@ class ToolError(BtRaiderError):
     """
 
 
+class SceneNumberError(ToolError, SceneError):
+    """A number a tool needs is unusable (not finite, out of range): the scene's defect.
+
+    A :class:`ToolError` (the tool could not answer) that is also a :class:`SceneError`: no
+    question the model could ask instead would fix it, so a check ends ``unknown``.
+    """
+
+
 class BackendError(BtRaiderError):
     """A chat-model or embedding backend failed: unreachable endpoint, bad reply."""
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from bt_raider.errors import ToolError
+from bt_raider.errors import SceneNumberError, ToolError
 from bt_raider.perception.validation import MAX_MAGNITUDE, plain_xyz
 
 #: Canonical relation names, in the order tools list them.
@@ -239,9 +239,10 @@ def _xz(pos: np.ndarray) -> np.ndarray:
 
 
 def _finite(value: float, what: str, a: Any, b: Any) -> float:
-    """``value`` when finite; a ToolError otherwise (a NaN would make every comparison False)."""
+    """``value`` when finite; a SceneNumberError (a ToolError) otherwise: a NaN would make
+    every comparison False."""
     if not math.isfinite(value):
-        raise ToolError(
+        raise SceneNumberError(
             f"the {what} between {_label(a)} and {_label(b)} is {value} (a position is not a "
             "finite number): cannot judge the relation"
         )

@@ -42,7 +42,7 @@ from bt_raider.checking.verdict import (
     Verdict,
     parse_category,
 )
-from bt_raider.errors import BackendError, ToolError
+from bt_raider.errors import BackendError, SceneError, ToolError
 from bt_raider.llm.chat import ChatModel, ChatReply, ToolCallRequest, make_chat, start_daemon
 from bt_raider.llm.prompts import render
 from bt_raider.llm.replies import TextCall, find_final, loads_lenient, parse_tool_calls
@@ -150,6 +150,18 @@ class _Call:
     raw_args: Any
     call_id: str | None = None
     read_error: str | None = None
+
+
+def _caused_by_scene(exc: BaseException) -> bool:
+    """Whether ``exc``, or what it was raised from, is a :class:`SceneError`."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, SceneError):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 class _Stop(Exception):
@@ -531,6 +543,11 @@ class _Run:
                 self._warn(3, text, reply_id)
                 continue
             status, value = fut.result()
+            if status == "scene":
+                # The scene itself is unusable (a NaN, a number out of range): whatever the
+                # model concludes from here would rest on it. Fail closed.
+                self.tool_calls.append(ToolCall(c.name, args, error=value))
+                raise _Stop(f"the scene cannot be reasoned about: {value}")
             if status == "ok":
                 self.tool_calls.append(ToolCall(c.name, args, result=value))
                 text = render(
@@ -554,17 +571,19 @@ class _Run:
                 self._warn(3, text, reply_id)
 
     def _call_tool(self, call: _Call) -> tuple[str, Any]:
-        """``("ok", result)``, ``("unknown", error)`` or ``("failed", error)``.
+        """``("ok", result)``, ``("unknown", error)``, ``("failed", error)`` or ``("scene", error)``.
 
-        Only :class:`ToolError` is the model's doing (bad name or arguments) and goes back to
-        it as a warning; anything else is a bug in a tool and propagates.
+        A :class:`ToolError` is the model's doing (bad name or arguments) and goes back to it
+        as a warning, unless a :class:`SceneError` caused it: the scene's numbers are unusable,
+        and the check ends ``unknown``. Anything else is a bug in a tool and propagates.
         """
         try:
             return "ok", self.agent.tools.call(self.scene, call.name, call.args)
         except UnknownToolError as exc:
             return "unknown", str(exc)
         except ToolError as exc:
-            return "failed", str(exc) or type(exc).__name__
+            status = "scene" if _caused_by_scene(exc) else "failed"
+            return status, str(exc) or type(exc).__name__
 
     # ------------------------------------------------------------------ final response
     def _verdict(self, answer: dict[str, Any]) -> tuple[Verdict | None, str]:

@@ -25,6 +25,7 @@ from bt_raider.cli import main as cli_main
 from bt_raider.commands import check as check_command
 from bt_raider.errors import BackendError
 from bt_raider.llm.chat import ChatReply, OpenAIChat, ScriptedChat, ToolCallRequest
+from bt_raider.perception.scene import Scene
 from bt_raider.perception.tools import default_tools
 from tests.bt_raider.llm.fake_openai_server import FakeOpenAIServer
 
@@ -661,3 +662,35 @@ def test_make_checker_and_check_with_the_openai_backend(server, small_kitchen):
     )
     assert verdict.category is Category.OUT_OF_REACH
     assert verdict.tool_calls == [ToolCall("dist_to_target", ["Apple"], result=2.04)]
+
+
+# --------------------------------------------------------------------------- fail closed
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), 1e308])
+def test_a_tool_reading_an_unusable_number_ends_unknown_whatever_the_model_says(
+    small_kitchen_dict, tools, value
+):
+    # The scene is changed after loading (a simulator, the team's own perception): the robot's
+    # x is not a number the reasoner can use. A model told only "the tool failed" could still
+    # answer none; the check must not.
+    scene = Scene(small_kitchen_dict)
+    scene.data["agent"]["position"]["x"] = value
+    chat = ScriptedChat(
+        [
+            call("dist_robot_to_obj", "Apple"),
+            final("none", "All preconditions to pick the Apple hold."),
+        ]
+    )
+    verdict = RaiderAgent(chat, tools).check(scene, "pick(Apple)")
+    assert verdict.category is Category.UNKNOWN
+    assert verdict.final_response is Response.UNFEASIBILITY
+    assert "cannot be reasoned about" in verdict.explanation
+    assert len(chat.calls) == 1  # the model was not asked again
+    assert verdict.tool_calls[0].error is not None
+
+
+def test_a_tool_error_of_the_models_own_making_still_goes_back_to_it(small_kitchen, tools):
+    chat = ScriptedChat(
+        [call("dist_robot_to_obj", "Unicorn"), final("not_present", "There is no Unicorn.")]
+    )
+    verdict = RaiderAgent(chat, tools).check(small_kitchen, "pick(Unicorn)")
+    assert verdict.category is Category.NOT_PRESENT and warnings_in(verdict) == [3]
