@@ -54,6 +54,10 @@ def checksum(f: BinaryIO) -> tuple[str, int]:
     return h.hexdigest(), size
 
 
+#: Up to this many live records an index is rebuilt on one thread (reproducibly).
+DETERMINISTIC_REBUILD = 20_000
+
+
 class VectorIndex:
     """An hnswlib HNSW graph over a store's live embeddings.
 
@@ -176,6 +180,11 @@ class VectorIndex:
         with self._lock:
             live = store.count(live_only=True)
             index = self._new(max(2 * live, 1024))
+            # hnswlib's threads insert in a racy order, so two rebuilds give different graphs
+            # (and, rarely, different approximate neighbours). A small memory rebuilds on one
+            # thread, the same graph every time, in well under a second; a large one uses
+            # every core.
+            threads = 1 if live <= DETERMINISTIC_REBUILD else -1
             mutation = store.mutation
             max_label = 0
             for labels, vectors in store.embeddings():
@@ -184,7 +193,7 @@ class VectorIndex:
                         f"stored embeddings have length {vectors.shape[1]}, the embedder gives "
                         f"{self.dim}: the database was built with another embedder"
                     )
-                index.add_items(vectors, labels)
+                index.add_items(vectors, labels, num_threads=threads)
                 max_label = int(labels[-1])
             self._index = index
             self.deleted = set()
