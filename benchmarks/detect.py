@@ -25,6 +25,7 @@ By default the embedded symbolic reasoner and RAIDER's *Precond* baseline run si
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
 import statistics
@@ -263,8 +264,14 @@ def phrase_types(head: str, lexicon: Any) -> set[str]:
     return {head.replace(" ", "").lower()} if head else set()
 
 
-def alfred_parse_check(path: Path = ALFRED) -> None:
-    """Parse ALFRED's human step descriptions; score the action and its arguments.
+def alfred_held_out(task_id: str) -> bool:
+    """Whether a task is in the held-out fifth: sha256 of its id, modulo 5, is 0 (fixed, so
+    the split never depends on what the parser gets right; 55 of valid_seen's 251 tasks)."""
+    return int(hashlib.sha256(task_id.encode()).hexdigest(), 16) % 5 == 0
+
+
+def alfred_records(path: Path = ALFRED) -> list[dict[str, Any]]:
+    """Parse ALFRED's human step descriptions; score the action and its arguments, per step.
 
     Each description goes through :func:`~bt_raider.checking.steps.split_steps` ("Open the
     fridge, put the egg inside and close it" is three steps) and each step through the parser.
@@ -273,21 +280,21 @@ def alfred_parse_check(path: Path = ALFRED) -> None:
     (``high_pddl`` args: object, receptacle, destination) is among the types the step's
     phrase names through the lexicon (:func:`phrase_types`); "it" is the last phrase an earlier
     step of the same task named.
+
+    Returns one record per scored step: ``task``, ``held_out``, ``action`` (ALFRED's), ``text``,
+    ``found`` (the action is right), ``args_ok``, and ``args``: per annotated argument its
+    ``role``, ``want``, the ``head`` read and the ``types`` it names.
     """
     from bt_raider.checking.parse import parse_query
     from bt_raider.checking.steps import split_steps
     from bt_raider.errors import QueryError
     from bt_raider.perception.lexicon import CategoryLexicon
 
-    if not path.exists():
-        print(f"ALFRED annotations not found at {path}")
-        return
     lexicon = CategoryLexicon.default()
-    total: dict[str, int] = {}
-    hits: dict[str, int] = {}
-    args_ok: dict[str, int] = {}
+    records: list[dict[str, Any]] = []
     for line in path.read_text().splitlines():
         task = json.loads(line)
+        held = alfred_held_out(task["task_id"])
         steps = [a for a in task["high_pddl"] if a["action"] != "NoOp"]
         for ann in task["annotations"]:
             if len(ann["high_descs"]) != len(steps):
@@ -305,20 +312,26 @@ def alfred_parse_check(path: Path = ALFRED) -> None:
                     last.extend(a.head for p in parsed for a in p.args if a.head not in _PRONOUNS)
                     continue
                 name = step["action"]
-                total[name] = total.get(name, 0) + 1
                 found = [p for p in parsed if p.action in want]
                 # A route ends at its destination: its last approach; other actions: the first.
                 match = (found[-1] if name == "GotoLocation" else found[0]) if found else None
-                hits[name] = hits.get(name, 0) + (match is not None)
+                rec: dict[str, Any] = {
+                    "task": task["task_id"],
+                    "held_out": held,
+                    "action": name,
+                    "text": text,
+                    "found": match is not None,
+                    "args_ok": False,
+                    "args": [],
+                }
                 if match is not None:
                     # "Open the drawer, put the knife in it": earlier pieces count for "it".
                     before = parsed[: parsed.index(match)]
                     context = last + [a.head for p in before for a in p.args]
                     context = [h for h in context if h not in _PRONOUNS]
-                    ok = True
                     for role, value in zip(ALFRED_ROLES[name], step["args"], strict=False):
                         arg = match.arg(role) or (match.arg("object") if role == "target" else None)
-                        head = arg.head if arg is not None else ""
+                        head = said = arg.head if arg is not None else ""
                         if head in _PRONOUNS:
                             avoid = (
                                 {match.arg("object").head}
@@ -329,25 +342,85 @@ def alfred_parse_check(path: Path = ALFRED) -> None:
                         types = phrase_types(head, lexicon)
                         # ALFRED names a slice by its whole ("tomato" for TomatoSliced).
                         types |= {t.removesuffix("sliced") for t in types}
-                        if value.lower() not in types:
-                            ok = False
-                    args_ok[name] = args_ok.get(name, 0) + ok
+                        rec["args"].append(
+                            {
+                                "role": role,
+                                "want": value.lower(),
+                                "said": said,
+                                "head": head,
+                                "types": sorted(types),
+                                "ok": value.lower() in types,
+                            }
+                        )
+                    rec["args_ok"] = all(a["ok"] for a in rec["args"])
+                records.append(rec)
                 last.extend(a.head for p in parsed for a in p.args if a.head not in _PRONOUNS)
-    print("\nALFRED step descriptions: the annotated action, and its arguments where it is right")
+    return records
+
+
+def alfred_table(records: list[dict[str, Any]], title: str) -> None:
+    """Print the action and argument figures of ``records`` per ALFRED action."""
+    print(f"\nALFRED {title}: the annotated action, and its arguments where it is right")
     print("  (args: of those with the right action; both: action and args right, of all)")
     print(f"  {'action':14} {'n':>5} {'action':>8} {'args':>8} {'both':>8}")
-    for name in sorted(total):
-        h, a = hits.get(name, 0), args_ok.get(name, 0)
+    names = sorted({r["action"] for r in records})
+    for name in [*names, "all"]:
+        rows = [r for r in records if name in ("all", r["action"])]
+        n = len(rows)
+        h = sum(r["found"] for r in rows)
+        a = sum(r["args_ok"] for r in rows)
         print(
-            f"  {name:14} {total[name]:5d} {100.0 * h / total[name]:7.1f}%"
-            f" {100.0 * a / max(1, h):7.1f}% {100.0 * a / total[name]:7.1f}%"
+            f"  {name:14} {n:5d} {100.0 * h / max(1, n):7.1f}%"
+            f" {100.0 * a / max(1, h):7.1f}% {100.0 * a / max(1, n):7.1f}%"
         )
-    n, h, a = sum(total.values()), sum(hits.values()), sum(args_ok.values())
-    print(
-        f"  {'all':14} {n:5d} {100.0 * h / n:7.1f}% {100.0 * a / max(1, h):7.1f}%"
-        f" {100.0 * a / n:7.1f}%"
+
+
+def alfred_parse_check(path: Path = ALFRED, misses: int = 0) -> None:
+    """ALFRED's figures on the development tasks, the held-out fifth and all, then HuRIC's."""
+    if not path.exists():
+        print(f"ALFRED annotations not found at {path}")
+        return
+    records = alfred_records(path)
+    dev = [r for r in records if not r["held_out"]]
+    alfred_table(dev, "development tasks (4/5)")
+    alfred_table(
+        [r for r in records if r["held_out"]], "held-out tasks (1/5, sha256(task_id) % 5 == 0)"
     )
+    alfred_table(records, "valid_seen, all tasks")
     huric_parse_check()
+    if misses:
+        alfred_misses(dev, misses)
+
+
+def alfred_cause(arg: dict[str, Any], lexicon: Any) -> str:
+    """Why an argument missed, for the breakdown (a reading aid, not a score)."""
+    if not arg["head"]:
+        return "no phrase for the role" if arg["said"] == "" else "pronoun: nothing before it"
+    if arg["said"] in _PRONOUNS:
+        return "pronoun: resolved to another object"
+    if not any(lexicon.types_for(w) for w in arg["head"].split()):
+        return "head unknown to the lexicon"
+    return "head names another type"
+
+
+def alfred_misses(records: list[dict[str, Any]], limit: int) -> None:
+    """The argument misses of ``records`` grouped by cause and role, with examples."""
+    from bt_raider.perception.lexicon import CategoryLexicon
+
+    lexicon = CategoryLexicon.default()
+    groups: dict[tuple[str, str, str], list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    for rec in records:
+        if not rec["found"] or rec["args_ok"]:
+            continue
+        arg = next(a for a in rec["args"] if not a["ok"])
+        key = (alfred_cause(arg, lexicon), rec["action"], arg["role"])
+        groups.setdefault(key, []).append((rec, arg))
+    n = sum(len(v) for v in groups.values())
+    print(f"\nALFRED argument misses on these tasks: {n}, by cause (first failing argument)")
+    for key, rows in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        print(f"  {len(rows):4d}  {key[0]} -- {key[1]} {key[2]}")
+        for rec, arg in rows[:limit]:
+            print(f"          want {arg['want']!r} read {arg['head']!r}: {rec['text'].strip()!r}")
 
 
 HURIC = HERE.parents[1] / "shared" / "data" / "huric" / "huric_en_commands.jsonl"
@@ -444,6 +517,14 @@ def main(argv: list[str] | None = None) -> int:
         help="also parse ALFRED's human step descriptions and report how often the parser "
         "finds the annotated action (an out-of-sample check of the query parser)",
     )
+    parser.add_argument(
+        "--alfred-misses",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --alfred: group the argument misses of the development tasks by cause and "
+        "show N of each (the held-out tasks are never shown)",
+    )
     args = parser.parse_args(argv)
     if not build_cases.KITCHEN.is_file():  # a clone without ../shared beside it
         print(
@@ -451,7 +532,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     if args.alfred:
-        alfred_parse_check()
+        alfred_parse_check(misses=args.alfred_misses)
 
     from bt_raider.perception.scene import Scene
 

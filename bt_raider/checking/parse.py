@@ -19,12 +19,18 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from bt_raider.checking.contract import check_query_text
+from bt_raider.checking.routes import (
+    clause_breaks,
+    direction_tail,
+    is_route,
+    relation_spans,
+    route_destination,
+)
 from bt_raider.checking.vocabulary import (
     ACTIONS,
     AMBIGUOUS_STATES,
     DESTINATION_PREPOSITIONS,
     DETERMINERS,
-    DIRECTION_WORDS,
     FILLERS,
     GENERIC_HEADS,
     HAND_ARG,
@@ -35,18 +41,12 @@ from bt_raider.checking.vocabulary import (
     NAME_SUFFIXES,
     NAME_TO_ACTION,
     NON_DESTINATION_RELATIONS,
-    PART_OF_PREFIX,
     POLITE_PREFIXES,
     POLITE_SUFFIXES,
-    RELATIONS_BY_FIRST_WORD,
     REQUEST_FRAMES,
     ROBOT_ARG,
     ROBOT_PARAM,
     ROLES,
-    ROUTE_BREAKS,
-    ROUTE_CLAUSE_WORDS,
-    ROUTE_MARKERS,
-    ROUTE_VERBS,
     SPEAKER_WORDS,
     SPLIT_PARTICLES,
     VERB_PHRASES,
@@ -317,7 +317,7 @@ def _normalise(text: str) -> str:
     t = text.strip().lower()
     t = t.replace("’", "'")
     t = re.sub(r"[?!.;]+$", "", t).strip()
-    t = re.sub(r"[,;]", " ", t)
+    t = re.sub(r"[,;]|\.(?=\s)", " ", t)  # "... a green bin. Turn right": no "bin."
     t = re.sub(r"\s+", " ", t)
     previous = None
     while previous != t:
@@ -351,7 +351,7 @@ def _parse_natural(text: str, vocab: Vocab) -> ParsedQuery:
             if action is not None:
                 words = [stem, *words[1:]]
                 break
-    if _is_route(words, action, rest):
+    if is_route(words, action, rest, clause_breaks(text, words)):
         route = _route(words, text, vocab)
         if route is not None:
             return route
@@ -381,102 +381,10 @@ def _parse_natural(text: str, vocab: Vocab) -> ParsedQuery:
     return ParsedQuery(action, _check_arity(action, args, text), "natural", text)
 
 
-def _is_route(words: list[str], action: str | None, rest: list[str]) -> bool:
-    """Whether the words describe a walk ("turn left and go to the sink", "walk ahead to ...")."""
-    if words[0] == "take" and words[1:2] == ["a"] and words[2:3] in (["step"], ["left"], ["right"]):
-        return True  # "take a step to the left and face the sink"
-    if action == "turnoff" and words[0] == "stop":  # "stop in front of the TV stand"
-        return words[1:2] in (["in"], ["at"], ["by"], ["next"], ["near"], ["beside"])
-    if words[0] not in ROUTE_VERBS:
-        return False
-    if action is None:
-        return True
-    if action in ("turnon", "turnoff"):
-        # "turn right ... on the sink", "turn to your right and go to the sink on your left"
-        return len(words) > 1 and (words[1] in DIRECTION_WORDS or words[1] in ("to", "and"))
-    if action == "approach":
-        # "walk to the counter then turn left to the sink": the route goes on past the first.
-        return (
-            any(w in ROUTE_BREAKS for w in rest[1:])
-            or any(w in ROUTE_CLAUSE_WORDS for w in rest)
-            or _direction_tail(rest) < len(rest)
-            or PART_OF_PREFIX.match(" ".join(rest[1:] if rest[:1] == ["to"] else rest) + " ")
-            is not None
-        )
-    return False
-
-
-def _direction_tail(words: list[str]) -> int:
-    """Where a trailing direction ("on your left", "to the right", "behind you") starts."""
-    n = len(words)
-    if words[n - 4 :] == ["in", "front", "of", "you"]:
-        return n - 4
-    for size in (4, 3, 2):
-        tail = words[n - size :] if n > size else []
-        if not tail:
-            continue
-        if (
-            size > 2
-            and tail[0] in ("on", "to", "at", "in")
-            and tail[1] in ("your", "the", "my")
-            and tail[2] in ("left", "right")
-            and (size == 3 or tail[3:] == ["side"])
-        ):
-            return n - size
-        if size == 2 and tail in (["behind", "you"], ["near", "you"]):
-            return n - 2
-    return n
-
-
-_NEAR_MARKERS = (("next", "to"), ("close", "to"), ("beside",), ("near",), ("by",))
-
-
 def _route(words: list[str], text: str, vocab: Vocab) -> ParsedQuery | None:
-    """A route as an approach to where it ends: the last place a marker of
-    :data:`ROUTE_MARKERS` names that is not a direction ("to your left", "around")."""
+    """A route as an approach to where it ends (:func:`~bt_raider.checking.routes.route_destination`)."""
     split = _Splitter(words, _original_words(text, words), vocab)
-    # Words of a relation ("next to", "to the left of") belong to a phrase and start none.
-    in_relation = {
-        k
-        for start, n, rel in _relation_spans(words)
-        if rel != "from"
-        for k in range(start, start + n)
-    }
-    best: ArgPhrase | None = None
-    sought: ArgPhrase | None = None
-    i = 0
-    while i < len(words):
-        marker = next((m for m in ROUTE_MARKERS if tuple(words[i : i + len(m)]) == m), None)
-        if i == 1 and marker is None:
-            # Right after the verb a relation says where to go: "go next to the radio".
-            marker = next((m for m in _NEAR_MARKERS if tuple(words[1 : 1 + len(m)]) == m), None)
-        if marker is None or (i in in_relation and words[i] == "to"):
-            i += 1  # "to the left of" belongs to a phrase, it starts none
-            continue
-        start = i + len(marker)
-        if start < len(words) and words[start] in ROUTE_BREAKS:
-            i += 1  # "to face the sink": the next marker says where
-            continue
-        end = start
-        while end < len(words) and words[end] not in ROUTE_CLAUSE_WORDS:
-            if end > start and words[end] in ROUTE_BREAKS:
-                if end not in in_relation or words[end] != "to":
-                    break
-            end += 1
-        lead = PART_OF_PREFIX.match(" ".join(words[start:end]) + " ")
-        if lead is not None:
-            start += len(lead.group(0).split())
-        end = start + _direction_tail(words[start:end])
-        phrase = split.phrase(start, end)
-        if phrase is not None:
-            head = [w for w in phrase.head.split() if w not in DETERMINERS]
-            if head and not all(w in DIRECTION_WORDS or w.isdigit() for w in head):
-                if marker in (("find",), ("locate",)):
-                    sought = phrase  # "go to the kitchen, find a glass": the kitchen first
-                else:
-                    best = phrase
-        i = max(end, i + 1)
-    best = best or sought
+    best = route_destination(words, split.phrase, clause_breaks(text, words))
     if best is None:
         return None
     return ParsedQuery("approach", [_with_role(best, "target")], "natural", text)
@@ -498,7 +406,7 @@ def leading_action(text: str) -> str | None:
         return "handover"
     words = norm.split()
     action, rest = _match_verb(words)
-    if _is_route(words, action, rest):
+    if is_route(words, action, rest, clause_breaks(text, words)):
         # "turn left", "take a step forward": a leg of a route that ends later, no action.
         return "approach" if _route(words, text, state_vocab(None)) is not None else None
     return action
@@ -596,22 +504,6 @@ def _strip_particle(rest: list[str]) -> list[str]:
     return rest
 
 
-def _relation_spans(words: list[str]) -> list[tuple[int, int, str]]:
-    """``(start, length, relation)`` of each relation phrase in ``words``, left to right."""
-    spans: list[tuple[int, int, str]] = []
-    i = 0
-    while i < len(words):
-        for pattern, rel in RELATIONS_BY_FIRST_WORD.get(words[i], ()):
-            n = len(pattern)
-            if tuple(words[i : i + n]) == pattern:
-                spans.append((i, n, rel))
-                i += n
-                break
-        else:
-            i += 1
-    return spans
-
-
 class _Splitter:
     """Splits the words after the verb into argument phrases."""
 
@@ -642,13 +534,13 @@ class _Splitter:
         table in front of the bread"); a trailing direction ("to your right") is dropped, and
         "put the knife inside" puts it in "it" (what an earlier step named).
         """
-        words = self.words[: _direction_tail(self.words)]
+        words = self.words[: direction_tail(self.words)]
         if len(words) >= 2 and words[-1] in ("inside", "in", "there") and "it" not in words:
             obj = self.phrase(0, len(words) - 1)
             dest = ArgPhrase("it", "it")
             return [p for p in (obj, dest) if p is not None]
         blocked: set[int] = set()
-        for start, n, rel in _relation_spans(words):
+        for start, n, rel in relation_spans(words):
             if rel in NON_DESTINATION_RELATIONS:
                 blocked.update(range(start, start + n))
         best: tuple[int, int] | None = None
@@ -672,7 +564,7 @@ class _Splitter:
 
     def handover(self) -> list[ArgPhrase]:
         """``hand X to P``, ``give P the X``, ``give P X``."""
-        words = self.words[: _direction_tail(self.words)]  # "... to the table to your left"
+        words = self.words[: direction_tail(self.words)]  # "... to the table to your left"
         if "to" in words:
             i = len(words) - 1 - words[::-1].index("to")
             # "next to" / "close to" belong to a relation of the object phrase.
@@ -689,7 +581,7 @@ class _Splitter:
 
     def pick(self) -> list[ArgPhrase]:
         """``pick X from Y`` -> object X, source Y (the source constrains X)."""
-        for start, n, rel in _relation_spans(self.words):
+        for start, n, rel in relation_spans(self.words):
             if rel == "from" and start > 0:
                 return self.around(start, n)
         return self.whole()
@@ -745,7 +637,7 @@ def _parse_words(text: str, words: list[str], vocab: Vocab, depth: int = 0) -> A
         i = words.index("if")
         tail = [w for w in words[i + 1 :] if w in vocab.single and w not in AMBIGUOUS_STATES]
         words = words[:i] + tail
-    spans = _relation_spans(words)
+    spans = relation_spans(words)
     # "on"/"off" at the end are states ("the stove that is on"), not relations.
     spans = [s for s in spans if not (s[2] == "on top of" and s[1] == 1 and s[0] == len(words) - 1)]
     relation = anchor = None

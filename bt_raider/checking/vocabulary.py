@@ -269,6 +269,7 @@ ROUTE_MARKERS: tuple[tuple[str, ...], ...] = tuple(
                 "locate",
                 "find",
                 "get to",
+                "approach",
             )
         ),
         key=len,

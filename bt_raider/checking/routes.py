@@ -1,0 +1,199 @@
+"""Routes: a walk people describe ("turn around and walk to the stove on the left") ends at a place.
+
+A route is read as an approach to where it ends: the last place a marker of
+:data:`~bt_raider.checking.vocabulary.ROUTE_MARKERS` ("to", "towards", "in front of", "face")
+names that is not a direction ("to your left", "around"). :mod:`bt_raider.checking.parse`
+decides that a query is a route (:func:`is_route`) and builds the approach; this module finds
+its destination (:func:`route_destination`) from the words alone, and knows nothing of scenes.
+
+A phrase of a route ends where a new clause starts: at a clause word ("then", "and", "where"),
+at the next marker, or at a comma or full stop of the text as written that a verb follows ("walk
+to the table, turn right" ends at the table; "the tall, wooden shelf" is one phrase).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Protocol
+
+from bt_raider.checking.vocabulary import (
+    DETERMINERS,
+    DIRECTION_WORDS,
+    PART_OF_PREFIX,
+    RELATIONS_BY_FIRST_WORD,
+    ROUTE_BREAKS,
+    ROUTE_CLAUSE_WORDS,
+    ROUTE_MARKERS,
+    ROUTE_VERBS,
+    VERB_PHRASES,
+)
+
+
+class Phrase(Protocol):
+    """What a route needs of a parsed phrase (:class:`~bt_raider.checking.parse.ArgPhrase`)."""
+
+    @property
+    def head(self) -> str: ...
+
+
+#: Words that start a new clause after a comma ("walk to the table, turn right").
+_CLAUSE_STARTS = frozenset(
+    ROUTE_VERBS | ROUTE_CLAUSE_WORDS | {p.split()[0] for p, _ in VERB_PHRASES}
+)
+
+#: Relations right after the verb that say where to go: "go next to the radio".
+NEAR_MARKERS = (("next", "to"), ("close", "to"), ("beside",), ("near",), ("by",))
+
+
+def relation_spans(words: list[str]) -> list[tuple[int, int, str]]:
+    """``(start, length, relation)`` of each relation phrase in ``words``, left to right."""
+    spans: list[tuple[int, int, str]] = []
+    i = 0
+    while i < len(words):
+        for pattern, rel in RELATIONS_BY_FIRST_WORD.get(words[i], ()):
+            n = len(pattern)
+            if tuple(words[i : i + n]) == pattern:
+                spans.append((i, n, rel))
+                i += n
+                break
+        else:
+            i += 1
+    return spans
+
+
+def direction_tail(words: list[str]) -> int:
+    """Where a trailing direction ("on your left", "to the right", "behind you") starts."""
+    n = len(words)
+    if words[n - 4 :] == ["in", "front", "of", "you"]:
+        return n - 4
+    for size in (4, 3, 2):
+        tail = words[n - size :] if n > size else []
+        if not tail:
+            continue
+        if (
+            size > 2
+            and tail[0] in ("on", "to", "at", "in")
+            and tail[1] in ("your", "the", "my")
+            and tail[2] in ("left", "right")
+            and (size == 3 or tail[3:] == ["side"])
+        ):
+            return n - size
+        if size == 2 and tail in (["behind", "you"], ["near", "you"]):
+            return n - 2
+    return n
+
+
+def is_route(
+    words: list[str],
+    action: str | None,
+    rest: list[str],
+    breaks: set[int] = frozenset(),  # type: ignore[assignment]
+) -> bool:
+    """Whether the words describe a walk ("turn left and go to the sink", "walk ahead to ...").
+
+    Args:
+        words: the normalised words of the query.
+        action: the action its leading verb names, or None.
+        rest: the words after that verb.
+        breaks: indices where a new clause starts in the text as written (:func:`clause_breaks`).
+    """
+    if words[0] == "take" and words[1:2] == ["a"] and words[2:3] in (["step"], ["left"], ["right"]):
+        return True  # "take a step to the left and face the sink"
+    if action == "turnoff" and words[0] == "stop":  # "stop in front of the TV stand"
+        return words[1:2] in (["in"], ["at"], ["by"], ["next"], ["near"], ["beside"])
+    if words[0] not in ROUTE_VERBS:
+        return False
+    if action is None:
+        return True
+    if action in ("turnon", "turnoff"):
+        # "turn right ... on the sink", "turn to your right and go to the sink on your left"
+        return len(words) > 1 and (words[1] in DIRECTION_WORDS or words[1] in ("to", "and"))
+    if action == "approach":
+        # "walk to the counter then turn left to the sink": the route goes on past the first.
+        return (
+            any(w in ROUTE_BREAKS for w in rest[1:])
+            or any(w in ROUTE_CLAUSE_WORDS for w in rest)
+            or direction_tail(rest) < len(rest)
+            or any(words[k] in _CLAUSE_STARTS for k in breaks)
+            or PART_OF_PREFIX.match(" ".join(rest[1:] if rest[:1] == ["to"] else rest) + " ")
+            is not None
+        )
+    return False
+
+
+def clause_breaks(text: str, words: list[str]) -> set[int]:
+    """Indices of ``words`` (the normalised tail of ``text``) that follow a comma, semicolon
+    or full stop in ``text`` as written: no phrase of a route runs across one."""
+    tokens: list[tuple[str, bool]] = []
+    after_stop = False
+    for piece in re.findall(r"[^\s,;.!?]+|[,;.!?]", text.replace("’", "'")):
+        if piece in ",;.!?":
+            after_stop = True
+            continue
+        tokens.append((piece.lower(), after_stop))
+        after_stop = False
+    low = [t for t, _ in tokens]
+    n = len(words)
+    for start in range(len(low) - n, -1, -1):
+        if low[start : start + n] == words:
+            return {i for i in range(1, n) if tokens[start + i][1]}
+    return set()
+
+
+def route_destination(
+    words: list[str],
+    phrase: Callable[[int, int], Phrase | None],
+    breaks: set[int] = frozenset(),  # type: ignore[assignment]
+) -> Phrase | None:
+    """Where a route ends: the phrase of its last marker that names a place, else None.
+
+    Args:
+        words: the normalised words of the route ("turn", "around", "and", "walk", "to", ...).
+        phrase: parses ``words[i:j]`` into a phrase (None when empty).
+        breaks: indices where a new clause starts in the text as written (:func:`clause_breaks`).
+    """
+    # Words of a relation ("next to", "to the left of") belong to a phrase and start none.
+    in_relation = {
+        k
+        for start, n, rel in relation_spans(words)
+        if rel != "from"
+        for k in range(start, start + n)
+    }
+    best: Phrase | None = None
+    sought: Phrase | None = None
+    i = 0
+    while i < len(words):
+        marker = next((m for m in ROUTE_MARKERS if tuple(words[i : i + len(m)]) == m), None)
+        if i == 1 and marker is None:
+            # Right after the verb a relation says where to go: "go next to the radio".
+            marker = next((m for m in NEAR_MARKERS if tuple(words[1 : 1 + len(m)]) == m), None)
+        if marker is None or (i in in_relation and words[i] == "to"):
+            i += 1  # "to the left of" belongs to a phrase, it starts none
+            continue
+        start = i + len(marker)
+        if start < len(words) and words[start] in ROUTE_BREAKS:
+            i += 1  # "to face the sink": the next marker says where
+            continue
+        end = start
+        while end < len(words) and words[end] not in ROUTE_CLAUSE_WORDS:
+            if end > start and end in breaks and words[end] in _CLAUSE_STARTS:
+                break  # "walk to the table, turn right"; not "the tall, wooden shelf"
+            if end > start and words[end] in ROUTE_BREAKS:
+                if end not in in_relation or words[end] != "to":
+                    break
+            end += 1
+        lead = PART_OF_PREFIX.match(" ".join(words[start:end]) + " ")
+        if lead is not None:
+            start += len(lead.group(0).split())
+        end = start + direction_tail(words[start:end])
+        found = phrase(start, end)
+        if found is not None:
+            head = [w for w in found.head.split() if w not in DETERMINERS]
+            if head and not all(w in DIRECTION_WORDS or w.isdigit() for w in head):
+                if marker in (("find",), ("locate",)):
+                    sought = found  # "go to the kitchen, find a glass": the kitchen first
+                else:
+                    best = found
+        i = max(end, i + 1)
+    return best or sought
