@@ -4,6 +4,11 @@ See ``docs/scene-format.md`` section 1. :class:`Scene` validates the dict, gives
 stable display name, resolves names (display names, objectIds, near-misses) and answers the
 geometric questions the tools build on. The raw dicts are kept, so a scene round-trips to JSON
 unchanged and :class:`~bt_raider.simulation.simworld.SimWorld` can change it in place.
+
+Geometry comes two ways: as plain float tuples (``xyz``, ``agent_xyz``, ``heading_xz()``,
+``box_corners()``, ...), which the checks use and which need no numpy, and as numpy arrays
+(``position``, ``agent_position``, ``heading()``, ``bbox()``, ...) for vector arithmetic, the
+same numbers, numpy imported on first use.
 """
 
 from __future__ import annotations
@@ -13,9 +18,7 @@ import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from bt_raider.errors import SceneError, ToolError
 from bt_raider.perception.validation import (
@@ -27,15 +30,21 @@ from bt_raider.perception.validation import (
     MAX_SCENE_BYTES,
     ROBOT_DEFAULTS,
     STATES,
+    XYZ,
     as_box,
     as_flag,
     as_number,
     as_vector,
+    as_xyz,
+    box_corners,
     check_robot,
     read_scene_json,
     show_value,
     validate_scene,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "CAPABILITIES",
@@ -85,6 +94,11 @@ class SceneObject:
         return as_vector(self.raw["position"], f"{self.id}.position")
 
     @property
+    def xyz(self) -> XYZ:
+        """:attr:`position` as plain floats ``(x, y, z)``."""
+        return as_xyz(self.raw["position"], f"{self.id}.position")
+
+    @property
     def visible(self) -> bool:
         return as_flag(self.raw, "visible", True, self.id)
 
@@ -103,6 +117,12 @@ class SceneObject:
     def bbox(self) -> tuple[np.ndarray, np.ndarray] | None:
         """``(min_corner, max_corner)`` of the axis-aligned box, or None when absent."""
         return as_box(self.raw.get("axisAlignedBoundingBox"), f"{self.id}.axisAlignedBoundingBox")
+
+    def box_corners(self) -> tuple[XYZ, XYZ] | None:
+        """:meth:`bbox` as plain float triples."""
+        return box_corners(
+            self.raw.get("axisAlignedBoundingBox"), f"{self.id}.axisAlignedBoundingBox"
+        )
 
     def __repr__(self) -> str:
         return f"SceneObject({self.name!r}, {self.id!r})"
@@ -125,6 +145,11 @@ class Human:
     @property
     def position(self) -> np.ndarray:
         return as_vector(self.raw["position"], f"human {self.id}.position")
+
+    @property
+    def xyz(self) -> XYZ:
+        """:attr:`position` as plain floats ``(x, y, z)``."""
+        return as_xyz(self.raw["position"], f"human {self.id}.position")
 
     @property
     def looking_at_robot(self) -> bool:
@@ -312,6 +337,11 @@ class Scene:
         return as_vector(self.data["agent"]["position"], "agent.position")
 
     @property
+    def agent_xyz(self) -> XYZ:
+        """:attr:`agent_position` as plain floats ``(x, y, z)``."""
+        return as_xyz(self.data["agent"]["position"], "agent.position")
+
+    @property
     def agent_yaw(self) -> float:
         """Heading in degrees (``agent.rotation.y``; 0 faces +z)."""
         rotation = self.data["agent"].get("rotation") or {}
@@ -321,15 +351,27 @@ class Scene:
             )
         return as_number(rotation.get("y", 0.0), "agent.rotation.y")
 
-    def heading(self) -> np.ndarray:
+    def heading_xz(self) -> tuple[float, float]:
         """Unit heading ``(sin yaw, cos yaw)`` in the (x, z) plane."""
         yaw = math.radians(self.agent_yaw)
-        return np.array([math.sin(yaw), math.cos(yaw)])
+        return math.sin(yaw), math.cos(yaw)
 
-    def right_vector(self) -> np.ndarray:
+    def right_xz(self) -> tuple[float, float]:
         """Unit right vector ``(cos yaw, -sin yaw)`` in the (x, z) plane."""
         yaw = math.radians(self.agent_yaw)
-        return np.array([math.cos(yaw), -math.sin(yaw)])
+        return math.cos(yaw), -math.sin(yaw)
+
+    def heading(self) -> np.ndarray:
+        """:meth:`heading_xz` as a float array."""
+        import numpy as np
+
+        return np.array(self.heading_xz())
+
+    def right_vector(self) -> np.ndarray:
+        """:meth:`right_xz` as a float array."""
+        import numpy as np
+
+        return np.array(self.right_xz())
 
     @property
     def robot(self) -> dict[str, float]:
@@ -377,27 +419,41 @@ class Scene:
 
     @property
     def locations(self) -> dict[str, np.ndarray]:
+        """Named places (the ``locations`` extension) as float arrays."""
         return {
             k: as_vector(v, f"locations.{k}") for k, v in (self.data.get("locations") or {}).items()
         }
 
+    @property
+    def location_points(self) -> dict[str, XYZ]:
+        """:attr:`locations` as plain floats ``(x, y, z)``."""
+        return {
+            k: as_xyz(v, f"locations.{k}") for k, v in (self.data.get("locations") or {}).items()
+        }
+
     # ------------------------------------------------------------------ geometry
-    def position_of(self, ref: str) -> np.ndarray:
-        """Position of an object, a person or a named location."""
+    def xyz_of(self, ref: str) -> XYZ:
+        """Position ``(x, y, z)`` of an object, a person or a named location."""
         locs = self.data.get("locations") or {}
         if ref in locs:
-            return as_vector(locs[ref], f"locations.{ref}")
+            return as_xyz(locs[ref], f"locations.{ref}")
         try:
-            return self.resolve(ref).position
+            return self.resolve(ref).xyz
         except ToolError:
             try:
-                return self.human(ref).position
+                return self.human(ref).xyz
             except ToolError:
                 pass
             raise
 
-    def horizontal_distance(self, a: np.ndarray, b: np.ndarray) -> float:
-        """Horizontal (x, z) distance in metres; a SceneError when it is not finite."""
+    def position_of(self, ref: str) -> np.ndarray:
+        """:meth:`xyz_of` as a float array."""
+        import numpy as np
+
+        return np.array(self.xyz_of(ref), dtype=float)
+
+    def horizontal_distance(self, a: Any, b: Any) -> float:
+        """Horizontal (x, z) distance (m) of two points, tuples or arrays; a SceneError if not finite."""
         dist = float(math.hypot(a[0] - b[0], a[2] - b[2]))
         if not math.isfinite(dist):
             raise SceneError(f"the distance between {a} and {b} is not a finite number")
@@ -405,4 +461,4 @@ class Scene:
 
     def distance_to_robot(self, ref: str) -> float:
         """Horizontal distance (m) from the robot to an object, person or location."""
-        return self.horizontal_distance(self.agent_position, self.position_of(ref))
+        return self.horizontal_distance(self.agent_xyz, self.xyz_of(ref))

@@ -29,15 +29,17 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from bt_raider.errors import ToolError
 from bt_raider.perception import relations
 from bt_raider.perception.lexicon import CategoryLexicon, split_type
 from bt_raider.perception.scene import CAPABILITIES, Human, Scene, SceneObject
 from bt_raider.perception.toolset import ToolSet
+from bt_raider.perception.validation import XYZ
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 # ---------------------------------------------------------------------- lookups
@@ -46,11 +48,17 @@ class Place:
     """A named location from the scene's ``locations`` (has what the relations need)."""
 
     name: str
-    position: np.ndarray = field(repr=False, compare=False)
+    #: ``(x, y, z)`` in metres (plain floats: the checks need no numpy).
+    position: XYZ = field(repr=False, compare=False)
 
     @property
     def id(self) -> str:
         return self.name
+
+    @property
+    def xyz(self) -> XYZ:
+        """The position, as objects and people give theirs (:attr:`SceneObject.xyz`)."""
+        return self.position
 
 
 def _metres(x: float) -> float:
@@ -87,7 +95,7 @@ def _squash(text: str) -> str:
 
 def _find_location(scene: Scene, ref: str) -> Place | None:
     key = ref.strip().lower()
-    for name, pos in scene.locations.items():
+    for name, pos in scene.location_points.items():
         if name.lower() == key:
             return Place(name, pos)
     return None
@@ -123,8 +131,8 @@ def locate(scene: Scene, ref: Any) -> SceneObject | Human | Place:
         extra = []
         if scene.humans:
             extra.append("people: " + ", ".join(h.id for h in scene.humans))
-        if scene.locations:
-            extra.append("locations: " + ", ".join(scene.locations))
+        if scene.location_points:
+            extra.append("locations: " + ", ".join(scene.location_points))
         raise ToolError(str(exc) + ("; " + "; ".join(extra) if extra else "")) from None
 
 
@@ -167,7 +175,7 @@ def dist_to_target(scene: Scene, target: str) -> float:
         the horizontal distance from the robot in metres.
     """
     where = locate(scene, target)
-    return _metres(scene.horizontal_distance(scene.agent_position, where.position))
+    return _metres(scene.horizontal_distance(scene.agent_xyz, where.xyz))
 
 
 #: get_obj_state: (capability flag, state flag, word), in the order the answer lists them.
@@ -271,7 +279,7 @@ def dist_robot_to_obj(scene: Scene, obj: str) -> float:
     """
     place = _find_location(scene, obj) if isinstance(obj, str) else None
     where = place if place is not None else resolve_object(scene, obj)
-    return _metres(scene.horizontal_distance(scene.agent_position, where.position))
+    return _metres(scene.horizontal_distance(scene.agent_xyz, where.xyz))
 
 
 def check_humans_around(scene: Scene) -> list[dict[str, Any]]:
@@ -280,9 +288,9 @@ def check_humans_around(scene: Scene) -> list[dict[str, Any]]:
     Returns:
         [{"id": ..., "distance": metres from the robot}], nearest first; [] when nobody is around.
     """
-    robot = scene.agent_position
+    robot = scene.agent_xyz
     found = [
-        {"id": h.id, "distance": _metres(scene.horizontal_distance(robot, h.position))}
+        {"id": h.id, "distance": _metres(scene.horizontal_distance(robot, h.xyz))}
         for h in scene.humans
     ]
     return sorted(found, key=lambda d: d["distance"])
@@ -307,7 +315,7 @@ def dist_robot_to_human(scene: Scene, specific_human: str) -> float:
         the horizontal distance in metres.
     """
     h = _person(scene, specific_human)
-    return _metres(scene.horizontal_distance(scene.agent_position, h.position))
+    return _metres(scene.horizontal_distance(scene.agent_xyz, h.xyz))
 
 
 def human_hands_free(scene: Scene, specific_human: str) -> bool:
@@ -476,6 +484,8 @@ def make_retrieve_user_information(
 
 
 def _unit_rows(matrix: Any, rows: int) -> np.ndarray:
+    import numpy as np  # only with an embedding function (which brings numpy already)
+
     arr = np.asarray(matrix, dtype=float)
     if arr.ndim != 2 or arr.shape[0] != rows:
         raise ToolError(f"the embedding function returned shape {arr.shape}, expected ({rows}, d)")

@@ -8,6 +8,11 @@ every number is one the reasoners can use: finite, geometry within :data:`MAX_MA
 after it was validated (a simulated world, a user's dict) still never yields a NaN distance.
 :func:`read_scene_json` reads a file defensively: regular files only, a size cap, UTF-8, a
 depth and a digit limit.
+
+No numpy here: ``bt-raider check`` reads and checks a scene in plain Python (numpy's import
+alone costs more than a whole check). :func:`as_xyz` and :func:`box_corners` give tuples;
+:func:`as_vector` and :func:`as_box` give the same numbers as numpy arrays, importing numpy
+when first called. A numpy scalar in a user's dict is a number like any other.
 """
 
 from __future__ import annotations
@@ -18,11 +23,15 @@ import os
 import stat
 import sys
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from bt_raider.errors import SceneError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+#: A point ``(x, y, z)`` in metres.
+XYZ = tuple[float, float, float]
 
 #: Capability flags of AI2-THOR objects (absent means False).
 CAPABILITIES = (
@@ -97,14 +106,28 @@ def _cut(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _numpy_kinds(*names: str) -> tuple[type, ...]:
+    """numpy's scalar types ``names``, when numpy is loaded (else no value can be one)."""
+    np = sys.modules.get("numpy")
+    try:
+        return tuple(getattr(np, name) for name in names) if np is not None else ()
+    except AttributeError:  # numpy half-imported on another thread: none of its values yet
+        return ()
+
+
 def is_number(value: Any) -> bool:
     """Whether ``value`` is an int or float (numpy's too), not a bool."""
     kind = type(value)
     if kind is float or kind is int:
         return True
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-        value, (bool, np.bool_)
-    )
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, (int, float)) or isinstance(value, _numpy_kinds("integer", "floating"))
+
+
+def _is_integer(value: Any) -> bool:
+    """Whether ``value`` is an int (numpy's too): compared exactly, never through a float."""
+    return isinstance(value, int) or isinstance(value, _numpy_kinds("integer"))
 
 
 def as_number(
@@ -120,7 +143,7 @@ def as_number(
         return float(value)  # the common case, fast (NaN fails the comparison)
     if not is_number(value):
         raise SceneError(f"{where}: must be a number, got {show_value(value)}")
-    if isinstance(value, (int, np.integer)) and not -_FLOAT_MAX <= value <= _FLOAT_MAX:
+    if _is_integer(value) and not -_FLOAT_MAX <= value <= _FLOAT_MAX:
         x = math.inf
     else:
         x = float(value)
@@ -152,27 +175,31 @@ def plain_xyz(value: Any) -> tuple[float, float, float] | None:
     return None
 
 
-def as_vector(value: Any, where: str) -> np.ndarray:
-    """A ``{x, y, z}`` dict (y optional) as a float array, or a SceneError naming ``where``.
+def as_xyz(value: Any, where: str) -> XYZ:
+    """A ``{x, y, z}`` dict (y optional) as ``(x, y, z)`` floats, or a SceneError naming ``where``.
 
     Each coordinate must be a finite number within :data:`MAX_MAGNITUDE` metres.
     """
     plain = plain_xyz(value)
     if plain is not None:
-        return np.array(plain, dtype=float)  # the common case, fast
+        return plain  # the common case, fast
     if not isinstance(value, dict):
         raise SceneError(f"{where}: expected an object with x, y, z, got {show_value(value)}")
     for key in ("x", "z"):
         if key not in value:
             raise SceneError(f"{where}.{key}: missing (expected numbers x, y, z)")
-    return np.array(
-        [
-            as_number(value["x"], f"{where}.x"),
-            as_number(value.get("y", 0.0), f"{where}.y"),
-            as_number(value["z"], f"{where}.z"),
-        ],
-        dtype=float,
+    return (
+        as_number(value["x"], f"{where}.x"),
+        as_number(value.get("y", 0.0), f"{where}.y"),
+        as_number(value["z"], f"{where}.z"),
     )
+
+
+def as_vector(value: Any, where: str) -> np.ndarray:
+    """:func:`as_xyz` as a float array (numpy is imported on first use)."""
+    import numpy as np
+
+    return np.array(as_xyz(value, where), dtype=float)
 
 
 def _check_xyz(value: Any, where: str) -> None:
@@ -209,43 +236,57 @@ def _check_box(box: Any, where: str) -> None:
             )
 
 
-def _points(value: Any, where: str) -> np.ndarray:
-    """A non-empty list of ``[x, y, z]`` points (``cornerPoints``) as an (n, 3) array."""
+def _points(value: Any, where: str) -> list[XYZ]:
+    """A non-empty list of ``[x, y, z]`` points (``cornerPoints``) as float triples."""
     if not isinstance(value, list) or not value:
         raise SceneError(f"{where}: expected a list of [x, y, z] points, got {show_value(value)}")
-    rows = []
+    rows: list[XYZ] = []
     for i, point in enumerate(value):
         if not isinstance(point, (list, tuple)) or len(point) != 3:
             raise SceneError(f"{where}[{i}]: expected [x, y, z], got {show_value(point)}")
-        rows.append([as_number(c, f"{where}[{i}][{j}]") for j, c in enumerate(point)])
-    return np.array(rows, dtype=float)
+        x, y, z = (as_number(c, f"{where}[{i}][{j}]") for j, c in enumerate(point))
+        rows.append((x, y, z))
+    return rows
 
 
 def as_flag(raw: dict[str, Any], key: str, default: bool, where: str) -> bool:
     """A true/false field; anything else (a NaN, 1, "yes") is refused, not read as truthy."""
     value = raw.get(key, default)
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, bool) or isinstance(value, _numpy_kinds("bool_")):
         return bool(value)
     raise SceneError(f"{where}.{key}: must be true or false, got {show_value(value)}")
 
 
-def as_box(box: Any, where: str) -> tuple[np.ndarray, np.ndarray] | None:
+def box_corners(box: Any, where: str) -> tuple[XYZ, XYZ] | None:
     """``(min_corner, max_corner)`` of an ``axisAlignedBoundingBox`` (None when it has none)."""
     if not box:
         return None
     if not isinstance(box, dict):
         raise SceneError(f"{where}: expected an object with center and size, got {show_value(box)}")
     if box.get("center") is not None and box.get("size") is not None:
-        center = as_vector(box["center"], f"{where}.center")
-        size = as_vector(box["size"], f"{where}.size")
-        if (size < 0).any():
+        cx, cy, cz = as_xyz(box["center"], f"{where}.center")
+        sx, sy, sz = as_xyz(box["size"], f"{where}.size")
+        if sx < 0 or sy < 0 or sz < 0:
             raise SceneError(f"{where}.size: sizes cannot be negative, got {box['size']!r}")
-        return center - size / 2, center + size / 2
+        # Halved as numpy would (size / 2, then center -/+ it): the same floats either way.
+        hx, hy, hz = sx / 2, sy / 2, sz / 2
+        return (cx - hx, cy - hy, cz - hz), (cx + hx, cy + hy, cz + hz)
     corners = box.get("cornerPoints")
     if corners:
         pts = _points(corners, f"{where}.cornerPoints")
-        return pts.min(axis=0), pts.max(axis=0)
+        xs, ys, zs = zip(*pts, strict=True)
+        return (min(xs), min(ys), min(zs)), (max(xs), max(ys), max(zs))
     return None
+
+
+def as_box(box: Any, where: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`box_corners` as two float arrays (numpy is imported on first use)."""
+    corners = box_corners(box, where)
+    if corners is None:
+        return None
+    import numpy as np
+
+    return np.array(corners[0], dtype=float), np.array(corners[1], dtype=float)
 
 
 def check_robot(robot: dict[str, Any], where: str) -> None:
@@ -327,7 +368,7 @@ def _check_number(
 
 
 def _finite_in(value: Any, low: float, high: float) -> bool:
-    if isinstance(value, (int, np.integer)):
+    if _is_integer(value):
         return low <= value <= high  # exact, even for an integer of 400 digits
     x = float(value)
     return math.isfinite(x) and low <= x <= high
@@ -402,7 +443,7 @@ def validate_scene(data: Any, source: str = "<dict>") -> None:
     agent = data.get("agent", DEFAULT_AGENT)
     if not isinstance(agent, dict) or "position" not in agent:
         raise SceneError(f"{source}: agent: must be an object with a position")
-    as_vector(agent["position"], f"{source}: agent.position")
+    as_xyz(agent["position"], f"{source}: agent.position")
     rotation = agent.get("rotation") or {}
     if not isinstance(rotation, dict):
         raise SceneError(f"{source}: agent.rotation: must be an object with y (degrees)")
@@ -437,7 +478,7 @@ def validate_scene(data: Any, source: str = "<dict>") -> None:
             raise SceneError(
                 f"{source}: humans[{i}].id: must be a string or integer, got {show_value(h['id'])}"
             )
-        as_vector(h.get("position"), f"{source}: humans[{i}].position")
+        as_xyz(h.get("position"), f"{source}: humans[{i}].position")
         if h.get("name") is not None and not isinstance(h["name"], str):
             raise SceneError(
                 f"{source}: humans[{i}].name: must be a string or null, got {show_value(h['name'])}"
@@ -472,7 +513,7 @@ def validate_scene(data: Any, source: str = "<dict>") -> None:
             f"{source}: locations: must map names to {{x, z}}, got {show_value(locations)}"
         )
     for key, val in (locations or {}).items():
-        as_vector(val, f"{source}: locations.{key}")
+        as_xyz(val, f"{source}: locations.{key}")
     _check_numbers(data, source)
 
 

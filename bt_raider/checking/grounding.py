@@ -293,7 +293,7 @@ class Grounder:
 
     # ------------------------------------------------------------------ places and people
     def _place(self, phrase: ArgPhrase) -> Place | None:
-        locations = self.scene.locations
+        locations = self.scene.location_points
         if not locations:
             return None
         keys = {_squash(phrase.text), _squash(_LEADING.sub("", phrase.text)), _squash(phrase.head)}

@@ -206,10 +206,9 @@ def _position(scene: Scene, ref: str | None) -> tuple[float, float, float] | Non
     if not ref:
         return None
     try:
-        p = scene.position_of(ref)
+        return scene.xyz_of(ref)
     except ToolError:
         return None
-    return float(p[0]), float(p[1]), float(p[2])
 
 
 def _go_to(scene: Scene, ref: str | None) -> None:
@@ -218,7 +217,7 @@ def _go_to(scene: Scene, ref: str | None) -> None:
     if where is None:
         return
     agent = scene.data["agent"]
-    a = scene.agent_position
+    a = scene.agent_xyz
     dx, dz = float(a[0]) - where[0], float(a[2]) - where[2]
     dist = math.hypot(dx, dz)
     if dist <= APPROACH_STANDOFF:

@@ -233,7 +233,7 @@ class _Check:
             # The robot's pose and build, which every answer depends on, are read first: each is
             # a SceneError unless finite and in range (objects are checked as they are read).
             robot = self.scene.robot
-            _ = self.scene.agent_position, self.scene.agent_yaw
+            _ = self.scene.agent_xyz, self.scene.agent_yaw
             self.reach = float(robot["reach"])
             self.handover_distance = float(robot["handover_distance"])
             self.arms = int(robot["arms"])
