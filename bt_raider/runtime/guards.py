@@ -147,6 +147,10 @@ class RaiderGuard(py_trees.decorators.Decorator):
         recovery_tree: the latest recovery subtree (ticked from inside the guard).
         resolved: what the passing check of this run resolved the action to (else None).
         resolved_key: the blackboard key of :attr:`resolved`.
+        forecast: what a :class:`~bt_raider.runtime.lookahead.LookAhead` foresees for this
+            step (a ``Forecast``), or None.
+        early_verdict: set by a look-ahead of policy ``"recover"``: the next run takes it as
+            its first check's verdict (recovering at once), then checks as usual.
     """
 
     def __init__(
@@ -210,6 +214,9 @@ class RaiderGuard(py_trees.decorators.Decorator):
         self.resolved: ResolvedAction | None = None
         self._asked: Query | None = None  # the query before a recovery refined it
         self._retargeted = False  # the child was retargeted in this run
+        self.forecast: Any = None
+        self.early_verdict: Verdict | None = None
+        self._early: Verdict | None = None
 
     # ------------------------------------------------------------------ public helpers
     @property
@@ -273,6 +280,7 @@ class RaiderGuard(py_trees.decorators.Decorator):
         self._outcome = None
         self._recovery_error = None
         self._asked = None
+        self._early, self.early_verdict = self.early_verdict, None  # used by one run only
         restore_error = self._restore_child()
         if restore_error is not None:
             self._fail(restore_error)
@@ -344,6 +352,9 @@ class RaiderGuard(py_trees.decorators.Decorator):
         scene = read_scene(self.scene)  # a dict from a callable becomes a Scene here
         if cancel.is_set():
             return None, scene, None, query
+        early, self._early = self._early, None
+        if early is not None:  # a look-ahead's forecast stands for this check (then re-checked)
+            return early, scene, early.as_dict(), query
         if self._cancel_kw:
             verdict = self.checker.check(scene, query, cancel=cancel)
         else:
