@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bt_raider.errors import SceneError, ToolError
 from bt_raider.perception.scene import ROBOT_DEFAULTS, Scene, validate_scene
@@ -262,6 +264,47 @@ def test_bbox_from_center_size_or_corner_points(kitchen):
     assert np.allclose(lo2, pts.min(0)) and np.allclose(hi2, pts.max(0))
     apple.raw["axisAlignedBoundingBox"] = None
     assert apple.bbox() is None
+
+
+_coord = st.floats(-1e4, 1e4) | st.integers(-10_000, 10_000)
+_size = st.floats(0, 1e4) | st.integers(0, 10_000)
+_xyz = st.fixed_dictionaries({"x": _coord, "z": _coord}, optional={"y": _coord})
+
+
+@given(
+    position=_xyz,
+    center=_xyz,
+    size=st.fixed_dictionaries({"x": _size, "y": _size, "z": _size}),
+    corners=st.lists(st.tuples(_coord, _coord, _coord).map(list), min_size=1, max_size=8),
+    agent=_xyz,
+    yaw=st.floats(-360, 360) | st.integers(-360, 360),
+    person=_xyz,
+    place=_xyz,
+)
+def test_plain_geometry_holds_the_numbers_of_the_arrays(
+    position, center, size, corners, agent, yaw, person, place
+):
+    # The checks read plain floats (no numpy); users and SimWorld read arrays: the same numbers.
+    boxed = {"center": center, "size": size}
+    data = tiny(humans=[{"id": "h1", "position": person}], locations={"spot": place})
+    data["objects"][0].update(position=position, axisAlignedBoundingBox=boxed)
+    data["objects"][1]["axisAlignedBoundingBox"] = {"cornerPoints": corners}
+    data["agent"] = {"position": agent, "rotation": {"y": yaw}}
+    s = Scene(data)
+    for obj in s:
+        assert obj.xyz == tuple(obj.position.tolist())
+        box, plain = obj.bbox(), obj.box_corners()
+        assert (box is None and plain is None) or plain == tuple(tuple(c.tolist()) for c in box)
+    assert s.agent_xyz == tuple(s.agent_position.tolist())
+    assert s.heading_xz() == tuple(s.heading().tolist())
+    assert s.right_xz() == tuple(s.right_vector().tolist())
+    assert s.humans[0].xyz == tuple(s.humans[0].position.tolist())
+    assert {k: tuple(v.tolist()) for k, v in s.locations.items()} == s.location_points
+    for ref in ("spot", "h1", "Apple", "Mug_2"):
+        assert s.xyz_of(ref) == tuple(s.position_of(ref).tolist())
+        assert s.distance_to_robot(ref) == s.horizontal_distance(
+            s.agent_position, s.position_of(ref)
+        )
 
 
 # ---------------------------------------------------------------------- known bugs in scene.py

@@ -25,6 +25,8 @@ from bt_raider.perception.validation import (
     MAX_MAGNITUDE,
     as_number,
     as_vector,
+    as_xyz,
+    box_corners,
     read_scene_json,
     validate_scene,
 )
@@ -224,6 +226,18 @@ def test_nesting_deeper_than_the_limit_is_refused_without_recursion():
         ),
         (setter("objects", 0, "pickupable"), lambda s: s.by_id("Apple|1").flag("pickupable")),
         (setter("humans", 0, "looking_at_robot"), lambda s: s.humans[0].looking_at_robot),
+        # The plain-float readers the checks use refuse the same values.
+        (setter("objects", 0, "position", "x"), lambda s: s.by_id("Apple|1").xyz),
+        (setter("agent", "position", "z"), lambda s: s.agent_xyz),
+        (setter("agent", "rotation", "y"), lambda s: s.right_xz()),
+        (setter("agent", "rotation", "y"), lambda s: s.heading_xz()),
+        (setter("humans", 0, "position", "x"), lambda s: s.humans[0].xyz),
+        (setter("locations", "counter", "z"), lambda s: s.location_points),
+        (setter("locations", "counter", "z"), lambda s: s.xyz_of("counter")),
+        (
+            setter("objects", 0, "axisAlignedBoundingBox", "size", "x"),
+            lambda s: s.by_id("Apple|1").box_corners(),
+        ),
     ],
 )
 def test_a_value_changed_after_loading_is_refused_where_it_is_read(mutate, read):
@@ -237,6 +251,14 @@ def test_a_value_changed_after_loading_is_refused_where_it_is_read(mutate, read)
 def test_readers_accept_numpy_numbers_and_refuse_the_rest():
     assert as_number(np.float32(1.5), "v") == 1.5 and as_number(np.int64(2), "v") == 2.0
     assert as_vector({"x": np.float64(1), "z": 2}, "p").tolist() == [1.0, 0.0, 2.0]
+    assert as_xyz({"x": np.float32(1), "y": np.int8(3), "z": 2}, "p") == (1.0, 3.0, 2.0)
+    assert box_corners({"center": {"x": 0, "z": 0}, "size": {"x": 2, "z": 4}}, "b") == (
+        (-1.0, 0.0, -2.0),
+        (1.0, 0.0, 2.0),
+    )
+    for bad in ({"x": 1}, {"x": 1, "z": "2"}, [1, 2, 3], {"x": NAN, "z": 0}):
+        with pytest.raises(SceneError, match="^p"):
+            as_xyz(bad, "p")
     for bad in (NAN, "1", None, True, 10**400, [1]):
         with pytest.raises(SceneError, match="^v: "):
             as_number(bad, "v")
