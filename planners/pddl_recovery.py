@@ -12,12 +12,23 @@ PDDL names that are not Python identifiers (``pick-up``) are written with ``_``
 (``pick_up``); :func:`vocabulary` lists the domain's actions for the code whitelist, and the
 world matches ``pick_up`` back to ``pick-up``. When no plan exists, the code only ``say``\\ s
 why, so the guard fails with that explanation.
+
+:class:`PddlVerifier` proves a recovery plan with the domain before it runs (the
+:class:`bt_raider.recovery.verify.Verifier` protocol): each robot step must be applicable in the
+state the earlier ones lead to (unified-planning's ``SequentialSimulator``, from the world's
+state when the plan was made) and the recovered action applicable after the last one.
+``PddlRecovery.verifier`` is one for its world, so ``Recovery(PddlRecovery(world), ...)``
+verifies in the domain without being told; give it to ``Recovery(verifier=...)`` to verify
+plans of another planner (an LLM's) against the domain. A refuted plan never starts; when every
+proposal is refuted, ``Recovery.plan`` raises ``bt_raider.recovery.verify.Unrecoverable`` and
+``Recovery.unrecoverable`` says why (what :mod:`bt_raider.planners.replan` reacts to).
 """
 
 from __future__ import annotations
 
 import re
 import threading
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from bt_raider.checking.verdict import Category, Verdict
@@ -25,12 +36,19 @@ from bt_raider.errors import PlanningError, QueryError
 from bt_raider.planners.pddl import Step, parse_step, plan_steps, solve
 from bt_raider.planners.preconditions import ground_preconditions, resolve
 from bt_raider.planners.world import PddlWorld, problem_at
-from bt_raider.recovery.contract import RecoveryRequest
+from bt_raider.recovery.contract import RecoveryPlan, RecoveryRequest
 from bt_raider.recovery.robot_actions import RobotActions
 from bt_raider.recovery.safecode import INTERACTION_ACTIONS, Vocabulary
+from bt_raider.recovery.verify import (
+    Proof,
+    answer_dependent,
+    observation_stop,
+    step_label,
+    value_of,
+)
 
 if TYPE_CHECKING:
-    from unified_planning.model import Problem
+    from unified_planning.model import Problem, State
 
 
 def code_name(name: str) -> str:
@@ -89,6 +107,7 @@ class PddlRecovery:
         self.world = world if isinstance(world, PddlWorld) else PddlWorld(world)
         self.engine = engine
         self.timeout = timeout
+        self.verifier = PddlVerifier(self.world)
 
     def steps_for(self, step: Step) -> list[Step]:
         """The steps that make ``step``'s preconditions hold, from the current state.
@@ -123,6 +142,100 @@ class PddlRecovery:
             reason = " ".join(request.verdict.explanation.split())
             return _say(f"My plan sees nothing to fix for {step.text}, yet: {reason}")
         return "\n".join([*(code_line(s) for s in steps), code_line(step)])
+
+
+class PddlVerifier:
+    """Prove a recovery plan in the PDDL domain before it runs (see the module docstring).
+
+    Args:
+        world: the world whose state plans start from; a UP problem is wrapped in a fresh
+            :class:`~bt_raider.planners.world.PddlWorld` (its initial state).
+
+    The state a plan is verified from is the world's state the first time the verifier sees
+    the plan (when ``Recovery.plan`` proves it), so the verification after an answer replays
+    the whole plan from where it started, not from where its first steps have led since.
+    """
+
+    def __init__(self, world: PddlWorld | Problem) -> None:
+        self.world = world if isinstance(world, PddlWorld) else PddlWorld(world)
+        self._starts: dict[int, State] = {}
+        self._lock = threading.Lock()
+
+    def _start(self, plan: RecoveryPlan) -> State:
+        key = id(plan)
+        with self._lock:
+            state = self._starts.get(key)
+            if state is None:
+                state = self.world.state
+                self._starts[key] = state
+                weakref.finalize(plan, self._starts.pop, key, None)
+        return state
+
+    def verify(
+        self,
+        plan: RecoveryPlan,
+        request: RecoveryRequest,
+        answers: dict[str, str] | None = None,
+    ) -> Proof:
+        """Simulate ``plan``'s robot steps, then check the recovered action is applicable."""
+        if plan.gives_up:
+            return Proof(True, "the plan only says why the action cannot be done")
+        answers = dict(answers or {})
+        state = self._start(plan)
+        used = answer_dependent(plan)
+        checked = 0
+        for code_step in plan.run.steps:
+            stop = observation_stop(code_step, used, answers)
+            if stop is not None:
+                return Proof(True, f"{step_label(plan, code_step)} {stop}", checked, True)
+            if code_step.action in INTERACTION_ACTIONS:
+                continue
+            label = step_label(plan, code_step)
+            step = Step(code_step.action, [str(value_of(a, answers)) for a in code_step.args])
+            failure, state = self._apply(step, state)
+            if failure is not None:
+                return Proof(False, f"{label}: {failure}", checked)
+            checked += 1
+        if plan.resume is not None:
+            values = [value_of(a, answers) for a in plan.resume.args]
+            if any(v is None for v in values):
+                label = step_label(plan, plan.resume)
+                return Proof(True, f"{label} waits on an answer it uses", checked, True)
+            final = Step(plan.resume.action, [str(v) for v in values])
+        else:
+            try:
+                final = parse_step(request.action)
+            except QueryError as exc:
+                return Proof(False, f"cannot read the recovered action: {exc}", checked)
+        try:
+            report = self.world.preconditions.report(final, state)
+        except QueryError as exc:
+            return Proof(False, f"after the plan, {final.text} cannot be checked: {exc}", checked)
+        if report.applicable:
+            return Proof(
+                True, f"after {checked} step(s), {report.step.text} is applicable", checked
+            )
+        return Proof(
+            False,
+            f"after the plan, {report.step.text} would still fail: unsatisfied preconditions "
+            f"{', '.join(report.unsatisfied)}",
+            checked,
+        )
+
+    def _apply(self, step: Step, state: State) -> tuple[str | None, State]:
+        """``(why step cannot run, state)``, or ``(None, the state after it)``."""
+        try:
+            action, objects = resolve(self.world.problem, step)
+            report = self.world.preconditions.report(step, state)
+        except QueryError as exc:
+            return str(exc), state
+        if not report.applicable:
+            return f"unsatisfied preconditions {', '.join(report.unsatisfied)}", state
+        with self.world.preconditions.lock:
+            new = self.world.simulator.apply(state, action, objects)
+        if new is None:
+            return "the simulator cannot apply it", state
+        return None, new
 
 
 def _say(text: str) -> str:

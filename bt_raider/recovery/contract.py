@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from bt_raider.perception.scene import Scene, SceneObject
     from bt_raider.recovery.answers import AnswerSpace
     from bt_raider.recovery.robot_actions import RobotActions
+    from bt_raider.recovery.verify import Proof
 
 
 #: An examples provider: ``(information, k) -> [(information, goal), ...]``. The CDR memory's
@@ -201,6 +202,8 @@ class RecoveryPlan:
             (an objectId, a location name, a person's id), read from the request's scene.
         answers: variable -> the :class:`~bt_raider.recovery.answers.AnswerSpace` its ``ask``
             is read against (a reply grounds to one candidate before any action uses it).
+        proof: the verifier's :class:`~bt_raider.recovery.verify.Proof` of the plan (None:
+            not verified).
     """
 
     request: RecoveryRequest
@@ -212,6 +215,7 @@ class RecoveryPlan:
     rejected: list[str] = field(default_factory=list)
     aliases: dict[str, str] = field(default_factory=dict)
     answers: dict[str, AnswerSpace] = field(default_factory=dict)
+    proof: Proof | None = None
 
     @property
     def gives_up(self) -> bool:

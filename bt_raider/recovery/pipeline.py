@@ -25,6 +25,15 @@ Plans end with the recovered action itself on the resolved arguments (``pick(ite
 ``item = ask(...)``), as RAIDER's examples do. That last call is the plan's *resume step*: it is
 not run inside the subtree; the guard re-checks the action with those arguments and then runs
 its own child (see :class:`~bt_raider.runtime.guards.RaiderGuard`).
+
+Plans are *verified* before they start (``Recovery(..., verify=True)``, the default; see
+:mod:`bt_raider.recovery.verify`): the robot actions must be applicable in sequence and leave
+the recovered action's issue fixed, on a copy of the scene (:class:`~bt_raider.recovery.verify.
+SceneVerifier`) or in the planner's own model (a planner with a ``verifier`` attribute, e.g.
+``PddlRecovery``, brings its own). A refuted plan goes back to the planner with the reason; what
+depends on an answer is verified again once the answer is in, before the next robot action.
+When every proposal is refuted, :meth:`Recovery.plan` raises
+:class:`~bt_raider.recovery.verify.Unrecoverable` and :attr:`Recovery.unrecoverable` says why.
 """
 
 from __future__ import annotations
@@ -62,6 +71,15 @@ from bt_raider.recovery.safecode import (
     Vocabulary,
     parse_recovery,
 )
+from bt_raider.recovery.verify import (
+    AnswerCheck,
+    Proof,
+    SceneVerifier,
+    Unrecoverable,
+    Verifier,
+    answer_dependent,
+    one_line,
+)
 
 if TYPE_CHECKING:
     from bt_raider.runtime.actions import Robot
@@ -89,6 +107,20 @@ class Recovery:
             at once: use :meth:`bt_raider.recovery.fewshot.MemoryLink.record`, which queues the write.
         max_asks: how many times a question is asked before an answer that grounds to nothing
             fails the recovery (a "why?" counts too).
+        verify: prove each plan before it starts (and again after each answer a later robot
+            action depends on); a refuted plan is rejected with the reason. False: trust a
+            plan once it parses (the behaviour before verification, for comparisons).
+        verifier: the :class:`~bt_raider.recovery.verify.Verifier`; None: the planner's own
+            (``planner.verifier``, e.g. ``PddlRecovery``'s PDDL simulation) if it has one, else
+            a :class:`~bt_raider.recovery.verify.SceneVerifier` with the symbolic checker.
+
+    Attributes:
+        unrecoverable: why nothing can be fixed, after the latest :meth:`plan`: every proposal
+            was refuted, the accepted plan only says why the action is impossible, or an
+            answer left the plan unable to work; None when the latest plan can fix it. A
+            replanner reads it (a Recovery shared by several guards holds the latest one).
+        proved: proposals the verifier accepted; refuted: proposals it rejected (up front and
+            after answers).
     """
 
     def __init__(
@@ -103,6 +135,8 @@ class Recovery:
         limits: Limits = DEFAULT_LIMITS,
         on_success: Callable[[str, str], None] | None = None,
         max_asks: int = 3,
+        verify: bool = True,
+        verifier: Verifier | None = None,
     ) -> None:
         if not callable(getattr(planner, "propose", None)):
             raise TypeError(f"planner must have propose(request, *, cancel), got {planner!r}")
@@ -121,6 +155,17 @@ class Recovery:
         self.limits = limits
         self.on_success = on_success
         self.max_asks = max_asks
+        if verifier is not None and not callable(getattr(verifier, "verify", None)):
+            raise TypeError(f"verifier must have verify(plan, request, answers), got {verifier!r}")
+        self.verifier: Verifier | None = None
+        if verify:
+            own = getattr(planner, "verifier", None)
+            self.verifier = verifier or (own if callable(getattr(own, "verify", None)) else None)
+            self.verifier = self.verifier or SceneVerifier()
+        self.unrecoverable: str | None = None
+        self.proved = 0
+        self.refuted = 0
+        self._count = threading.Lock()
 
     def plan(
         self, request: RecoveryRequest, *, cancel: threading.Event | None = None
@@ -128,15 +173,19 @@ class Recovery:
         """Get accepted code for ``request`` (thread-safe: nothing touches the tree).
 
         Code is rejected (and the reason fed back) when it is not in the whitelist, calls an
-        action the robot does not have, or names an object or place not in the scene.
+        action the robot does not have, names an object or place not in the scene, or (with
+        verification) cannot restore the failed condition. A planner that proposes a refuted
+        plan again is not asked any more (it has no other candidate).
 
         Raises:
+            Unrecoverable: every proposal was rejected, the last by the verifier.
             RecoveryCodeError: every proposal was rejected (the message has the last reason),
                 or planning was cancelled.
         """
         if self.actions is not None and request.actions is None:
             request = replace(request, actions=self.actions)
         rejected: list[str] = []
+        refuted: dict[str, str] = {}  # code -> why the verifier rejected it
         current = request
         vocabulary = self._parse_vocabulary(request)
         for attempt in range(1, self.max_retries + 2):
@@ -154,11 +203,54 @@ class Recovery:
                 rejected.append(reason)
                 current = replace(current, feedback=reason)
                 continue
+            if plan.code in refuted:
+                break  # the same plan again: the planner has no other candidate
+            proof = self._prove(plan, request)
+            if proof is not None and not proof.ok:
+                reason = f"the plan {one_line(plan.code)!r} cannot work: {proof.reason}"
+                refuted[plan.code] = reason
+                rejected.append(reason)
+                current = replace(current, feedback=reason)
+                continue
+            plan.proof = proof
+            self.unrecoverable = _gives_up(plan) if plan.gives_up else None
             return plan
+        if refuted and rejected[-1] in refuted.values():
+            self.unrecoverable = rejected[-1]
+            raise Unrecoverable(
+                f"no recovery can make {request.action!r} possible: {len(refuted)} plan(s) "
+                f"refuted; {rejected[-1]}",
+                reason=rejected[-1],
+                action=request.action,
+            )
         raise RecoveryCodeError(
             f"no acceptable recovery for {request.action!r} after {len(rejected)} proposal(s); "
             f"last rejection: {rejected[-1]}"
         )
+
+    def _prove(self, plan: RecoveryPlan, request: RecoveryRequest) -> Proof | None:
+        """The verifier's proof for ``plan`` (None without verification); fails closed."""
+        if self.verifier is None:
+            return None
+        try:
+            proof = self.verifier.verify(plan, request)
+        except BtRaiderError as exc:
+            proof = Proof(False, f"verification raised {type(exc).__name__}: {exc}")
+        if not isinstance(proof, Proof):
+            proof = Proof(False, f"the verifier returned {proof!r}, not a Proof")
+        self._counted(proof)
+        return proof
+
+    def _counted(self, proof: Proof) -> None:
+        with self._count:
+            if proof.ok:
+                self.proved += 1
+            else:
+                self.refuted += 1
+
+    def _refuted_after_answer(self, proof: Proof) -> None:
+        self._counted(proof)
+        self.unrecoverable = proof.reason
 
     def _parse_vocabulary(self, request: RecoveryRequest) -> Vocabulary:
         """The whitelist, plus the recovered action itself (the guard's child runs it)."""
@@ -219,8 +311,14 @@ class Recovery:
     def compile(
         self, plan: RecoveryPlan, *, name: str | None = None
     ) -> py_trees.behaviour.Behaviour:
-        """The subtree of ``plan`` (call on the tree's thread: it registers blackboard clients)."""
-        return compile_program(
+        """The subtree of ``plan`` (call on the tree's thread: it registers blackboard clients).
+
+        When the plan's proof waited on an answer, an
+        :class:`~bt_raider.recovery.verify.AnswerCheck` follows each ``ask`` whose answer a
+        later step uses and that robot actions follow: the plan is verified with the answer
+        before the next robot action starts.
+        """
+        tree = compile_program(
             plan.run,
             self.robot,
             self.human,
@@ -230,6 +328,34 @@ class Recovery:
             because=plan.request.verdict.explanation,
             max_asks=self.max_asks,
         )
+        if self.verifier is not None and plan.proof is not None and plan.proof.waits_on_answer:
+            self._add_answer_checks(tree, plan)
+        return tree
+
+    def _add_answer_checks(self, tree: py_trees.composites.Sequence, plan: RecoveryPlan) -> None:
+        steps = plan.run.steps
+        if len(tree.children) != len(steps):
+            return  # not the compiler's one node per step: nothing to anchor checks to
+        used = answer_dependent(plan)
+        bound: list[str] = []
+        after: list[tuple[int, list[str]]] = []
+        for i, step in enumerate(steps):
+            if step.action != "ask" or step.target is None:
+                continue
+            bound.append(step.target)
+            later = steps[i + 1 :]
+            if step.target in used and any(s.action not in INTERACTION_ACTIONS for s in later):
+                after.append((i + 1, list(bound)))
+        for index, variables in reversed(after):
+            check = AnswerCheck(
+                self.verifier,  # type: ignore[arg-type]
+                plan,
+                plan.request,
+                variables,
+                on_refuted=self._refuted_after_answer,
+                name=f"verify the plan with {', '.join(variables)}",
+            )
+            tree.insert_child(check, index)
 
     def build(
         self, request: RecoveryRequest, *, cancel: threading.Event | None = None
@@ -241,6 +367,11 @@ class Recovery:
         """Report that ``plan`` worked (the guard calls this); feeds ``on_success``."""
         if self.on_success is not None:
             self.on_success(plan.request.information(), plan.code)
+
+
+def _gives_up(plan: RecoveryPlan) -> str:
+    said = "; ".join(str(s.args[0]) for s in plan.program.steps if s.args)
+    return f"the recovery plan only says why {plan.request.action!r} cannot be done: {said}"
 
 
 def resolve_resume(step: CodeStep, values: dict[str, Any]) -> list[Any]:
