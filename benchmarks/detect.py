@@ -253,15 +253,37 @@ _PRONOUNS = {"it", "them", "this", "that", "one", ""}
 
 def phrase_types(head: str, lexicon: Any) -> set[str]:
     """AI2-THOR types (lowercase) a head noun may name: its longest sub-phrase the lexicon
-    knows ("the black kitchen sink" -> sink -> {sink, sinkbasin}), or the squashed words."""
+    knows, the rightmost of equal length, since English compounds end in their head ("the
+    black kitchen sink" -> sink -> {sink, sinkbasin}; "the top drawer" is a drawer, not a
+    counter top; "the bread knife" a knife), or the squashed words.
+
+    ALFRED's argument names are AI2-THOR's type names in lower case ("countertop",
+    "sinkbasin", "diningtable"), so a phrase names an argument when one of these types, lower
+    cased, equals it: the comparison goes through the product's lexicon, never a table of
+    ALFRED's names."""
     words = head.split()
     for size in range(len(words), 0, -1):
-        for i in range(len(words) - size + 1):
+        for i in range(len(words) - size, -1, -1):
             sub = " ".join(words[i : i + size])
             types = lexicon.types_for(sub)
             if types:
                 return {t.lower() for t in types}
     return {head.replace(" ", "").lower()} if head else set()
+
+
+#: Relations by which a thing is at its anchor's place: a thing on or in Y is at Y.
+_AT_PLACE = {"on top of", "inside"}
+
+
+def place_chain(arg: Any) -> list[str]:
+    """The heads of a destination phrase and of every anchor it is on or in: placing a slice
+    "on the sponge on the counter" puts it on the counter too; walking to "the knife on the
+    counter" ends at the counter. Only support and containment count, never "left of"."""
+    heads = [arg.head]
+    while arg.relation in _AT_PLACE and arg.anchor is not None:
+        arg = arg.anchor
+        heads.append(arg.head)
+    return heads
 
 
 def alfred_held_out(task_id: str) -> bool:
@@ -300,7 +322,7 @@ def alfred_records(path: Path = ALFRED) -> list[dict[str, Any]]:
             if len(ann["high_descs"]) != len(steps):
                 continue
             last: list[str] = []  # heads named so far in this task, for "it"
-            for step, text in zip(steps, ann["high_descs"], strict=True):
+            for k, (step, text) in enumerate(zip(steps, ann["high_descs"], strict=True)):
                 want = ALFRED_ACTIONS.get(step["action"])
                 parsed = []
                 for piece in split_steps(text):
@@ -315,10 +337,16 @@ def alfred_records(path: Path = ALFRED) -> list[dict[str, Any]]:
                 found = [p for p in parsed if p.action in want]
                 # A route ends at its destination: its last approach; other actions: the first.
                 match = (found[-1] if name == "GotoLocation" else found[0]) if found else None
+                after = steps[k + 1] if k + 1 < len(steps) else None
                 rec: dict[str, Any] = {
                     "task": task["task_id"],
                     "held_out": held,
                     "action": name,
+                    # ALFRED's "go to the potato": the next step acts on it; people name its place.
+                    "to_object": name == "GotoLocation"
+                    and after is not None
+                    and after["action"] in ("PickupObject", "SliceObject", "ToggleObject")
+                    and after["args"][:1] == step["args"][:1],
                     "text": text,
                     "found": match is not None,
                     "args_ok": False,
@@ -339,7 +367,10 @@ def alfred_records(path: Path = ALFRED) -> list[dict[str, Any]]:
                                 else set()
                             )
                             head = next((h for h in reversed(context) if h not in avoid), "")
-                        types = phrase_types(head, lexicon)
+                        heads = [head]
+                        if role != "object" and arg is not None and said not in _PRONOUNS:
+                            heads = place_chain(arg)
+                        types = set().union(*(phrase_types(h, lexicon) for h in heads))
                         # ALFRED names a slice by its whole ("tomato" for TomatoSliced).
                         types |= {t.removesuffix("sliced") for t in types}
                         rec["args"].append(
@@ -347,7 +378,7 @@ def alfred_records(path: Path = ALFRED) -> list[dict[str, Any]]:
                                 "role": role,
                                 "want": value.lower(),
                                 "said": said,
-                                "head": head,
+                                "head": " / ".join(heads),
                                 "types": sorted(types),
                                 "ok": value.lower() in types,
                             }
@@ -359,20 +390,31 @@ def alfred_records(path: Path = ALFRED) -> list[dict[str, Any]]:
 
 
 def alfred_table(records: list[dict[str, Any]], title: str) -> None:
-    """Print the action and argument figures of ``records`` per ALFRED action."""
+    """Print the action and argument figures of ``records`` per ALFRED action.
+
+    GotoLocation is also split by what ALFRED names: a place ("go to the countertop") or the
+    object the next step picks up, slices or toggles ("go to the potato"), where people name
+    the object's place instead ("walk to the fridge"), which the annotations do not give; the
+    last line leaves those steps out."""
     print(f"\nALFRED {title}: the annotated action, and its arguments where it is right")
     print("  (args: of those with the right action; both: action and args right, of all)")
-    print(f"  {'action':14} {'n':>5} {'action':>8} {'args':>8} {'both':>8}")
-    names = sorted({r["action"] for r in records})
-    for name in [*names, "all"]:
-        rows = [r for r in records if name in ("all", r["action"])]
-        n = len(rows)
-        h = sum(r["found"] for r in rows)
-        a = sum(r["args_ok"] for r in rows)
+    print(f"  {'action':24} {'n':>5} {'action':>8} {'args':>8} {'both':>8}")
+
+    def line(name: str, rows: list[dict[str, Any]]) -> None:
+        n, h, a = len(rows), sum(r["found"] for r in rows), sum(r["args_ok"] for r in rows)
         print(
-            f"  {name:14} {n:5d} {100.0 * h / max(1, n):7.1f}%"
+            f"  {name:24} {n:5d} {100.0 * h / max(1, n):7.1f}%"
             f" {100.0 * a / max(1, h):7.1f}% {100.0 * a / max(1, n):7.1f}%"
         )
+
+    for name in sorted({r["action"] for r in records}):
+        line(name, [r for r in records if r["action"] == name])
+        if name == "GotoLocation":
+            goto = [r for r in records if r["action"] == name]
+            line("  to a place", [r for r in goto if not r["to_object"]])
+            line("  to an object", [r for r in goto if r["to_object"]])
+    line("all", records)
+    line("all but Goto to an object", [r for r in records if not r["to_object"]])
 
 
 def alfred_parse_check(path: Path = ALFRED, misses: int = 0) -> None:
@@ -472,7 +514,10 @@ def huric_parse_check(path: Path = HURIC) -> None:
             head = next(
                 (e.get("head") or "" for e in frame["elements"] if e["type"] == element), ""
             ).lower()
-            phrase = match.args[0].text.lower() if match.args else ""
+            said = match.args
+            if element == "Theme" and match.action == "approach" and match.pick_args:
+                said = list(match.pick_args)  # "bring the pillow to the couch": what is carried
+            phrase = said[0].text.lower() if said else ""
             args += bool(head) and head in phrase.split()
     print(
         f"  {'HuRIC frames':14} {total:5d} {100.0 * hits / max(1, total):7.1f}%"

@@ -43,6 +43,14 @@ _DETERMINERS = frozenset(
 )
 
 
+#: Nouns of "A of B" that measure or divide B, so the phrase names B ("a head of lettuce").
+MEASURE_WORDS = frozenset(
+    "head loaf set bunch piece pieces slice slices pair pack stack pile couple lot bit chunk "
+    "wedge half quarter sheet stick leaf roll top bottom side edge back front middle center "
+    "centre corner end part surface rest".split()
+)
+
+
 class LexiconError(BtRaiderError, ValueError):
     """A lexicon file or dict is malformed (the message names the source and the entry)."""
 
@@ -249,7 +257,22 @@ class CategoryLexicon:
             hit = self._lookup(form)
             if hit:
                 return hit
-        return set()
+        return self._of_phrase(key)
+
+    def _of_phrase(self, key: str) -> set[str]:
+        """ "A of B" read as English does: a compound "B A" ("box of tissues" -> tissue box,
+        "bar of soap" -> soap bar), else B when A is a measure or a part ("head of lettuce",
+        "set of keys", "the top of the counter"), else the container A ("glass of water")."""
+        match = re.fullmatch(r"(.+?) of (.+)", key)
+        if match is None:
+            return set()
+        outer, inner = match.group(1), clean_phrase(match.group(2))
+        compound = self.types_for(f"{inner} {outer}")
+        if compound:
+            return compound
+        if outer.split()[-1] in MEASURE_WORDS:
+            return self.types_for(inner)
+        return self.types_for(outer) or self.types_for(inner)
 
     def _lookup(self, form: str) -> set[str]:
         if form in self._synonyms:
@@ -257,16 +280,18 @@ class CategoryLexicon:
         cat = self._category_name(form)
         if cat is not None:
             return set(self._categories[cat])
-        squashed = form.replace(" ", "")
-        if squashed in self._squashed:
-            return {self._squashed[squashed]}
-        # Head noun: "shaker" -> SaltShaker, PepperShaker; "towel roll" -> PaperTowelRoll.
+        # Head noun: "shaker" -> SaltShaker, PepperShaker; "towel roll" -> PaperTowelRoll. A
+        # type's own name also names the types it heads: a hand towel is a towel too.
         words = form.split()
-        return {
+        headed = {
             t
             for t, tw in self._words.items()
             if len(tw) > len(words) and tw[-len(words) :] == words
         }
+        squashed = form.replace(" ", "")
+        if squashed in self._squashed:
+            return {self._squashed[squashed], *headed}
+        return headed
 
     def _category_name(self, form: str) -> str | None:
         if form in self._categories:

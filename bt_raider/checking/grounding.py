@@ -232,8 +232,15 @@ class Grounder:
         """Objects perception reports (``object_detection``) plus what the robot holds."""
         if self._present is None:
             names = self.runner.call("object_detection") or []
+            objects = self.scene.objects
+            if names == [o.name for o in objects]:
+                # Perception reports every object, in scene order (the usual tool): that is
+                # the list, and what the robot holds is in it (asked all the same, for the trace).
+                self.held()
+                self._present = objects
+                return objects
             found: dict[str, SceneObject] = {}
-            by_name = {o.name: o for o in self.scene.objects}
+            by_name = {o.name: o for o in objects}
             for n in names:
                 obj = by_name.get(n)
                 if obj is None:
@@ -428,34 +435,38 @@ class Grounder:
         if phrase.relation or phrase.states:
             return None
         text = _LEADING.sub("", phrase.text.strip())
-        keys = self._lookup(present)[0]
+        ids, names = self._lookup(present)[:2]
         # The first object of ``present`` whose id or name matches, as a scan would find it.
-        found = (keys.get(("id", text)), keys.get(("name", text.lower())))
+        found = (ids.get(text), names.get(text.lower()))
         hits = [h for h in found if h is not None]
         return present[min(hits)] if hits else None
 
     def _lookup(
         self, present: list[SceneObject]
-    ) -> tuple[dict[tuple[str, str], int], dict[str, list[int]], set[str]]:
-        """For ``present`` (read once per check): ids and names, positions by type, types.
+    ) -> tuple[dict[str, int], dict[str, int], dict[str, list[int]], set[str]]:
+        """For ``present`` (read once per check): rows by id and by lower-case name (the
+        first of each), rows by type, and the scene's types.
 
         Every phrase of a query looks objects up here instead of scanning the scene again:
         "the apple left of the bowl" in a scene of thousands is two dict reads, not two scans.
         """
         if self._index is None or self._index[0] is not present:
-            keys: dict[tuple[str, str], int] = {}
+            rows = range(len(present) - 1, -1, -1)  # backwards, so the first row of a key wins
+            ids = dict(zip([present[i].id for i in rows], rows, strict=True))
+            names = dict(zip([present[i].name.lower() for i in rows], rows, strict=True))
             by_type: dict[str, list[int]] = {}
-            for i, o in enumerate(present):
-                keys.setdefault(("id", o.id), i)
-                keys.setdefault(("name", o.name.lower()), i)
-                by_type.setdefault(o.type, []).append(i)
-            types = set(by_type) | {o.type for o in self.scene.objects}
-            self._index = (present, keys, by_type, types)
-        return self._index[1], self._index[2], self._index[3]
+            for i, t in enumerate([o.type for o in present]):
+                by_type.setdefault(t, []).append(i)
+            types = set(by_type)
+            if present is not self._present or len(present) != len(self.scene):
+                # Not every object is present (ids are unique): add the types of the rest.
+                types |= {o.type for o in self.scene.objects}
+            self._index = (present, ids, names, by_type, types)
+        return self._index[1], self._index[2], self._index[3], self._index[4]
 
     def _of_types(self, present: list[SceneObject], types: set[str]) -> list[SceneObject]:
         """The objects of ``present`` whose type is one of ``types``, in ``present``'s order."""
-        by_type = self._lookup(present)[1]
+        by_type = self._lookup(present)[2]
         rows = sorted(i for t in types for i in by_type.get(t, ()))
         return [present[i] for i in rows]
 
@@ -469,15 +480,17 @@ class Grounder:
         """
         if not head or head in GENERIC_HEADS:
             return set(), "AS"
-        scene_types = set(self._lookup(present)[2])
+        scene_types = set(self._lookup(present)[3])
         head = re.sub(r"[ _]?\d+$", "", head.strip()) or head
         words = head.split()
         # No sub-phrase longer than the longest name known can name anything: capping the span
         # keeps grounding linear in the query's length (all spans would be cubic).
         longest = self._longest_name(scene_types)
+        # Longest first; of equal length the rightmost, as English compounds end in their
+        # head ("the top drawer" is a drawer, "the bread knife" a knife).
         spans = sorted(
             ((i, j) for i in range(len(words)) for j in range(min(len(words), i + longest), i, -1)),
-            key=lambda span: (-(span[1] - span[0]), span[0]),
+            key=lambda span: (-(span[1] - span[0]), -span[0]),
         )
         first: tuple[set[str], str] | None = None
         for i, j in spans:

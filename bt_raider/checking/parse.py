@@ -22,7 +22,9 @@ from bt_raider.checking.contract import check_query_text
 from bt_raider.checking.routes import (
     clause_breaks,
     direction_tail,
+    directional,
     is_route,
+    place_end,
     relation_spans,
     route_destination,
 )
@@ -43,12 +45,14 @@ from bt_raider.checking.vocabulary import (
     NON_DESTINATION_RELATIONS,
     POLITE_PREFIXES,
     POLITE_SUFFIXES,
+    POST_MODIFIERS,
     REQUEST_FRAMES,
     ROBOT_ARG,
     ROBOT_PARAM,
     ROLES,
     SPEAKER_WORDS,
     SPLIT_PARTICLES,
+    SUPERLATIVES,
     VERB_PHRASES,
     Vocab,
     state_vocab,
@@ -108,7 +112,8 @@ class ParsedQuery:
         request: the query asks for an object for the speaker without saying what the robot
             should do ("I need the salt shaker", "get me a mug"): it is parsed as a handover to
             "me", and :meth:`as_pick` gives the pick a checker uses when the scene has no people.
-        pick_args: for a request, the arguments of its pick form (object, and a source).
+        pick_args: for a request, the arguments of its pick form (object, and a source); for
+            an approach read from a carry ("carry the apple to the microwave"), what is carried.
     """
 
     action: str
@@ -363,6 +368,7 @@ def _parse_natural(text: str, vocab: Vocab) -> ParsedQuery:
         action = "handover"  # "take the medicine to Adriana"
     if action == "pick" and len(rest) > 1 and rest[0] in SPEAKER_WORDS:
         return _request(rest[1:], text, vocab)  # "get me a mug": "me" is no part of the mug
+    carried: tuple[ArgPhrase, ...] = ()  # what a carry to a place takes along
     # Keep the original casing of the remainder for names ("Adriana").
     split = _Splitter(rest, _original_words(text, rest), vocab)
     if action == "place":
@@ -371,14 +377,19 @@ def _parse_natural(text: str, vocab: Vocab) -> ParsedQuery:
         args = split.handover()
         if words[0] in _CARRY_VERBS and len(args) == 2 and _names_an_object(args[1], vocab):
             # "carry the apple to the microwave": the robot goes there with it.
-            action, args = "approach", [args[1]]
+            action, args, carried = "approach", [args[1]], (_with_role(args[0], "object"),)
     elif action == "pick":
         args = split.pick()
     else:
-        if action == "approach" and rest[:1] == ["to"]:
-            split = _Splitter(rest[1:], split.original[1:], vocab)
+        if action == "approach":
+            first = 1 if rest[:1] == ["to"] else 0
+            end = first + place_end(rest[first:])  # "go to the nightstand ahead"
+            split = _Splitter(rest[first:end], split.original[first:end], vocab)
         args = split.whole()
-    return ParsedQuery(action, _check_arity(action, args, text), "natural", text)
+        if action == "approach" and args and directional(args[0].head) and args[0].anchor:
+            args = [args[0].anchor]  # "go to the left of the sink": to the sink
+    checked = _check_arity(action, args, text)
+    return ParsedQuery(action, checked, "natural", text, pick_args=carried)
 
 
 def _route(words: list[str], text: str, vocab: Vocab) -> ParsedQuery | None:
@@ -494,12 +505,16 @@ def _match_verb_form(words: list[str]) -> tuple[str | None, list[str]]:
     return None, words
 
 
+#: Words a particle may come right before ("pick the towel up from the floor").
+_AFTER_PARTICLE = frozenset("on in into onto from off out of with to inside and".split())
+
+
 def _strip_particle(rest: list[str]) -> list[str]:
     # "pick the apple up", "put the mug down on the table": a dangling particle.
     if rest and rest[-1] in ("up", "down", "away"):
         return rest[:-1]
     for i, w in enumerate(rest):
-        if w in ("up", "down") and 0 < i < len(rest) - 1 and rest[i + 1] in ("on", "in", "into"):
+        if w in ("up", "down") and 0 < i < len(rest) - 1 and rest[i + 1] in _AFTER_PARTICLE:
             return rest[:i] + rest[i + 1 :]
     return rest
 
@@ -637,6 +652,7 @@ def _parse_words(text: str, words: list[str], vocab: Vocab, depth: int = 0) -> A
         i = words.index("if")
         tail = [w for w in words[i + 1 :] if w in vocab.single and w not in AMBIGUOUS_STATES]
         words = words[:i] + tail
+    words = _drop_modifiers(words)
     spans = relation_spans(words)
     # "on"/"off" at the end are states ("the stove that is on"), not relations.
     spans = [s for s in spans if not (s[2] == "on top of" and s[1] == 1 and s[0] == len(words) - 1)]
@@ -654,6 +670,31 @@ def _parse_words(text: str, words: list[str], vocab: Vocab, depth: int = 0) -> A
     states, head_words = _split_states(words, vocab)
     head = " ".join(w for w in head_words if w not in DETERMINERS and w not in FILLERS)
     return ArgPhrase(text, head, tuple(states), relation, anchor)
+
+
+def _drop_modifiers(words: list[str]) -> list[str]:
+    """Words of a phrase without what names no object or relation: a distance adjective
+    before the head ("the closest pillow" -> "the pillow") and a post-modifier after it up to
+    the next relation that has an anchor of its own ("the mug with the pen in it on the table"
+    -> "the mug on the table"; :data:`POST_MODIFIERS`)."""
+    lead = 0
+    while lead < len(words) and words[lead] in DETERMINERS:
+        lead += 1
+    if lead < len(words) - 1 and words[lead] in SUPERLATIVES and words[lead + 1] != "to":
+        words = words[:lead] + words[lead + 1 :]
+    spans = relation_spans(words)
+    first = spans[0][0] if spans else len(words)
+    cut = next(
+        (k for k in range(lead + 1, first) if words[k] in POST_MODIFIERS and words[k - 1] != "to"),
+        None,
+    )
+    if cut is None:
+        return words
+    for start, n, _rel in spans:
+        after = words[start + n : start + n + 1]
+        if start > cut and after and after[0] not in ("it", "them", "its", "their"):
+            return words[:cut] + words[start:]  # "... to the left of the stove" still applies
+    return words[:cut]
 
 
 def _split_states(words: list[str], vocab: Vocab) -> tuple[list[str], list[str]]:

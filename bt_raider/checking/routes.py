@@ -25,6 +25,7 @@ from bt_raider.checking.vocabulary import (
     ROUTE_BREAKS,
     ROUTE_CLAUSE_WORDS,
     ROUTE_MARKERS,
+    ROUTE_TAIL_WORDS,
     ROUTE_VERBS,
     VERB_PHRASES,
 )
@@ -35,6 +36,12 @@ class Phrase(Protocol):
 
     @property
     def head(self) -> str: ...
+
+    @property
+    def relation(self) -> str | None: ...
+
+    @property
+    def anchor(self) -> Phrase | None: ...
 
 
 #: Words that start a new clause after a comma ("walk to the table, turn right").
@@ -82,6 +89,15 @@ def direction_tail(words: list[str]) -> int:
         if size == 2 and tail in (["behind", "you"], ["near", "you"]):
             return n - 2
     return n
+
+
+def place_end(words: list[str]) -> int:
+    """Where the place of a route phrase ends: before a trailing direction ("on your left")
+    and words that say how, not where ("face the sink again", "the nightstand ahead")."""
+    end = direction_tail(words)
+    while end > 0 and words[end - 1] in ROUTE_TAIL_WORDS:
+        end -= 1
+    return end
 
 
 def is_route(
@@ -141,6 +157,12 @@ def clause_breaks(text: str, words: list[str]) -> set[int]:
     return set()
 
 
+def directional(head: str) -> bool:
+    """Whether a head names a direction, not a place ("left", "the other side", "")."""
+    words = [w for w in head.split() if w not in DETERMINERS]
+    return all(w in DIRECTION_WORDS or w.isdigit() for w in words)
+
+
 def route_destination(
     words: list[str],
     phrase: Callable[[int, int], Phrase | None],
@@ -162,6 +184,7 @@ def route_destination(
     }
     best: Phrase | None = None
     sought: Phrase | None = None
+    named_end = -1  # where the last phrase that named a place ended
     i = 0
     while i < len(words):
         marker = next((m for m in ROUTE_MARKERS if tuple(words[i : i + len(m)]) == m), None)
@@ -186,14 +209,18 @@ def route_destination(
         lead = PART_OF_PREFIX.match(" ".join(words[start:end]) + " ")
         if lead is not None:
             start += len(lead.group(0).split())
-        end = start + direction_tail(words[start:end])
+        end = start + place_end(words[start:end])
+        if marker == ("at",) and i == named_end:
+            i = max(end, i + 1)  # "the desk at the foot of the bed": the desk is the place
+            continue
         found = phrase(start, end)
-        if found is not None:
-            head = [w for w in found.head.split() if w not in DETERMINERS]
-            if head and not all(w in DIRECTION_WORDS or w.isdigit() for w in head):
-                if marker in (("find",), ("locate",)):
-                    sought = found  # "go to the kitchen, find a glass": the kitchen first
-                else:
-                    best = found
+        if found is not None and directional(found.head) and found.anchor is not None:
+            found = found.anchor  # "go to the left of the sink": to the sink
+        if found is not None and not directional(found.head):
+            if marker in (("find",), ("locate",)):
+                sought = found  # "go to the kitchen, find a glass": the kitchen first
+            else:
+                best = found
+            named_end = end
         i = max(end, i + 1)
     return best or sought

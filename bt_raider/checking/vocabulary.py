@@ -286,6 +286,13 @@ DIRECTION_WORDS = frozenset(
 )
 
 
+#: Words after a route's place that say how, not where ("face the sink again", "the
+#: nightstand ahead", "walk to the left a little"): dropped from the end of the phrase.
+ROUTE_TAIL_WORDS = frozenset(
+    "again ahead there here now first instead too also slightly little bit a please".split()
+)
+
+
 #: Words that end a route phrase: a new clause begins ("then", "and", "where", "so").
 ROUTE_CLAUSE_WORDS = frozenset("then and where so until when while once after before stop".split())
 
@@ -478,6 +485,21 @@ FILLERS = frozenset(
     "that which who is are was be been being located placed sitting lying standing "
     "currently there it".split()
 )
+
+
+#: Words that start a modifier after the head which says nothing checkable here ("the mug with
+#: the pen in it", "the statue at the back of the table", "the bowl and the spoon"): the head is
+#: what comes before; a relation after the modifier still applies ("the spoon with the black
+#: handle to the left of the stove" is left of the stove).
+POST_MODIFIERS = frozenset(
+    "with without containing holding having between behind at touching attached along against "
+    "across opposite past beyond facing where and or".split()
+)
+
+
+#: Adjectives of distance before a head ("the closest pillow", "the near pillow"): they rank
+#: candidates by distance from the speaker, and name no anchor object.
+SUPERLATIVES = frozenset("closest nearest near far farthest furthest nearby".split())
 
 
 #: Heads that mean "any object".

@@ -64,7 +64,7 @@ def test_every_kitchen_type_has_a_category_and_resolves_by_name(lex, small_kitch
         ("pill", {"Medicine", "PillBottle"}),
         ("medicine", {"Medicine", "PillBottle"}),
         ("medication", {"Medicine", "PillBottle"}),
-        ("chair", {"Chair"}),
+        ("chair", {"Chair", "ArmChair"}),  # an armchair is a chair
         ("coffee machine", {"CoffeeMachine"}),
         ("CoffeeMachine", {"CoffeeMachine"}),
         ("the Coffee-Machine", {"CoffeeMachine"}),
@@ -85,7 +85,7 @@ def test_types_for_synonyms_and_type_names(lex, noun, types):
         ("tomatoes", {"Tomato"}),
         ("knives", {"Knife", "ButterKnife"}),
         ("butter knives", {"ButterKnife"}),
-        ("boxes", {"Box"}),
+        ("boxes", {"Box", "JuiceBox", "TissueBox"}),  # a type names the types it heads
         ("coffee machines", {"CoffeeMachine"}),
         ("potatoes", {"Potato"}),
         ("glasses", {"Cup"}),
@@ -248,3 +248,20 @@ def test_bad_files_are_named(tmp_path):
     listed.write_text("[1, 2]")
     with pytest.raises(LexiconError, match="JSON object"):
         CategoryLexicon.load(listed)
+
+
+@pytest.mark.parametrize(
+    "noun, types",
+    [
+        ("head of lettuce", {"Lettuce"}),  # a measure of B names B
+        ("set of keys", {"KeyChain"}),
+        ("bar of soap", {"SoapBar"}),  # the compound "soap bar"
+        ("cup of coffee", {"Mug"}),  # the compound "coffee cup"
+        ("the top of the counter", {"CounterTop"}),  # a part of B names B
+        ("glass of water", {"Cup"}),  # else the container
+        ("towel", {"Towel", "HandTowel"}),  # a type's name names the types it heads
+        ("nonsense of widgets", set()),
+    ],
+)
+def test_types_for_reads_a_of_b_and_compound_heads(lex, noun, types):
+    assert lex.types_for(noun) == types

@@ -1,0 +1,106 @@
+"""People's phrasings of objects and places (ALFRED's step descriptions are the model):
+post-modifiers, distance adjectives, particles, carried objects and routes to a side of a place."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bt_raider.checking.parse import parse_phrase, parse_query
+
+
+@pytest.mark.parametrize(
+    ("text", "head", "relation", "anchor"),
+    [
+        ("the mug with the pen in it", "mug", None, None),
+        ("the mug with the pen in it on the table", "mug", "on top of", "table"),
+        ("the spoon with the black handle to the right of the stove", "spoon", "right of", "stove"),
+        ("the statue at the back right corner of the table", "statue", None, None),
+        ("the bowl and the spoon", "bowl", None, None),
+        ("the box containing the remote control", "box", None, None),
+        ("the dining table where the apple is", "dining table", None, None),
+        (
+            "the spoon between the lettuce and the spatula on the table",
+            "spoon",
+            "on top of",
+            "table",
+        ),
+        # A relation phrase is never cut as a post-modifier.
+        ("the apple at the left of the bowl", "apple", "left of", "bowl"),
+    ],
+)
+def test_a_post_modifier_leaves_the_head_and_later_relations(text, head, relation, anchor):
+    phrase = parse_phrase(text)
+    assert phrase.head == head
+    assert phrase.relation == relation
+    assert (phrase.anchor.head if phrase.anchor else None) == anchor
+
+
+@pytest.mark.parametrize(
+    ("text", "head"),
+    [
+        ("the closest pink pillow", "pink pillow"),
+        ("the near pillow", "pillow"),
+        ("the nearest knife", "knife"),
+    ],
+)
+def test_a_distance_adjective_names_no_anchor(text, head):
+    phrase = parse_phrase(text)
+    assert (phrase.head, phrase.relation, phrase.anchor) == (head, None, None)
+
+
+def test_closest_to_is_still_a_relation():
+    phrase = parse_phrase("the mug closest to the sink")
+    assert (phrase.head, phrase.relation, phrase.anchor.head) == ("mug", "closest to", "sink")
+
+
+@pytest.mark.parametrize(
+    ("text", "obj", "source"),
+    [
+        ("Pick the blue towel up from the floor.", "blue towel", "floor"),
+        ("Take the towel down from the towel ring.", "towel", "towel ring"),
+        ("Pick the glass bowl up off of the black end table.", "glass bowl", "black end table"),
+    ],
+)
+def test_a_particle_before_the_source_is_no_part_of_the_object(text, obj, source):
+    parsed = parse_query(text)
+    assert parsed.action == "pick"
+    assert parsed.arg("object").head == obj
+    assert parsed.arg("source").head == source
+
+
+@pytest.mark.parametrize(
+    ("text", "head"),
+    [
+        ("go to the left of the sink", "sink"),
+        ("Turn around and go to the left of the sink", "sink"),
+        ("move to the desk at the foot of the bed", "desk"),
+        ("Turn around and face the sink again", "sink"),
+        ("turn right and go to the nightstand ahead", "nightstand"),
+        ("Turn left at the green table and face towards the white stove", "white stove"),
+    ],
+)
+def test_routes_end_at_the_place_not_at_its_side_or_a_modifier(text, head):
+    parsed = parse_query(text)
+    assert parsed.action == "approach"
+    assert parsed.args[0].head == head
+
+
+def test_a_carry_to_a_place_keeps_what_is_carried():
+    parsed = parse_query("carry the apple to the microwave")
+    assert parsed.action == "approach"
+    assert parsed.args[0].head == "microwave"
+    assert [a.head for a in parsed.pick_args] == ["apple"]
+    assert parsed.as_pick() is parsed  # not a request: no pick form
+
+
+_WORDS = st.sampled_from(
+    "the a mug with pen in it on table and closest near at of left to right bowl where is".split()
+)
+
+
+@given(st.lists(_WORDS, min_size=1, max_size=12))
+def test_any_phrase_parses_to_a_head_made_of_its_own_words(words):
+    phrase = parse_phrase(" ".join(words))
+    assert set(phrase.head.split()) <= set(words)
