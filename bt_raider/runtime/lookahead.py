@@ -657,7 +657,8 @@ class LookAhead(py_trees.decorators.Decorator):
     def _unmark(self, index: int) -> None:
         self._marked.pop(index, None)
         key = self._keys.get(index)
-        if key is not None:
+        # Two steps of the same name share a key: keep it while the other is marked.
+        if key is not None and not any(self._keys.get(i) == key for i in self._marked):
             self.blackboard.unset(key)
         children = self.decorated.children
         node = children[index] if index < len(children) else None
