@@ -10,11 +10,10 @@ helpers :meth:`~WorldEvents.move_object`, :meth:`~WorldEvents.block`,
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-import numpy as np
 
 from bt_raider.errors import SceneError
 from bt_raider.perception.scene import CAPABILITIES, STATES
@@ -120,9 +119,7 @@ class WorldEvents:
             target = self._object(obj)
             if self._is_held(target):
                 raise SceneError(f"cannot move {target.name}: the robot is holding it")
-            pos = xyz_position(
-                position, f"move_object({target.name})", default_y=target.position[1]
-            )
+            pos = xyz_position(position, f"move_object({target.name})", default_y=target.xyz[1])
             self._shift(target.raw, pos)
             if parent is not None:
                 dest = self._object(parent)
@@ -163,7 +160,7 @@ class WorldEvents:
                         f"set_human: unknown field {key!r}: expected one of {', '.join(HUMAN_FIELDS)}"
                     )
                 if key == "position":
-                    val = xyz_position(val, f"set_human({human.id}).position", human.position[1])
+                    val = xyz_position(val, f"set_human({human.id}).position", human.xyz[1])
                 elif key in ("looking_at_robot", "hands_free") and not isinstance(val, bool):
                     raise SceneError(f"set_human: {key} must be true or false, got {val!r}")
                 elif key == "name" and val is not None and not isinstance(val, str):
@@ -193,9 +190,7 @@ class WorldEvents:
         with self._lock:
             agent = self.scene.data["agent"]
             if position is not None:
-                agent["position"] = xyz_position(
-                    position, "set_agent", self.scene.agent_position[1]
-                )
+                agent["position"] = xyz_position(position, "set_agent", self.scene.agent_xyz[1])
             if yaw is not None:
                 agent.setdefault("rotation", {"x": 0.0, "y": 0.0, "z": 0.0})["y"] = float(yaw) % 360
             self._carry()
@@ -260,6 +255,12 @@ class WorldEvents:
 HUMAN_FIELDS = ("name", "position", "looking_at_robot", "hands_free", "holding")
 
 
+def _is_array(value: Any) -> bool:
+    """Whether ``value`` is a numpy array (only when numpy is loaded can it be one)."""
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(value, getattr(np, "ndarray", ()))
+
+
 def xyz_position(value: Any, where: str, default_y: float = 0.0) -> dict[str, float]:
     """A position from ``{x, y, z}``, ``(x, z)`` or ``(x, y, z)``; SceneError otherwise."""
     if isinstance(value, dict):
@@ -271,7 +272,7 @@ def xyz_position(value: Any, where: str, default_y: float = 0.0) -> dict[str, fl
             }
         except (KeyError, TypeError, ValueError):
             pass
-    elif isinstance(value, (list, tuple, np.ndarray)) and len(value) in (2, 3):
+    elif (isinstance(value, (list, tuple)) or _is_array(value)) and len(value) in (2, 3):
         try:
             nums = [float(v) for v in value]
         except (TypeError, ValueError):

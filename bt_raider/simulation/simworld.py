@@ -56,11 +56,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from bt_raider.errors import ActionFailed, SceneError, ToolError
 from bt_raider.perception.relations import SINGLE_SLOT_TYPES
 from bt_raider.perception.scene import Human, Scene, SceneObject
+from bt_raider.perception.validation import XYZ
 from bt_raider.simulation.events import ScheduledEvent, WorldEvents
 
 #: How close (m) the robot stops in front of an object it approaches (capped at 0.9 x reach).
@@ -138,14 +137,19 @@ class _Target:
     kind: str  # "location" | "person" | "object"
     key: str  # location name, person id or objectId
     name: str  # how messages name it
-    position: np.ndarray
+    position: XYZ
     keys: set[str] = field(default_factory=set)  # every way ``blocked`` may list it
     yaw: float | None = None
 
 
-def _yaw_towards(src: np.ndarray, dst: np.ndarray) -> float:
+def _yaw_towards(src: Sequence[float], dst: Sequence[float]) -> float:
     """Yaw in degrees (0 faces +z, 90 faces +x) that points from ``src`` to ``dst``."""
     return math.degrees(math.atan2(dst[0] - src[0], dst[2] - src[2])) % 360.0
+
+
+def _clip(value: float, low: float, high: float) -> float:
+    """``value`` within ``[low, high]`` (as numpy's clip: the upper bound wins when they cross)."""
+    return min(max(value, low), high)
 
 
 class SimWorld(WorldEvents):
@@ -301,7 +305,7 @@ class SimWorld(WorldEvents):
         if last is not None and last.flag("receptacle"):
             return last
         reach = float(self.scene.robot["reach"])
-        agent = self.scene.agent_position
+        agent = self.scene.agent_xyz
         options = []
         for o in self.scene:
             if (
@@ -310,7 +314,7 @@ class SimWorld(WorldEvents):
                 or not o.flag("receptacle")
             ):
                 continue
-            dist = self.scene.horizontal_distance(agent, o.position)
+            dist = self.scene.horizontal_distance(agent, o.xyz)
             closed = o.flag("openable") and not o.flag("isOpen")
             full = o.type in SINGLE_SLOT_TYPES and bool(o.children)
             if dist <= reach and not closed and not full:
@@ -367,7 +371,7 @@ class SimWorld(WorldEvents):
             self._fail("handover", args, "wrong_state", f"{who} is not looking at the robot")
         if not h.hands_free:
             self._fail("handover", args, "wrong_state", f"{who} has no free hands")
-        dist = self.scene.horizontal_distance(self.scene.agent_position, h.position)
+        dist = self.scene.horizontal_distance(self.scene.agent_xyz, h.xyz)
         limit = float(self.scene.robot["handover_distance"])
         if dist > limit:
             self._fail(
@@ -377,7 +381,8 @@ class SimWorld(WorldEvents):
                 f"{who} is {dist:.2f} m away, farther than the handover distance {limit:.2f} m",
             )
         self._release(o)
-        hand = {"x": float(h.position[0]), "y": PERSON_HAND_HEIGHT, "z": float(h.position[2])}
+        hx, _, hz = h.xyz
+        hand = {"x": hx, "y": PERSON_HAND_HEIGHT, "z": hz}
         self._shift(o.raw, hand)
         h.raw.setdefault("holding", [])
         if o.id not in h.raw["holding"]:
@@ -391,9 +396,9 @@ class SimWorld(WorldEvents):
         if blockers:
             names = ", ".join(self.scene.name_of(b) for b in blockers)
             self._fail(action, [ref], "obstructed", f"the path to {t.name} is blocked by {names}")
-        agent = self.scene.agent_position
+        agent = self.scene.agent_xyz
         if t.kind == "location":
-            new = np.array([t.position[0], agent[1], t.position[2]])
+            new = [t.position[0], agent[1], t.position[2]]
             if t.yaw is not None:
                 yaw = t.yaw
             elif self.scene.horizontal_distance(agent, new) > 1e-6:
@@ -406,9 +411,9 @@ class SimWorld(WorldEvents):
             else:
                 stop = min(OBJECT_STANDOFF, 0.9 * float(self.scene.robot["reach"]))
             dist = self.scene.horizontal_distance(agent, t.position)
-            new = agent.copy()
+            new = list(agent)
             if dist > stop:
-                flat = np.array([agent[0] - t.position[0], agent[2] - t.position[2]]) / dist
+                flat = ((agent[0] - t.position[0]) / dist, (agent[2] - t.position[2]) / dist)
                 new[0] = t.position[0] + flat[0] * stop
                 new[2] = t.position[2] + flat[1] * stop
             yaw = _yaw_towards(new, t.position) if dist > 1e-6 else self.scene.agent_yaw
@@ -495,7 +500,7 @@ class SimWorld(WorldEvents):
                 "location",
                 ref,
                 ref,
-                self.scene.locations[ref],
+                self.scene.location_points[ref],
                 {ref},
                 None if yaw is None else float(yaw),
             )
@@ -506,7 +511,7 @@ class SimWorld(WorldEvents):
         if h is not None:
             if not h.name:
                 self._fail(action, [ref], "not_present", f"person {h.id} is not recognised")
-            return _Target("person", h.id, h.name, h.position, {h.id, h.name})
+            return _Target("person", h.id, h.name, h.xyz, {h.id, h.name})
         try:
             o = self.scene.resolve(ref)
         except ToolError as exc:
@@ -527,7 +532,7 @@ class SimWorld(WorldEvents):
             raise  # pragma: no cover
         if self._is_held(o):
             self._fail(action, [ref], "wrong_state", f"the robot is holding {o.name}")
-        return _Target("object", o.id, o.name, o.position, {o.id, o.name})
+        return _Target("object", o.id, o.name, o.xyz, {o.id, o.name})
 
     def _blocked_key(self, target: str) -> str:
         """The key ``blocked`` uses for a target: location name, person id or objectId."""
@@ -568,7 +573,7 @@ class SimWorld(WorldEvents):
             self._fail(action, args, "obstructed", f"{name} is blocked by {names}")
 
     def _check_reach(self, action: str, args: Sequence[Any], o: SceneObject) -> None:
-        dist = self.scene.horizontal_distance(self.scene.agent_position, o.position)
+        dist = self.scene.horizontal_distance(self.scene.agent_xyz, o.xyz)
         reach = float(self.scene.robot["reach"])
         if dist > reach:
             self._fail(
@@ -621,8 +626,8 @@ class SimWorld(WorldEvents):
 
     def _carry(self) -> None:
         """Held objects travel in front of the robot."""
-        agent = self.scene.agent_position
-        hx, hz = self.scene.heading()
+        agent = self.scene.agent_xyz
+        hx, hz = self.scene.heading_xz()
         for o in self.scene.holding:
             self._shift(
                 o.raw,
@@ -635,16 +640,16 @@ class SimWorld(WorldEvents):
 
     def _drop_point(self, dest: SceneObject) -> dict[str, float]:
         """Where a placed object lands: the point of ``dest``'s top nearest to the robot."""
-        box = dest.bbox()
-        agent = self.scene.agent_position
+        box = dest.box_corners()
+        agent = self.scene.agent_xyz
         if box is None:
-            p = dest.position
-            return {"x": float(p[0]), "y": float(p[1]), "z": float(p[2])}
+            x, y, z = dest.xyz
+            return {"x": x, "y": y, "z": z}
         lo, hi = box
         # A few centimetres inside the edge, so the object rests on the receptacle.
-        margin = np.minimum(0.05, (hi - lo) / 2)
-        x = float(np.clip(agent[0], lo[0] + margin[0], hi[0] - margin[0]))
-        z = float(np.clip(agent[2], lo[2] + margin[2], hi[2] - margin[2]))
+        margin = [min(0.05, (h - low) / 2) for low, h in zip(lo, hi, strict=True)]
+        x = _clip(agent[0], lo[0] + margin[0], hi[0] - margin[0])
+        z = _clip(agent[2], lo[2] + margin[2], hi[2] - margin[2])
         y = (
             float(hi[1])
             if dest.type not in ("Fridge", "Cabinet", "Drawer", "Microwave")
@@ -656,12 +661,10 @@ class SimWorld(WorldEvents):
     def _shift(raw: dict[str, Any], pos: dict[str, float]) -> None:
         """Move an object's position and both of its bounding boxes by the same offset."""
         old = raw["position"]
-        delta = np.array(
-            [
-                pos["x"] - float(old["x"]),
-                pos["y"] - float(old.get("y", 0.0)),
-                pos["z"] - float(old["z"]),
-            ]
+        delta = (
+            pos["x"] - float(old["x"]),
+            pos["y"] - float(old.get("y", 0.0)),
+            pos["z"] - float(old["z"]),
         )
         raw["position"] = {"x": pos["x"], "y": pos["y"], "z": pos["z"]}
         for key in ("axisAlignedBoundingBox", "objectOrientedBoundingBox"):
