@@ -42,6 +42,7 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import py_trees
@@ -115,10 +116,12 @@ class Recovery:
             a :class:`~bt_raider.recovery.verify.SceneVerifier` with the symbolic checker.
 
     Attributes:
-        unrecoverable: why nothing can be fixed, after the latest :meth:`plan`: every proposal
-            was refuted, the accepted plan only says why the action is impossible, or an
-            answer left the plan unable to work; None when the latest plan can fix it. A
-            replanner reads it (a Recovery shared by several guards holds the latest one).
+        unrecoverable: an :class:`~bt_raider.recovery.verify.Unrecoverable` (``action``,
+            ``reason``) when nothing can be fixed, after the latest :meth:`plan`: every
+            proposal was refuted (the one raised), the accepted plan only says why the action
+            is impossible, or an answer left the plan unable to work; None when the latest
+            plan can fix it. A replanner reads it (a Recovery shared by several guards holds
+            the latest one: compare ``action`` with the guard's query).
         proved: proposals the verifier accepted; refuted: proposals it rejected (up front and
             after answers).
     """
@@ -162,7 +165,7 @@ class Recovery:
             own = getattr(planner, "verifier", None)
             self.verifier = verifier or (own if callable(getattr(own, "verify", None)) else None)
             self.verifier = self.verifier or SceneVerifier()
-        self.unrecoverable: str | None = None
+        self.unrecoverable: Unrecoverable | None = None
         self.proved = 0
         self.refuted = 0
         self._count = threading.Lock()
@@ -216,13 +219,13 @@ class Recovery:
             self.unrecoverable = _gives_up(plan) if plan.gives_up else None
             return plan
         if refuted and rejected[-1] in refuted.values():
-            self.unrecoverable = rejected[-1]
-            raise Unrecoverable(
+            self.unrecoverable = Unrecoverable(
                 f"no recovery can make {request.action!r} possible: {len(refuted)} plan(s) "
                 f"refuted; {rejected[-1]}",
                 reason=rejected[-1],
                 action=request.action,
             )
+            raise self.unrecoverable
         raise RecoveryCodeError(
             f"no acceptable recovery for {request.action!r} after {len(rejected)} proposal(s); "
             f"last rejection: {rejected[-1]}"
@@ -248,9 +251,14 @@ class Recovery:
             else:
                 self.refuted += 1
 
-    def _refuted_after_answer(self, proof: Proof) -> None:
+    def _refuted_after_answer(self, plan: RecoveryPlan, proof: Proof) -> None:
         self._counted(proof)
-        self.unrecoverable = proof.reason
+        action = plan.request.action
+        self.unrecoverable = Unrecoverable(
+            f"the recovery of {action!r} cannot work with the answer given: {proof.reason}",
+            reason=proof.reason,
+            action=action,
+        )
 
     def _parse_vocabulary(self, request: RecoveryRequest) -> Vocabulary:
         """The whitelist, plus the recovered action itself (the guard's child runs it)."""
@@ -352,7 +360,7 @@ class Recovery:
                 plan,
                 plan.request,
                 variables,
-                on_refuted=self._refuted_after_answer,
+                on_refuted=partial(self._refuted_after_answer, plan),
                 name=f"verify the plan with {', '.join(variables)}",
             )
             tree.insert_child(check, index)
@@ -369,9 +377,14 @@ class Recovery:
             self.on_success(plan.request.information(), plan.code)
 
 
-def _gives_up(plan: RecoveryPlan) -> str:
+def _gives_up(plan: RecoveryPlan) -> Unrecoverable:
     said = "; ".join(str(s.args[0]) for s in plan.program.steps if s.args)
-    return f"the recovery plan only says why {plan.request.action!r} cannot be done: {said}"
+    action = plan.request.action
+    return Unrecoverable(
+        f"the recovery plan only says why {action!r} cannot be done: {said}",
+        reason=said,
+        action=action,
+    )
 
 
 def resolve_resume(step: CodeStep, values: dict[str, Any]) -> list[Any]:

@@ -103,7 +103,7 @@ def test_a_plan_that_leaves_the_hand_full_is_rejected_before_anything_runs() -> 
     # The planner repeated itself: it was not asked a third time.
     assert len(planner.requests) == 2
     assert planner.requests[1].feedback == err.value.reason
-    assert recovery.unrecoverable == err.value.reason
+    assert recovery.unrecoverable is err.value
     assert recovery.refuted == 1 and recovery.proved == 0
     assert robot.calls == []
 
@@ -130,7 +130,9 @@ def test_inside_a_guard_a_refuted_recovery_never_starts_and_the_guard_says_why()
     assert "no recovery: Unrecoverable" in guard.feedback_message
     assert "would still fail (robot state)" in guard.feedback_message
     assert guard.recovery_tree is None
-    assert recovery.unrecoverable is not None and "grasp(Medicine_2)" in recovery.unrecoverable
+    gone = recovery.unrecoverable
+    assert gone is not None and gone.action == str(guard.query) == "grasp(Medicine_2)"
+    assert "would still fail (robot state)" in gone.reason
     assert robot.calls == []
 
 
@@ -180,7 +182,8 @@ def test_a_plan_that_only_says_why_passes_and_is_unrecoverable() -> None:
     recovery = Recovery(Fixed("say('I cannot.')"), robot, ScriptedHuman([]), actions=TOY_ACTIONS)
     plan = recovery.plan(request)
     assert plan.gives_up and plan.proof is not None and plan.proof.ok
-    assert recovery.unrecoverable is not None and "I cannot." in recovery.unrecoverable
+    gone = recovery.unrecoverable
+    assert gone is not None and gone.reason == "I cannot." and gone.action == request.action
 
 
 def test_without_a_scene_nothing_is_verified_and_the_proof_says_so() -> None:
@@ -290,7 +293,9 @@ def test_an_answer_that_makes_the_plan_fail_stops_it_before_the_next_robot_actio
     assert "step 3, put('Apple', where): wrong state" in check.feedback_message
     assert "closed" in check.feedback_message
     assert robot.calls == []  # not even the move to the fridge
-    assert recovery.unrecoverable == check.proof.reason
+    gone = recovery.unrecoverable
+    assert gone is not None and gone.reason == check.proof.reason
+    assert gone.action == "grasp(Medicine_2)"
 
 
 def test_an_answer_that_keeps_the_plan_valid_lets_it_run() -> None:
