@@ -75,9 +75,11 @@ class Phase(str, enum.Enum):
 
 
 # Enum member lookups cost more than the rest of a cached tick: the hot path uses these.
+_IDLE = Phase.IDLE
 _ACTING = Phase.ACTING
 _CHECKING = Phase.CHECKING
 _PLANNING = Phase.PLANNING
+_RECOVERING = Phase.RECOVERING
 _RUNNING = Status.RUNNING
 
 
@@ -182,8 +184,9 @@ class RaiderGuard(py_trees.decorators.Decorator):
             or not 0 < deadline < math.inf
         ):
             raise ValueError(f"deadline must be seconds > 0 (finite) or None, got {deadline!r}")
-        if not callable(query):
-            as_query(query)  # a bad query is an error now, not at the first tick
+        # A bad query is an error now, not at the first tick; parsed once, reused by every run
+        # (a tree of 1,000 guards initialises them all in its first tick).
+        self._parsed = None if callable(query) else (query, as_query(query))
         self.query_source = query
         self.checker = checker
         self.scene = scene_source(scene)  # a dict: validated now (SceneError), converted once
@@ -252,20 +255,32 @@ class RaiderGuard(py_trees.decorators.Decorator):
             # this path 1,000 times a tick, so it skips the logging and the status update.
             yield self
             return
+        unsent = self._unsent
+        if (
+            unsent is not None
+            and pending is None
+            and self.status is _RUNNING
+            and self.phase is _CHECKING
+        ):
+            # Waiting for room to send the check (SUBMIT_BUDGET): the same, until there is.
+            if SUBMIT_BUDGET.take():
+                self._send_check(unsent[0])
+            yield self
+            return
         self.logger.debug(f"{self.__class__.__name__}.tick()")
-        if self.status != Status.RUNNING:
+        if self.status is not _RUNNING:
             # The check was just submitted: RUNNING now, even if a fast checker already
             # finished, so the first tick never runs the child.
             self.initialise()
         else:
             self._poll()
-        if self.phase is Phase.RECOVERING and self.recovery_tree is not None:
+        if self.phase is _RECOVERING and self.recovery_tree is not None:
             yield from self.recovery_tree.tick()
             self._after_recovery_tick()
-        if self.phase is Phase.ACTING:
+        if self.phase is _ACTING:
             yield from self.decorated.tick()
         new_status = self.update()
-        if new_status != Status.RUNNING:
+        if new_status is not _RUNNING:
             self.stop(new_status)
         self.status = new_status
         yield self
@@ -273,7 +288,7 @@ class RaiderGuard(py_trees.decorators.Decorator):
     def initialise(self) -> None:
         """Start a run: forget the last one and submit the check (never blocks)."""
         self._drop_recovery_tree()
-        self.phase = Phase.IDLE
+        self.phase = _IDLE
         self.verdict = None
         self.plan = None
         self.attempts = 0
@@ -292,25 +307,31 @@ class RaiderGuard(py_trees.decorators.Decorator):
             self.query = None
             self._submit_check(source)
             return
-        try:
-            self.query = as_query(source)
-        except Exception as exc:  # fail closed, say why
-            self._fail(f"cannot build the query to check: {_describe(exc)}")
-            return
+        parsed = self._parsed
+        if parsed is not None and parsed[0] is source:
+            self.query = parsed[1]
+        else:  # query_source was replaced since
+            try:
+                self.query = as_query(source)
+            except Exception as exc:  # fail closed, say why
+                self._fail(f"cannot build the query to check: {_describe(exc)}")
+                return
+            self._parsed = (source, self.query)
         self._submit_check()
 
     def update(self) -> Status:
         if self._outcome is not None:
             return self._outcome
-        if self.phase is Phase.ACTING:
+        if self.phase is _ACTING:
             return self.decorated.status
-        return Status.RUNNING
+        return _RUNNING
 
     def terminate(self, new_status: Status) -> None:
         """Cancel pending work and stop a running recovery (never sets the status)."""
         if self._pending is not None:
             self._pending.cancel()
             self._pending = None
+        self._unsent = None  # a check not sent yet never will be
         tree = self.recovery_tree
         if tree is not None and tree.status == Status.RUNNING:
             tree.stop(Status.INVALID)
@@ -324,7 +345,7 @@ class RaiderGuard(py_trees.decorators.Decorator):
 
     # ------------------------------------------------------------------ checking
     def _submit_check(self, build: Callable[[], Any] | None = None) -> None:
-        self.phase = Phase.CHECKING
+        self.phase = _CHECKING
         self.feedback_message = f"checking {self.query or 'the current query'}"
         self._unsent = None
         if SUBMIT_BUDGET.take():
@@ -366,7 +387,7 @@ class RaiderGuard(py_trees.decorators.Decorator):
         pending = self._pending
         if pending is None:
             unsent = self._unsent
-            if unsent is not None and self.phase is Phase.CHECKING and SUBMIT_BUDGET.take():
+            if unsent is not None and self.phase is _CHECKING and SUBMIT_BUDGET.take():
                 self._send_check(unsent[0])
             return
         if not pending.done():
@@ -378,9 +399,9 @@ class RaiderGuard(py_trees.decorators.Decorator):
         self._pending = None
         if pending.overdue():  # finished, but after its deadline: too late to trust
             self._on_overdue(pending)
-        elif self.phase is Phase.CHECKING:
+        elif self.phase is _CHECKING:
             self._on_verdict(pending)
-        elif self.phase is Phase.PLANNING:
+        elif self.phase is _PLANNING:
             self._on_plan(pending)
 
     def _on_overdue(self, pending: worker.Pending[Any]) -> None:
@@ -421,7 +442,7 @@ class RaiderGuard(py_trees.decorators.Decorator):
         if verdict.ok:
             if self.plan is not None and self.recovery is not None:
                 self.recovery.succeeded(self.plan)
-            self.phase = Phase.ACTING
+            self.phase = _ACTING
             self.feedback_message = f"no issue: {verdict.explanation}"
             self._apply_retarget(verdict)  # last: a child whose retarget raises fails the run
             return

@@ -585,7 +585,7 @@ class WindowBudget:
     __slots__ = ("per_window", "window", "_start", "_used")
 
     def __init__(self, per_window: int, window: float = 0.01) -> None:
-        if not isinstance(per_window, int) or per_window < 1:
+        if isinstance(per_window, bool) or not isinstance(per_window, int) or per_window < 1:
             raise ValueError(f"per_window must be an integer >= 1, got {per_window!r}")
         if not window > 0:
             raise ValueError(f"window must be seconds > 0, got {window!r}")
