@@ -43,6 +43,7 @@ from bt_raider.checking.vocabulary import (
     NAME_SUFFIXES,
     NAME_TO_ACTION,
     NON_DESTINATION_RELATIONS,
+    PART_OF_PREFIX,
     POLITE_PREFIXES,
     POLITE_SUFFIXES,
     POST_MODIFIERS,
@@ -574,8 +575,14 @@ class _Splitter:
         if best is None:
             return self.whole()
         i, n = best
-        parts = (self.phrase(0, i), self.phrase(i + n, len(words)))
-        return [p for p in parts if p is not None]
+        start = i + n
+        lead = PART_OF_PREFIX.match(" ".join(words[start:]) + " ")
+        if lead is not None and start + len(lead.group(0).split()) < len(words):
+            start += len(lead.group(0).split())  # "on the front left corner of the TV stand"
+        dest = self.phrase(start, len(words))
+        if dest is not None and directional(dest.head) and dest.anchor is not None:
+            dest = dest.anchor  # "on the front right of the counter": on the counter
+        return [p for p in (self.phrase(0, i), dest) if p is not None]
 
     def handover(self) -> list[ArgPhrase]:
         """``hand X to P``, ``give P the X``, ``give P X``."""

@@ -195,8 +195,8 @@ def route_destination(
             i += 1  # "to the left of" belongs to a phrase, it starts none
             continue
         start = i + len(marker)
-        if start < len(words) and words[start] in ROUTE_BREAKS:
-            i += 1  # "to face the sink": the next marker says where
+        if start < len(words) and (words[start] in ROUTE_BREAKS or words[start] == "stand"):
+            i += 1  # "to face the sink", "to stand by the sink": the next marker says where
             continue
         end = start
         while end < len(words) and words[end] not in ROUTE_CLAUSE_WORDS:

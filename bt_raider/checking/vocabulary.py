@@ -270,6 +270,13 @@ ROUTE_MARKERS: tuple[tuple[str, ...], ...] = tuple(
                 "find",
                 "get to",
                 "approach",
+                "stand at",
+                "stand by",
+                "stand near",
+                "stand beside",
+                "stand next to",
+                "stand in front of",
+                "stand on",
             )
         ),
         key=len,
@@ -305,8 +312,9 @@ ROUTE_BREAKS = frozenset(
 
 #: "the left side of the table" names the table: the part phrase before "of" is dropped.
 PART_OF_PREFIX = re.compile(
-    r"^(?:the\s+)?(?:(?:far|near|other|left|right|front|back)\s+)?"
-    r"(?:side|end|edge|corner|front|back|middle|center|centre|part|top|area)\s+of\s+"
+    r"^(?:the\s+)?(?:(?:far|near|other|left|right|front|back|top|bottom|upper|lower)\s+){0,3}"
+    r"(?:side|end|edge|corner|front|back|middle|center|centre|part|top|area|bottom|half|surface"
+    r"|cushion|rest)\s+of\s+"
 )
 
 
@@ -391,11 +399,13 @@ RELATION_PATTERNS: list[tuple[tuple[str, ...], str]] = sorted(
             ("on the left of", "left of"),
             ("on the left side of", "left of"),
             ("to the left of", "left of"),
+            ("to left of", "left of"),
             ("at the left of", "left of"),
             ("left of", "left of"),
             ("on the right of", "right of"),
             ("on the right side of", "right of"),
             ("to the right of", "right of"),
+            ("to right of", "right of"),
             ("at the right of", "right of"),
             ("right of", "right of"),
             ("on top of", "on top of"),
@@ -493,7 +503,7 @@ FILLERS = frozenset(
 #: handle to the left of the stove" is left of the stove).
 POST_MODIFIERS = frozenset(
     "with without containing holding having between behind at touching attached along against "
-    "across opposite past beyond facing where and or".split()
+    "across opposite past beyond facing where and or contains contain holds has".split()
 )
 
 

@@ -104,3 +104,22 @@ _WORDS = st.sampled_from(
 def test_any_phrase_parses_to_a_head_made_of_its_own_words(words):
     phrase = parse_phrase(" ".join(words))
     assert set(phrase.head.split()) <= set(words)
+
+
+@pytest.mark.parametrize(
+    ("text", "obj", "dest"),
+    [
+        ("Put the cooled tomato on the front right of the counter.", "cooled tomato", "counter"),
+        ("Put the bowl on the front left corner of the TV stand", "bowl", "tv stand"),
+        ("put the pot in the cabinet", "pot", "cabinet"),
+    ],
+)
+def test_a_destination_is_the_place_not_its_side_or_corner(text, obj, dest):
+    parsed = parse_query(text)
+    assert parsed.action == "place"
+    assert (parsed.arg("object").head, parsed.arg("destination").head) == (obj, dest)
+
+
+def test_to_stand_by_a_place_names_the_place():
+    parsed = parse_query("Cross the room to stand on the right side of the toilet.")
+    assert (parsed.action, parsed.args[0].head) == ("approach", "toilet")
