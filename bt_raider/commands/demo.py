@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from bt_raider.commands import HELP
 
 DEMOS = {
-    "medicine-delivery": "RAIDER's assistive plan: deliver a medicine, recovering from five issues",
+    "medicine-delivery": "RAIDER's assistive plan: deliver a medicine, recovering from five "
+    "issues (--scenario: replan when the medicine is gone, or say why no plan exists)",
     "cooperative-table": "two robots set a table together with REVECA validation",
 }
 

@@ -16,7 +16,17 @@ picture coloured by status with the recovery subtrees (``medicine_delivery_tree.
 with graphviz, always the ``.dot``) and ``medicine_delivery_tree.html``, the viewer page with
 the trace inside. ``--view`` serves that page live on 127.0.0.1 while the tree runs.
 
-Exit status: 0 when the medicine was handed over, 1 when the delivery failed.
+``--scenario`` picks the world (:data:`~bt_raider.examples.medicine_delivery.scenario.VARIANTS`):
+``default`` is the run above; in ``second-box`` Adriana's box is gone from the counter, no
+recovery can bring it back, and the plan is replanned from what the robot observes (a second
+box on the shelf) and delivered; in ``no-medicine`` there is no other box: the replanner finds
+no plan, the robot tells Adriana why, and the tree ends in FAILURE. Every guarded run has the
+same tree: the plan under a :class:`~bt_raider.planners.replan.Replanning` decorator that
+replans only what cannot be fixed (:func:`~bt_raider.planners.replan.cannot_be_fixed`), then
+a node that says why the delivery failed when it did.
+
+Exit status: 0 when the medicine was handed over, 1 when the delivery failed (``no-medicine``
+always: no plan exists).
 """
 
 from __future__ import annotations
@@ -31,16 +41,27 @@ from typing import Any
 
 import py_trees
 
+from bt_raider.checking.contract import Query
 from bt_raider.checking.registry import make_checker
 from bt_raider.errors import QueryError
 from bt_raider.examples.medicine_delivery import scenario
+from bt_raider.examples.medicine_delivery.report import Reporter, StepRecord
 from bt_raider.perception.scene import Scene
 from bt_raider.planners.pddl import plan_files
+from bt_raider.planners.replan import (
+    NoPlan,
+    ObservedState,
+    Replanner,
+    Replanning,
+    cannot_be_fixed,
+    failed_guard,
+)
 from bt_raider.planners.tree import ActionRegistry, plan_to_tree, raider_guards
 from bt_raider.recovery.fewshot import MemoryLink
 from bt_raider.recovery.pipeline import Recovery
 from bt_raider.recovery.symbolic import SymbolicRecovery
 from bt_raider.runtime.actions import ActionBehaviour, SyncRobot
+from bt_raider.runtime.guards import RaiderGuard
 from bt_raider.simulation.simworld import SimWorld
 
 DEFAULT_OUT = "./out/medicine_delivery"
@@ -50,6 +71,9 @@ TICK_PERIOD = 0.01
 #: Under --view: slow enough to watch, and seconds to wait for the page before the first tick.
 VIEW_TICK_PERIOD = 0.1
 VIEW_WAIT_S = 30.0
+#: New plans a run may make when a step cannot be fixed, and seconds each search may take.
+MAX_REPLANS = 2
+REPLAN_TIMEOUT = 30.0
 
 
 # ---------------------------------------------------------------------------- the behaviours
@@ -79,22 +103,63 @@ def action_registry(robot: Any, bindings: Mapping[str, str]) -> Any:
     return registry
 
 
+def step_query(step: Any, scene: Scene, where_checked: bool) -> str | Query:
+    """What a guard checks for ``step``: its PDDL text; with ``where_checked``, a pick names
+    the item where the plan says it is ("the Medicine on the Shelf_3")."""
+    if not where_checked or step.name != "pick" or len(step.args) < 3:
+        return step.text
+    phrase = scenario.pick_phrase(step.args[2], scene)
+    if phrase is None:
+        return step.text
+    return Query(step.text, bindings={step.args[1]: phrase})
+
+
+def why_sentence(replanning: Replanning) -> str:
+    """What the robot tells Adriana when the delivery cannot go on."""
+    error = replanning.error
+    if isinstance(error, NoPlan):
+        missing = {name for names in error.unreachable.values() for name in names}
+        why = (
+            "there is none left anywhere I know of, so no plan can get it to you"
+            if scenario.ITEM in missing
+            else "no plan can get it to you from here"
+        )
+    else:
+        guard = failed_guard(replanning.decorated)
+        verdict = getattr(guard, "verdict", None)
+        why = verdict.explanation.rstrip(".") if verdict is not None else replanning.reason
+    return f"I'm sorry, {scenario.USER_NAME}: I cannot deliver your medicine: {why}."
+
+
+class SayWhy(py_trees.behaviour.Behaviour):
+    """The delivery failed for good: tell the person why, then FAILURE (the tree's end).
+
+    Args:
+        replanning: the decorator whose failure this explains.
+        human: who hears it (``say``).
+        name: the node's name.
+    """
+
+    def __init__(
+        self, replanning: Replanning, human: Any, name: str = "Say why the delivery failed"
+    ) -> None:
+        super().__init__(name=name)
+        self.replanning = replanning
+        self.human = human
+        self.said: str | None = None
+
+    def initialise(self) -> None:
+        self.said = None
+
+    def update(self) -> py_trees.common.Status:
+        if self.said is None:
+            self.said = why_sentence(self.replanning)
+            self.human.say(self.said)
+        self.feedback_message = self.said
+        return py_trees.common.Status.FAILURE
+
+
 # ---------------------------------------------------------------------------- the run
-@dataclass
-class StepRecord:
-    """What happened to one plan step."""
-
-    step: str
-    verdicts: list[dict[str, Any]] = field(default_factory=list)
-    recoveries: list[str] = field(default_factory=list)
-    status: str = "INVALID"
-    feedback: str = ""
-
-    @property
-    def categories(self) -> list[str]:
-        return [v["category"] for v in self.verdicts]
-
-
 @dataclass
 class DemoResult:
     """The outcome of one run of the scenario."""
@@ -114,11 +179,15 @@ class DemoResult:
     files: dict[str, str] = field(default_factory=dict)
     memory_recorded: list[str] = field(default_factory=list)
     recorder: Any = None  # the run's bt_raider.viewer.recorder.TraceRecorder
+    variant: str = "default"
+    replans: list[dict[str, Any]] = field(default_factory=list)
+    said: str | None = None  # what the robot told the person when the delivery failed
 
     def to_json(self) -> dict[str, Any]:
         person = self.world.scene.human(scenario.PERSON)
         return {
             "scenario": "medicine-delivery",
+            "variant": self.variant,
             "backend": self.backend,
             "guarded": self.guarded,
             "plan": self.plan,
@@ -129,6 +198,7 @@ class DemoResult:
                 "person": dict(person.raw),
                 "ticks": self.ticks,
                 "elapsed_s": round(self.elapsed_s, 3),
+                "said": self.said,
             },
             "steps": [
                 {
@@ -137,9 +207,11 @@ class DemoResult:
                     "feedback": s.feedback,
                     "verdicts": s.verdicts,
                     "recoveries": s.recoveries,
+                    "replaced": s.replaced,
                 }
                 for s in self.steps
             ],
+            "replans": self.replans,
             "events": self.events,
             "transcript": [
                 {"kind": e.kind, "text": e.text, "answer": e.answer}
@@ -147,123 +219,6 @@ class DemoResult:
             ],
             "world_log": self.world.log,
         }
-
-
-class _Reporter:
-    """Watches the tree after each tick and turns what changed into printed lines and events."""
-
-    def __init__(
-        self,
-        guards: list[Any],
-        world: Any,
-        human: Any,
-        records: list[StepRecord],
-        echo: Any,
-        *,
-        show_dialogue: bool = True,
-    ) -> None:
-        self.show_dialogue = show_dialogue  # a console person already sees the dialogue
-        self.guards = guards
-        self.world = world
-        self.human = human
-        self.records = records
-        self.echo = echo
-        self.events: list[dict[str, Any]] = []
-        self._verdicts: list[Any] = [None] * len(guards)
-        self._plans: list[Any] = [None] * len(guards)
-        self._log = 0
-        self._said = 0
-        self._current = -1
-        self._acting = 0
-        self._t0 = time.monotonic()
-
-    def _event(self, kind: str, step: int, **data: Any) -> None:
-        self.events.append(
-            {"t": round(time.monotonic() - self._t0, 3), "kind": kind, "step": step + 1, **data}
-        )
-
-    def _header(self, i: int) -> None:
-        if i != self._current and i >= 0:
-            self._current = i
-            self.echo(f"\n[{i + 1}/{len(self.records)}] {self.records[i].step}")
-
-    def before_tick(self) -> None:
-        """Note which step acts in the coming tick: the running guard, else the next one.
-
-        A guard's first tick only submits its check, so every action, question and world
-        change of a tick belongs to the guard that was already running (or to the first).
-        """
-
-        status = py_trees.common.Status
-        running = [i for i, g in enumerate(self.guards) if g.status == status.RUNNING]
-        if running:
-            self._acting = running[0]
-        else:
-            pending = [i for i, g in enumerate(self.guards) if g.status == status.INVALID]
-            self._acting = pending[0] if pending else len(self.guards) - 1
-
-    def collect(self) -> None:
-        """Report what changed in the last tick, in the order it happened."""
-        for i, guard in enumerate(self.guards):
-            verdict = getattr(guard, "verdict", None)
-            if verdict is not None and verdict is not self._verdicts[i]:
-                self._verdicts[i] = verdict
-                self._header(i)
-                data = verdict.to_json()
-                data["questions"] = list(verdict.questions)
-                data["elapsed_s"] = round(verdict.elapsed_s, 3)
-                self.records[i].verdicts.append(data)
-                label = "check   " if len(self.records[i].verdicts) == 1 else "re-check"
-                self.echo(
-                    f"  {label}  {verdict.final_response.value} / {verdict.category.value}: "
-                    f"{verdict.explanation}"
-                )
-                self._event("verdict", i, **data)
-            plan = getattr(guard, "plan", None)
-            if plan is not None and plan is not self._plans[i]:
-                self._plans[i] = plan
-                self._header(i)
-                self.records[i].recoveries.append(plan.code)
-                self.echo("  recovery  " + "; ".join(plan.code.splitlines()))
-                self._event("recovery", i, code=plan.code)
-            if i == self._acting:
-                self._interactions(i)
-
-    def _interactions(self, step: int) -> None:
-        transcript = getattr(self.human, "transcript", [])
-        for ex in transcript[self._said :]:
-            self._event(ex.kind, step, text=ex.text, answer=ex.answer)
-            if not self.show_dialogue:
-                continue
-            self._header(step)
-            if ex.kind == "ask":
-                self.echo(f"  robot asks: {ex.text}")
-                self.echo(f"  person answers: {ex.answer}")
-            elif ex.kind == "say":
-                self.echo(f"  robot says: {ex.text}")
-            else:
-                self.echo(f"  robot waits for: {ex.text}")
-        self._said = len(transcript)
-        for entry in self.world.log[self._log :]:
-            self._header(step)
-            if entry["kind"] == "event":
-                self.echo(f"  world     {entry['action']}")
-                self._event("world", step, change=entry["action"])
-                continue
-            call = f"{entry['action']}({', '.join(entry['args'])})"
-            if entry["ok"]:
-                self.echo(f"  act       {call} -> {entry['result']}")
-            else:
-                self.echo(f"  act       {call} FAILED: {entry['error']}")
-            self._event(
-                "action",
-                step,
-                call=call,
-                ok=entry["ok"],
-                result=entry["result"],
-                error=entry["error"],
-            )
-        self._log = len(self.world.log)
 
 
 def _make_backend(backend: str, model: str | None, base_url: str | None) -> tuple[Any, Any]:
@@ -316,11 +271,13 @@ def run_scenario(
     echo: Callable[[str], Any] = print,
     tick_period: float = TICK_PERIOD,
     on_recorder: Callable[[Any], Any] | None = None,
+    variant: str = "default",
 ) -> DemoResult:
     """Plan, build the (guarded) tree and tick it in the simulated kitchen until it ends.
 
     Args:
-        guarded: wrap every step in a RaiderGuard (False runs the plan blindly).
+        guarded: wrap every step in a RaiderGuard and the plan in a Replanning decorator
+            (False runs the plan blindly).
         backend: ``symbolic`` (offline) or ``openai`` (any OpenAI-compatible endpoint).
         model: the model name for ``openai``.
         base_url: the endpoint for ``openai``.
@@ -334,14 +291,23 @@ def run_scenario(
         echo: where the step-by-step lines go.
         tick_period: seconds between ticks.
         on_recorder: called with the run's TraceRecorder before the first tick (a live view).
+        variant: the scenario (``default``, ``second-box``, ``no-medicine``; see
+            :data:`~bt_raider.examples.medicine_delivery.scenario.VARIANTS`).
+
+    Raises:
+        ValueError: an unknown ``variant`` (the message lists them).
     """
+    spec = scenario.variant(variant)
     link = _memory_link(memory) if guarded and memory is not None else None
     # pyperplan reads and plans the PDDL files in a child process: unified-planning, its
     # model and its engines (with scipy: over a second to import) stay out of this process.
     steps = plan_files(scenario.DOMAIN, scenario.PROBLEM, engine="pyperplan")
-    world = SimWorld(Scene.load(scenario.SCENE))
+    if variant == "default":
+        world = SimWorld(Scene.load(scenario.SCENE))
+    else:
+        world = SimWorld(Scene(scenario.variant_scene(variant)))
     robot = SyncRobot(world)
-    adriana = scenario.Adriana(world)
+    adriana = scenario.Adriana(world, spec.topics)
     human = adriana.console(stdin, stdout) if interactive else adriana.scripted()
     registry = action_registry(robot, scenario.BINDINGS)
 
@@ -357,9 +323,53 @@ def run_scenario(
         guard = raider_guards(
             checker, scene=world.observe, recovery=recovery, max_attempts=max_attempts
         )
+        if spec.where_checked:
+
+            def guard(child: Any, step: Any) -> Any:
+                query = step_query(step, world.scene, where_checked=True)
+                return RaiderGuard(
+                    child,
+                    query,
+                    checker,
+                    scene=world.observe,
+                    recovery=recovery,
+                    max_attempts=max_attempts,
+                )
+
     else:
         echo("guards: off (the plan runs blindly)")
-    root = plan_to_tree(steps, registry, guard=guard, name="Deliver the medicine")
+    plan = plan_to_tree(steps, registry, guard=guard, name="Deliver the medicine")
+    replanning = None
+    root: Any = plan
+    if guarded:
+        # What the robot observes now, as the domain's facts: the state a new plan starts from.
+        state = ObservedState(
+            scenario.DOMAIN,
+            scenario.PROBLEM,
+            lambda: scenario.pddl_facts(world.observe(), spec.boxes),
+            objects=scenario.places(world.scene),
+        )
+        replanner = Replanner(
+            state,
+            registry,
+            engine="pyperplan",
+            timeout=REPLAN_TIMEOUT,
+            guard=guard,
+            name="Deliver the medicine (replanned)",
+        )
+        replanning = Replanning(
+            plan,
+            replanner,
+            max_replans=MAX_REPLANS,
+            when=cannot_be_fixed,
+            steps=steps,
+            name="Replan what cannot be fixed",
+        )
+        root = py_trees.composites.Selector(
+            "Deliver the medicine",
+            memory=False,
+            children=[replanning, SayWhy(replanning, human)],
+        )
     tree = py_trees.trees.BehaviourTree(root)
     tree.add_post_tick_handler(lambda _tree: world.tick())
     # Added after the world's handler, so each tick's world changes are in its record.
@@ -370,8 +380,15 @@ def run_scenario(
         on_recorder(recorder)
 
     records = [StepRecord(step.text) for step in steps]
-    nodes = list(root.children)
-    reporter = _Reporter(nodes, world, human, records, echo, show_dialogue=not interactive)
+    reporter = Reporter(
+        list(plan.children),
+        world,
+        human,
+        records,
+        echo,
+        show_dialogue=not interactive,
+        replanning=replanning,
+    )
     limit = time_limit if time_limit is not None else TIME_LIMITS.get(backend, 60.0)
     start = time.monotonic()
     deadline = start + limit
@@ -390,12 +407,9 @@ def run_scenario(
             time.sleep(tick_period)
     elapsed = time.monotonic() - start
     recorder.finish()
-    for rec, node in zip(records, nodes, strict=True):
+    for rec, node in zip(records, reporter.guards, strict=True):
         rec.status = node.status.value
         rec.feedback = node.feedback_message
-    failed = next((n for n in nodes if n.status == py_trees.common.Status.FAILURE), None)
-    if failed is not None:
-        echo(f"  failed    {failed.feedback_message}")
 
     recorded: list[str] = []
     if link is not None:
@@ -405,9 +419,10 @@ def run_scenario(
         for err in link.errors:
             echo(f"memory: {err}")
 
-    adrianas, _other = scenario.medicine_ids()
     person = world.scene.human(scenario.PERSON)
-    delivered = adrianas in (person.raw.get("holding") or []) and not world.scene.holding
+    handed = set(person.raw.get("holding") or []) & set(spec.boxes)
+    delivered = bool(handed) and not world.scene.holding
+    said = root.children[1].said if replanning is not None else None
     return DemoResult(
         delivered=delivered,
         status=root.status.value,
@@ -423,6 +438,9 @@ def run_scenario(
         backend=backend if guarded else "none",
         memory_recorded=recorded,
         recorder=recorder,
+        variant=variant,
+        replans=[dict(r) for r in replanning.history] if replanning is not None else [],
+        said=said,
     )
 
 
@@ -445,17 +463,36 @@ def summary_lines(result: DemoResult) -> list[str]:
     """The closing table: each step's verdicts and status, then the outcome."""
     lines = ["", "summary:"]
     width = max(len(s.step) for s in result.steps)
-    for rec in result.steps:
+    # Where each new plan's steps start (the steps of every plan swapped in follow the last).
+    starts, at = {}, len(result.plan)
+    for record in result.replans:
+        if "steps" in record:
+            starts[at] = len(record["steps"])
+            at += len(record["steps"])
+    for i, rec in enumerate(result.steps):
+        if i in starts:
+            lines.append("  -- replanned from what the robot observed --")
         verdicts = " -> ".join(rec.categories) or "(not checked)"
-        lines.append(f"  {rec.step:<{width}}  {rec.status:<8} {verdicts}")
+        status = "REPLACED" if rec.replaced else rec.status
+        lines.append(f"  {rec.step:<{width}}  {status:<8} {verdicts}")
     answer = "yes" if result.delivered else "no"
     lines.append(f"medicine handed over to Adriana: {answer}")
+    if result.said:
+        lines.append(f"the robot told her: {result.said}")
     return lines
 
 
 # ---------------------------------------------------------------------------- command line
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The demo's options (``bt-raider demo medicine-delivery --help``)."""
+    parser.add_argument(
+        "--scenario",
+        choices=tuple(scenario.VARIANTS),
+        default="default",
+        help="which world: "
+        + "; ".join(f"{v.name}: {v.summary}" for v in scenario.VARIANTS.values())
+        + " (default: default)",
+    )
     parser.add_argument(
         "--interactive",
         action="store_true",
@@ -501,11 +538,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the demo; 0 when the medicine was handed over, 1 otherwise."""
+    """Run the demo; 0 when the medicine was handed over, 1 otherwise (always 1 for
+    ``--scenario no-medicine``: no plan exists, and the robot says why)."""
     backend = getattr(args, "backend", "symbolic")
     guarded = not getattr(args, "no_guards", False)
     title = "RAIDER medicine delivery (Izquierdo-Badiola et al., section 5.2)"
     print(f"{title}\nbackend: {backend if guarded else 'none (no guards)'}")
+    variant = getattr(args, "scenario", "default") or "default"
+    if variant != "default":
+        print(f"scenario: {variant}: {scenario.variant(variant).summary}")
     out = Path(getattr(args, "out", DEFAULT_OUT) or DEFAULT_OUT)
     memory = None
     if not getattr(args, "no_memory", False):
@@ -535,6 +576,7 @@ def run(args: argparse.Namespace) -> int:
         interactive=getattr(args, "interactive", False),
         tick_period=VIEW_TICK_PERIOD if watch else TICK_PERIOD,
         on_recorder=serve if watch else None,
+        variant=variant,
     )
     for line in summary_lines(result):
         print(line)

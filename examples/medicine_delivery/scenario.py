@@ -15,6 +15,12 @@ objects, a Chair, a person, named locations, facts about the user); :func:`build
 derives it from the kitchen and ``scene.json`` is its output, shipped with the package.
 Positions are chosen so every issue follows from the format doc's rules (``robot.reach``
 1.1 m, ``handover_distance`` 0.5 m) and not from special cases.
+
+:data:`VARIANTS` are the demo's ``--scenario`` choices: ``default`` is the run above;
+``second-box`` and ``no-medicine`` change the shipped scene in code (:func:`variant_scene`):
+Adriana's box is gone from the counter, with a second box on the shelf or none at all, so
+that no recovery can bring it back and the robot replans from what it observes
+(:func:`pddl_facts`).
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ import json
 import math
 import re
 import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -205,6 +213,180 @@ def write_scene(kitchen_path: str | Path, out: str | Path = SCENE) -> Path:
     return out
 
 
+# ---------------------------------------------------------------------- the scenarios
+#: The top shelf by the window (FloorPlan1), where the second box waits in ``second-box``.
+SHELF = "Shelf|+01.75|+00.88|-02.56"
+#: The second box of Adriana's medicine on that shelf: 0.79 m from SHELF_SPOT (within reach).
+SPARE_MEDICINE_AT = (1.60, 0.93, -2.50)
+#: Where the robot stands to take things from the shelf (in front of it, facing it).
+SHELF_SPOT = {"x": 1.35, "y": 0.0, "z": -1.75, "yaw": 160.0}
+#: The places of the PDDL world and the surface things stand on there (home has none).
+SURFACES: dict[str, str | None] = {
+    "home": None,
+    "medicine_counter": COUNTER,
+    "medicine_shelf": SHELF,
+}
+#: Metres from a place's spot within which the robot counts as at that place.
+AT_PLACE_M = 0.25
+#: The PDDL item and person the facts name, and the robot.
+ITEM, PDDL_PERSON, ROBOT = "adrianas_medicine", "adriana", "tiago"
+
+#: What Adriana answers when asked where her medicine is, once her box is finished.
+FINISHED = "That box is finished, I'm afraid: there are none left on the counter."
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One ``--scenario`` of the demo.
+
+    Attributes:
+        name: the option's value.
+        summary: one line for ``--help`` and the README.
+        boxes: objectIds of Adriana's medicine (any box of it is hers) in this scene.
+        box_gone: her box on the counter is gone, and the other medicine was put away.
+        spare: a second box of her medicine stands on the shelf.
+        topics: more of Adriana's answers (topic -> (pattern, answer)), after :data:`TOPICS`.
+        where_checked: each pick is checked where the plan says the item is ("the Medicine on
+            the CounterTop"): with boxes in two places, "the medicine" alone names the far one.
+    """
+
+    name: str
+    summary: str
+    boxes: tuple[str, ...]
+    box_gone: bool = False
+    spare: bool = False
+    topics: dict[str, tuple[str, str]] = field(default_factory=dict)
+    where_checked: bool = False
+
+
+def spare_id() -> str:
+    """The objectId of the second box (``second-box``)."""
+    return _thor_id("Medicine", SPARE_MEDICINE_AT)
+
+
+_WHERE = {"where": (r"\bwhere\b", FINISHED)}
+VARIANTS: dict[str, Variant] = {
+    "default": Variant(
+        "default",
+        "RAIDER's five issues, each detected, explained and recovered (section 5.2)",
+        (_thor_id("Medicine", ADRIANAS_MEDICINE_AT),),
+    ),
+    "second-box": Variant(
+        "second-box",
+        "her box on the counter is gone; the robot replans and brings the second box "
+        "from the shelf",
+        (spare_id(),),
+        box_gone=True,
+        spare=True,
+        topics=_WHERE,
+        where_checked=True,
+    ),
+    "no-medicine": Variant(
+        "no-medicine",
+        "her box is gone and there is no other: no plan exists, the robot says why and the "
+        "run fails (exit status 1)",
+        (),
+        box_gone=True,
+        topics=_WHERE,
+        where_checked=True,
+    ),
+}
+
+
+def variant(name: str) -> Variant:
+    """The :class:`Variant` called ``name``.
+
+    Raises:
+        ValueError: an unknown name (the message lists the scenarios).
+    """
+    try:
+        return VARIANTS[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown scenario {name!r}: expected one of {', '.join(VARIANTS)}"
+        ) from None
+
+
+def variant_scene(name: str, base: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The scene dict of scenario ``name``: the shipped scene (or ``base``), changed in code.
+
+    ``default`` is the shipped scene as it is. With ``box_gone`` both medicines leave the
+    counter (Adriana's box is finished; the other one was put away); with ``spare`` a second
+    box of hers stands on the shelf. The shelf is a named place in both (``medicine_shelf``).
+    """
+    v = variant(name)
+    scene = copy.deepcopy(base) if base is not None else load_scene_dict()
+    if name == "default":
+        return scene
+    objects = scene["objects"]
+    if v.box_gone:
+        gone = set(medicine_ids())
+        scene["objects"] = objects = [o for o in objects if o["objectId"] not in gone]
+        for o in objects:
+            if o.get("receptacleObjectIds"):
+                o["receptacleObjectIds"] = [i for i in o["receptacleObjectIds"] if i not in gone]
+    if v.spare:
+        bottle = next(o for o in objects if o["objectType"] == "Bottle")
+        pill = {"breakable": False, "canFillWithLiquid": False, "mass": 0.05}
+        pill["salientMaterials"] = ["Plastic"]
+        agent = scene["agent"]["position"]
+        box = _new_object(
+            bottle, "Medicine", SPARE_MEDICINE_AT, (0.05, 0.09, 0.05), SHELF, agent, **pill
+        )
+        objects.append(box)
+        shelf = next(o for o in objects if o["objectId"] == SHELF)
+        shelf["receptacleObjectIds"] = [*(shelf.get("receptacleObjectIds") or []), box["objectId"]]
+    scene["locations"]["medicine_shelf"] = dict(SHELF_SPOT)
+    scene["sceneName"] = f"FloorPlan1_medicine_delivery_{name.replace('-', '_')}"
+    return scene
+
+
+def places(scene: Any) -> dict[str, str]:
+    """The PDDL places the scene knows (name -> ``location``), for replanning."""
+    return {name: "location" for name in SURFACES if name in scene.locations}
+
+
+def pddl_facts(scene: Any, boxes: tuple[str, ...]) -> list[str]:
+    """The medicine-delivery domain's facts that hold in ``scene`` now (closed world).
+
+    ``(robot_at tiago P)`` when the robot stands within :data:`AT_PLACE_M` of place P's spot;
+    ``(hand_free tiago)`` / ``(holding tiago adrianas_medicine)`` from what it holds;
+    ``(item_at adrianas_medicine P)`` for each of her ``boxes`` on P's surface;
+    ``(near tiago adriana)`` within the handover distance of her; ``(has adriana
+    adrianas_medicine)`` when she holds one of her boxes.
+    """
+    facts = set()
+    robot = scene.agent_position
+    for place in places(scene):
+        if scene.horizontal_distance(robot, scene.locations[place]) <= AT_PLACE_M:
+            facts.add(f"(robot_at {ROBOT} {place})")
+    held = {o.id for o in scene.holding}
+    if not held:
+        facts.add(f"(hand_free {ROBOT})")
+    if held & set(boxes):
+        facts.add(f"(holding {ROBOT} {ITEM})")
+    for obj in scene.objects:
+        if obj.id not in boxes or obj.id in held:
+            continue
+        for place, surface in SURFACES.items():
+            if surface is not None and surface in (obj.parents or []) and place in scene.locations:
+                facts.add(f"(item_at {ITEM} {place})")
+    person = scene.human(PERSON)
+    if scene.horizontal_distance(robot, person.position) <= float(scene.robot["handover_distance"]):
+        facts.add(f"(near {ROBOT} {PDDL_PERSON})")
+    if set(person.raw.get("holding") or []) & set(boxes):
+        facts.add(f"(has {PDDL_PERSON} {ITEM})")
+    return sorted(facts)
+
+
+def pick_phrase(place: str, scene: Any) -> str | None:
+    """What a pick at ``place`` means in the scene: "Medicine on the CounterTop_3"."""
+    surface = SURFACES.get(place)
+    if surface is None:
+        return None
+    return f"{BINDINGS[ITEM]} on the {scene.name_of(surface)}"
+
+
 # ---------------------------------------------------------------------- the person in the room
 #: What the robot's words are about: topic -> (pattern searched case-insensitively, what Adriana
 #: answers when asked). The first matching topic wins, in this order: "Could you bring the
@@ -237,9 +419,9 @@ def refuses(answer: str | None) -> bool:
     return bool(answer) and bool(_REFUSAL.search(answer))
 
 
-def topic_of(text: str) -> str | None:
-    """The topic of :data:`TOPICS` a question or statement is about, or None."""
-    for topic, (pattern, _answer) in TOPICS.items():
+def topic_of(text: str, topics: Mapping[str, tuple[str, str]] = TOPICS) -> str | None:
+    """The topic of ``topics`` (:data:`TOPICS`) a question or statement is about, or None."""
+    for topic, (pattern, _answer) in topics.items():
         if re.search(pattern, text, re.IGNORECASE):
             return topic
     return None
@@ -266,15 +448,17 @@ class Adriana:
 
     Args:
         world: the SimWorld she lives in.
+        topics: more answers (topic -> (pattern, answer)), tried after :data:`TOPICS`.
     """
 
-    def __init__(self, world: Any) -> None:
+    def __init__(self, world: Any, topics: Mapping[str, tuple[str, str]] | None = None) -> None:
         self.world = world
+        self.topics = {**TOPICS, **(topics or {})}
         self.reactions: list[tuple[str, str]] = []  # (topic, what she did)
 
     def react(self, text: str, answer: str | None = None) -> str | None:
         """Act on the robot's question or statement ``text`` (and her ``answer``); the topic."""
-        topic = topic_of(text)
+        topic = topic_of(text, self.topics)
         if refuses(answer):
             return topic  # she heard the robot but does nothing
         w = self.world
@@ -284,7 +468,11 @@ class Adriana:
             w.unblock("medicine_counter")
             w.move_object(chair_id(), CHAIR_MOVED_TO)
             did = "moved the chair out of the way"
-        elif topic == "closer" and not any(o.id == adrianas for o in w.scene.holding):
+        elif (
+            topic == "closer"
+            and w.scene.has(adrianas)
+            and not any(o.id == adrianas for o in w.scene.holding)
+        ):
             w.move_object(adrianas, CLOSER_AT)
             did = "put her medicine closer to the robot"
         elif topic == "identity":
@@ -306,7 +494,7 @@ class Adriana:
 
     def scripted(self) -> Any:
         """A :class:`bt_raider.runtime.human.ScriptedHuman` answering as in RAIDER's Appendix D."""
-        answers = {pattern: answer for pattern, answer in TOPICS.values()}
+        answers = {pattern: answer for pattern, answer in self.topics.values()}
         answers[r"."] = FALLBACK_ANSWER
         return ScriptedHuman(
             answers,

@@ -20,12 +20,27 @@ from bt_raider.perception.scene import Scene
 from bt_raider.simulation.simworld import SimWorld
 
 ADRIANAS, OTHER = scenario.medicine_ids()
+SPARE = scenario.spare_id()
 
 
 @pytest.fixture(scope="module")
 def guarded():
     lines: list[str] = []
     result = demo.run_scenario(echo=lines.append)
+    return result, lines
+
+
+@pytest.fixture(scope="module")
+def second_box():
+    lines: list[str] = []
+    result = demo.run_scenario(variant="second-box", echo=lines.append)
+    return result, lines
+
+
+@pytest.fixture(scope="module")
+def no_medicine():
+    lines: list[str] = []
+    result = demo.run_scenario(variant="no-medicine", echo=lines.append)
     return result, lines
 
 
@@ -350,3 +365,205 @@ def test_tree_is_written_as_dot_and_html_without_graphviz(tmp_path, monkeypatch)
     assert set(files) == {"dot", "html"}
     for path in files.values():
         assert "approach tiago home medicine_counter" in open(path, encoding="utf-8").read()
+
+
+# ---------------------------------------------------------------- the default output
+#: Each printed line of the default run: its kind (the words it starts with), or the whole line
+#: for the plan, the step headers and the summary. A replanning line, a new plan or a line the
+#: scenarios added would show here; a rewording of a checker's explanation would not.
+DEFAULT_OUTPUT = [
+    "plan (4 steps, pyperplan):",
+    "  1. (approach tiago home medicine_counter)",
+    "  2. (pick tiago adrianas_medicine medicine_counter)",
+    "  3. (approach_person tiago medicine_counter adriana)",
+    "  4. (handover tiago adrianas_medicine adriana)",
+    "",
+    "[1/4] (approach tiago home medicine_counter)",
+    *["check", "recovery", "robot asks", "person answers", "world", "world", "re-check", "act"],
+    "",
+    "[2/4] (pick tiago adrianas_medicine medicine_counter)",
+    *["check", "recovery", "robot asks", "person answers", "re-check", "recovery"],
+    *["robot asks", "person answers", "world", "re-check", "act"],
+    "",
+    "[3/4] (approach_person tiago medicine_counter adriana)",
+    *["check", "recovery", "robot asks", "person answers", "world", "re-check", "act"],
+    "",
+    "[4/4] (handover tiago adrianas_medicine adriana)",
+    *["check", "recovery", "robot says", "world", "robot waits for", "re-check", "act"],
+    "",
+    "summary:",
+    "  (approach tiago home medicine_counter)            SUCCESS  obstructed -> none",
+    "  (pick tiago adrianas_medicine medicine_counter)   SUCCESS  ambiguity -> out_of_reach -> none",
+    "  (approach_person tiago medicine_counter adriana)  SUCCESS  not_present -> none",
+    "  (handover tiago adrianas_medicine adriana)        SUCCESS  wrong_state -> none",
+    "medicine handed over to Adriana: yes",
+]
+_KIND = re.compile(
+    r"^\s+(robot asks|person answers|robot says|robot waits for|re-check|check|recovery|world|act)\b"
+)
+
+
+def _kinds(lines: list[str]) -> list[str]:
+    out = []
+    for line in lines:
+        match = _KIND.match(line)
+        out.append(match.group(1) if match and not line.startswith("  (") else line)
+    return out
+
+
+def test_the_default_run_prints_what_it_printed_before_the_scenarios(guarded):
+    result, lines = guarded
+    printed = "\n".join(lines + demo.summary_lines(result)).splitlines()
+    assert _kinds(printed) == DEFAULT_OUTPUT
+    assert result.variant == "default" and result.replans == [] and result.said is None
+    assert not any(s.replaced for s in result.steps)
+
+
+# ---------------------------------------------------------------- the scenarios
+def test_scenario_scenes_are_the_shipped_scene_changed_in_code():
+    shipped = scenario.load_scene_dict()
+    assert scenario.variant_scene("default") == shipped
+    second = scenario.variant_scene("second-box")
+    none = scenario.variant_scene("no-medicine")
+    kept = {o["objectId"] for o in shipped["objects"]} - {ADRIANAS, OTHER}
+    assert {o["objectId"] for o in second["objects"]} == kept | {SPARE}
+    assert {o["objectId"] for o in none["objects"]} == kept
+    shelf = next(o for o in second["objects"] if o["objectId"] == scenario.SHELF)
+    assert SPARE in shelf["receptacleObjectIds"]
+    counter = next(o for o in none["objects"] if o["objectId"] == scenario.COUNTER)
+    assert not {ADRIANAS, OTHER} & set(counter["receptacleObjectIds"])
+    for scene in (second, none):
+        assert scene["locations"]["medicine_shelf"] == scenario.SHELF_SPOT
+    assert "medicine_shelf" not in shipped["locations"]  # the shipped scene is untouched
+    scene = Scene(second)
+    spot = scene.locations["medicine_shelf"]
+    assert scene.horizontal_distance(spot, scene.by_id(SPARE).position) < scene.robot["reach"]
+    with pytest.raises(ValueError, match="expected one of default, second-box, no-medicine"):
+        scenario.variant_scene("lost-keys")
+
+
+def test_the_observed_facts_of_the_shipped_scene_are_the_problems_initial_state():
+    from bt_raider.planners.replan import read_sexp, write_sexp
+
+    problem = read_sexp(scenario.PROBLEM.read_text())[0]
+    init = next(n for n in problem if isinstance(n, list) and n[:1] == [":init"])
+    facts = scenario.pddl_facts(Scene.load(scenario.SCENE), scenario.variant("default").boxes)
+    assert facts == sorted(write_sexp(f) for f in init[1:])
+
+
+def test_second_box_replans_from_what_the_robot_sees_and_delivers_the_second_box(second_box):
+    result, lines = second_box
+    assert result.delivered and result.status == "SUCCESS"
+    world = result.world
+    assert world.scene.human("Adriana").raw["holding"] == [SPARE]
+    assert world.scene.holding == [] and world.failures == []
+    assert world.executed == [
+        "approach(medicine_counter)",
+        "approach(medicine_shelf)",
+        f"pick({SPARE})",
+        "approach(person_1)",
+        f"handover({SPARE}, person_1)",
+    ]
+    # The pick at the counter could not be fixed: Adriana says the box is finished.
+    failed = result.steps[1]
+    assert failed.status == "FAILURE" and failed.categories == ["not_present"]
+    assert "the person says there is none" in failed.feedback
+    (replan,) = result.replans
+    assert replan["reason"].startswith(
+        "(pick tiago adrianas_medicine medicine_counter) cannot be fixed (not_present)"
+    )
+    assert replan["facts"] == [
+        "(hand_free tiago)",
+        "(item_at adrianas_medicine medicine_shelf)",
+        "(robot_at tiago medicine_counter)",
+    ]
+    assert replan["steps"] == [
+        "(approach tiago medicine_counter medicine_shelf)",
+        "(pick tiago adrianas_medicine medicine_shelf)",
+        "(approach_person tiago medicine_shelf adriana)",
+        "(handover tiago adrianas_medicine adriana)",
+    ]
+    # The old plan's last two steps were swapped out; the new plan ran to the end.
+    assert [s.replaced for s in result.steps] == [False, False, True, True] + [False] * 4
+    assert [s.status for s in result.steps[4:]] == ["SUCCESS"] * 4
+    assert [s.step for s in result.steps[4:]] == replan["steps"]
+    text = "\n".join(lines + demo.summary_lines(result))
+    for needed in (
+        "replanning: (pick",
+        "  observed  (hand_free tiago)",
+        "new plan (4 steps",
+        "[6/8]",
+    ):
+        assert needed in text
+    assert "-- replanned from what the robot observed --" in text and "REPLACED" in text
+    assert "medicine handed over to Adriana: yes" in text
+
+
+def test_no_medicine_finds_no_plan_and_the_robot_says_why(no_medicine):
+    result, lines = no_medicine
+    assert not result.delivered and result.status == "FAILURE"
+    assert result.world.executed == ["approach(medicine_counter)"]
+    assert result.world.failures == []  # it never tried to pick what is not there
+    (replan,) = result.replans
+    assert replan["facts"] == ["(hand_free tiago)", "(robot_at tiago medicine_counter)"]
+    assert "adrianas_medicine appears in no fact" in replan["error"]
+    assert "pyperplan proved it unreachable" in replan["error"]
+    said = (
+        "I'm sorry, Adriana: I cannot deliver your medicine: there is none left anywhere I "
+        "know of, so no plan can get it to you."
+    )
+    assert result.said == said
+    assert result.human.transcript[-1].kind == "say" and result.human.transcript[-1].text == said
+    # The tree's end is defined: the replanning decorator and the node that said why failed.
+    replanning, say_why = result.root.children
+    assert replanning.status.value == "FAILURE" and say_why.status.value == "FAILURE"
+    assert replanning.reason.startswith("replanning failed: no plan reaches the goal")
+    assert say_why.feedback_message == said
+    text = "\n".join(lines + demo.summary_lines(result))
+    assert f"  robot says: {said}" in text and f"the robot told her: {said}" in text
+    assert "  no plan   no plan reaches the goal (has adriana adrianas_medicine)" in text
+
+
+def test_command_line_scenarios_and_their_exit_status(tmp_path, capsys):
+    from bt_raider.cli import main
+
+    assert (
+        main(
+            [
+                "demo",
+                "medicine-delivery",
+                "--no-memory",
+                "--scenario",
+                "no-medicine",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 1
+    )
+    printed = capsys.readouterr().out
+    assert "scenario: no-medicine: her box is gone" in printed
+    assert "medicine handed over to Adriana: no" in printed
+    trace = json.loads((tmp_path / "trace.json").read_text())
+    assert trace["variant"] == "no-medicine" and trace["outcome"]["said"].startswith("I'm sorry")
+    assert "error" in trace["replans"][0]
+    with pytest.raises(SystemExit) as exc:
+        main(["demo", "medicine-delivery", "--scenario", "lost-keys"])
+    assert exc.value.code == 2
+    assert "invalid choice: 'lost-keys'" in capsys.readouterr().err
+
+
+def test_replanning_in_the_demo_imports_no_planner_model_and_no_torch(tmp_path):
+    # The new plan is searched for in pyperplan's child process, from PDDL text.
+    code = (
+        "import sys; from bt_raider.cli import main; "
+        "code = main(['demo', 'medicine-delivery', '--no-memory', '--scenario', 'second-box', "
+        f"'--out', {str(tmp_path)!r}]); "
+        "heavy = ('unified_planning', 'scipy', 'networkx', 'torch'); "
+        "print('LOADED', sorted(m for m in heavy if m in sys.modules), code)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
+    )
+    assert proc.stdout.strip().splitlines()[-1] == "LOADED [] 0", proc.stdout[-2000:]
+    assert "new plan (4 steps" in proc.stdout

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import py_trees
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bt_raider.errors import PlanningError
 from bt_raider.planners import pddl
@@ -130,3 +134,294 @@ def test_replan_from_goal_state_is_empty_and_succeeds(gripper, two_tick_robot):
     assert new.children == []
     new.tick_once()
     assert new.status is Status.SUCCESS
+
+
+# ---------------------------------------------------------------- replanning from observed facts
+# A fetch domain of the test's own: the robot carries a thing home. The robot is a set of facts
+# and its actions are plain py_trees behaviours written here (no bt_raider action or world).
+FETCH_DOMAIN = """
+(define (domain fetch)
+  (:requirements :strips :typing)
+  (:types place thing)
+  (:predicates (at ?p - place) (thing_at ?t - thing ?p - place) (carrying ?t - thing))
+  (:action go :parameters (?from - place ?to - place)
+    :precondition (at ?from) :effect (and (at ?to) (not (at ?from))))
+  (:action take :parameters (?t - thing ?p - place)
+    :precondition (and (at ?p) (thing_at ?t ?p))
+    :effect (and (carrying ?t) (not (thing_at ?t ?p))))
+  (:action drop :parameters (?t - thing ?p - place)
+    :precondition (and (at ?p) (carrying ?t))
+    :effect (and (thing_at ?t ?p) (not (carrying ?t)))))
+"""
+FETCH_PROBLEM = """
+(define (problem fetch-cup) (:domain fetch)
+  (:objects home table - place cup - thing)
+  (:init (at home) (thing_at cup table))
+  (:goal (thing_at cup home)))
+"""
+FETCH_EFFECTS = {
+    "go": (["(at {0})"], ["(at {1})"], ["(at {0})"]),
+    "take": (["(at {1})", "(thing_at {0} {1})"], ["(carrying {0})"], ["(thing_at {0} {1})"]),
+    "drop": (["(at {1})", "(carrying {0})"], ["(thing_at {0} {1})"], ["(carrying {0})"]),
+}
+
+
+class FactRobot:
+    """The test's robot: the facts that hold, and things its own behaviours cannot do."""
+
+    def __init__(self, facts):
+        self.facts = set(facts)
+        self.stuck: set[str] = set()  # step texts that fail for a reason no fact models
+        self.done: list[str] = []
+
+
+class Act(py_trees.behaviour.Behaviour):
+    """A plain py_trees behaviour: RUNNING for one tick, then its effects or FAILURE."""
+
+    def __init__(self, step, robot):
+        super().__init__(name=step.text)
+        self.step, self.robot, self.ticks = step, robot, 0
+
+    def initialise(self):
+        self.ticks = 0
+
+    def update(self):
+        self.ticks += 1
+        if self.ticks < 2:
+            return Status.RUNNING
+        pre, add, delete = FETCH_EFFECTS[self.step.name]
+        missing = [f.format(*self.step.args) for f in pre]
+        missing = [f for f in missing if f not in self.robot.facts]
+        if missing or self.step.text in self.robot.stuck:
+            self.feedback_message = f"cannot: {', '.join(missing) or 'stuck'}"
+            return Status.FAILURE
+        self.robot.facts -= {f.format(*self.step.args) for f in delete}
+        self.robot.facts |= {f.format(*self.step.args) for f in add}
+        self.robot.done.append(self.step.text)
+        return Status.SUCCESS
+
+
+def _fetch(robot, extra=None):
+    from bt_raider.planners.replan import ObservedState
+    from bt_raider.planners.tree import ActionRegistry
+
+    registry = ActionRegistry()
+    for name in FETCH_EFFECTS:
+        registry.register(name, lambda step: Act(step, robot))
+    state = ObservedState(
+        FETCH_DOMAIN, FETCH_PROBLEM, lambda: sorted(robot.facts), objects=extra or {}
+    )
+    return state, registry
+
+
+def _fetch_plan():
+    return [
+        pddl.parse_step(s)
+        for s in ("(go home table)", "(take cup table)", "(go table home)", "(drop cup home)")
+    ]
+
+
+def _run(root, robot, when_first_done=None, limit_s=120.0):
+    """Tick until done; ``when_first_done`` runs after the first step succeeded. Returns the
+    status and whether some tick found the decorator waiting on its planner."""
+    import time
+
+    waited = False
+    deadline = time.monotonic() + limit_s  # a "does not hang" bound, not a timing
+    while time.monotonic() < deadline:
+        root.tick_once()
+        waited = waited or root.pending is not None
+        if when_first_done is not None and robot.done:
+            when_first_done()
+            when_first_done = None
+        if root.status is not Status.RUNNING:
+            return root.status, waited
+        time.sleep(0.005)
+    raise AssertionError("the tree did not finish")
+
+
+def test_observed_replan_swaps_the_subtree_of_plain_behaviours_and_the_tree_completes():
+    robot = FactRobot({"(at home)", "(thing_at cup table)"})
+    state, registry = _fetch(robot, {"shelf": "place"})
+    old = plan_to_tree(_fetch_plan(), registry)
+    root = Replanning(
+        old, Replanner(state, registry, engine="pyperplan", timeout=30), steps=_fetch_plan()
+    )
+
+    def someone_moves_the_cup():  # after (go home table): the cup is on the shelf now
+        robot.facts -= {"(thing_at cup table)"}
+        robot.facts |= {"(thing_at cup shelf)"}
+
+    status, waited = _run(root, robot, someone_moves_the_cup)
+    assert status is Status.SUCCESS and waited  # ticks went on while the planner searched
+    assert "(thing_at cup home)" in robot.facts
+    assert robot.done == [
+        "(go home table)",
+        "(go table shelf)",
+        "(take cup shelf)",
+        "(go shelf home)",
+        "(drop cup home)",
+    ]
+    # The old subtree was swapped out; the new one is the decorator's child and ran to the end.
+    assert root.decorated is not old and old.parent is None and root.decorated.parent is root
+    assert [c.name for c in root.decorated.children] == robot.done[1:]
+    assert all(c.status is Status.SUCCESS for c in root.decorated.children)
+    (record,) = root.history
+    assert "cannot: (thing_at cup table)" in record["reason"]
+    assert record["facts"] == ["(at table)", "(thing_at cup shelf)"]
+    assert record["steps"] == robot.done[1:]
+    assert root.replans == 1 and root.steps[0].text == "(go table shelf)"
+
+
+def test_observed_replan_with_no_plan_fails_and_says_what_is_missing():
+    from bt_raider.planners.replan import NoPlan
+
+    robot = FactRobot({"(at home)", "(thing_at cup table)"})
+    state, registry = _fetch(robot)
+    root = Replanning(plan_to_tree(_fetch_plan(), registry), Replanner(state, registry))
+
+    def the_cup_breaks():
+        robot.facts -= {"(thing_at cup table)"}
+
+    status, _ = _run(root, robot, the_cup_breaks)
+    assert status is Status.FAILURE
+    assert isinstance(root.error, NoPlan)
+    assert root.error.unreachable == {"(thing_at cup home)": ["cup"]}
+    assert root.reason.startswith("replanning failed: no plan reaches the goal")
+    assert "cup appears in no fact" in root.feedback_message
+    assert root.history[0]["facts"] == ["(at table)"] and "steps" not in root.history[0]
+
+
+def test_a_new_plan_that_repeats_the_failed_steps_is_refused():
+    robot = FactRobot({"(at home)", "(thing_at cup table)"})
+    robot.stuck.add("(take cup table)")  # the cup is glued down: no fact says so
+    state, registry = _fetch(robot)
+    root = Replanning(
+        plan_to_tree(_fetch_plan(), registry),
+        Replanner(state, registry),
+        steps=_fetch_plan(),
+        max_replans=5,
+    )
+    status, _ = _run(root, robot)
+    assert status is Status.FAILURE
+    assert "replanning found only the plan that just failed ((take cup table) first)" in (
+        root.reason
+    )
+    assert root.replans == 0 and len(root.history) == 1  # one search, then it stopped
+
+
+class Fixed:
+    """A checker of the test's own: the same verdict for every action."""
+
+    def __init__(self, category, explanation):
+        from bt_raider.checking.verdict import Category
+
+        self.category, self.explanation = Category(category), explanation
+
+    def check(self, scene, query, *, cancel=None):
+        from bt_raider.checking.verdict import Verdict
+
+        return Verdict(self.category, self.explanation)
+
+
+@pytest.mark.parametrize(
+    ("category", "replanned"),
+    [("not_present", True), ("ambiguity", False), ("unknown", False), ("obstructed", False)],
+)
+def test_cannot_be_fixed_replans_only_what_is_gone(category, replanned):
+    """The trigger's rule: a guard's final FAILURE with an unfeasibility of a GONE category."""
+    from bt_raider.planners.replan import GONE, cannot_be_fixed, failed_guard
+    from bt_raider.runtime.guards import RaiderGuard
+
+    robot = FactRobot({"(at home)", "(thing_at cup table)"})
+    state, registry = _fetch(robot)
+    checker = Fixed(category, "the cup is not there")
+
+    def guard(child, step):
+        if step.name != "take":
+            return child
+        return RaiderGuard(child, step.text, checker, deadline=10)
+
+    plan = plan_to_tree(_fetch_plan(), registry, guard=guard)
+    root = Replanning(
+        plan, Replanner(state, registry, guard=guard), when=cannot_be_fixed, max_replans=1
+    )
+    status, _ = _run(root, robot)
+    assert status is Status.FAILURE  # the checker never lets a take run
+    failed = failed_guard(root.decorated)
+    assert isinstance(failed, RaiderGuard) and failed.verdict.category.value == category
+    # The guard's own status and its child's: the guard failed closed, the take never ran.
+    assert failed.status is Status.FAILURE and failed.decorated.status is Status.INVALID
+    assert robot.done == ["(go home table)"]
+    if replanned:
+        assert category in GONE
+        (record,) = root.history
+        assert record["reason"].startswith("(take cup table) cannot be fixed (not_present)")
+        # From the table the new plan starts with the take, whose new guard fails again.
+        assert record["steps"] == ["(take cup table)", "(go table home)", "(drop cup home)"]
+        assert root.replans == 1 and "after 1 replans" in root.reason
+    else:
+        assert root.history == []
+        assert root.reason.endswith("not a failure replanning can fix")
+
+
+def test_cannot_be_fixed_reads_an_unrecoverable_recovery():
+    from types import SimpleNamespace
+
+    from bt_raider.planners.replan import cannot_be_fixed
+
+    guard = py_trees.behaviours.Failure(name="Guard (take cup table)")
+    guard.tick_once()
+    guard.verdict = None
+    guard.query = "(take cup table)"
+    assert cannot_be_fixed(guard) is None  # a failed guard with no verdict: not replanned
+    guard.recovery = SimpleNamespace(
+        unrecoverable=SimpleNamespace(action="(take cup table)", reason="no plan restores it")
+    )
+    assert cannot_be_fixed(guard) == "(take cup table) cannot be recovered: no plan restores it"
+    guard.recovery.unrecoverable = SimpleNamespace(action="(go home table)", reason="other")
+    assert cannot_be_fixed(guard) is None  # about another action
+
+
+def test_observed_state_refuses_facts_the_domain_cannot_hold():
+    robot = FactRobot(set())
+    state, _ = _fetch(robot, {"shelf": "place"})
+    assert state.check_fact("(THING_AT cup  shelf)") == "(thing_at cup shelf)"
+    for fact, words in [
+        ("(at kitchen)", "no object 'kitchen'; the objects are cup, home, shelf, table"),
+        ("(at home table)", "at takes 1 argument(s)"),
+        ("(fly cup)", "unknown predicate 'fly'"),
+        ("(at cup)", "cup is a thing, not a place"),
+        ("(and (at home))", "expected one atom, not a formula"),
+        ("at home", "expected one atom"),
+        ("(at home", "'(' left open"),
+    ]:
+        with pytest.raises(PlanningError, match=re.escape(words)):
+            state.check_fact(fact)
+    with pytest.raises(PlanningError, match="unknown type 'room'"):
+        _fetch(robot, {"attic": "room"})
+
+
+def test_observed_state_writes_the_current_problem():
+    robot = FactRobot({"(at home)", "(thing_at cup table)"})
+    state, _ = _fetch(robot, {"shelf": "place"})
+    domain, problem = state.current_pddl()
+    assert domain == FETCH_DOMAIN
+    assert problem == (
+        "(define (problem fetch-cup) (:domain fetch) "
+        "(:objects home - place table - place cup - thing shelf - place) "
+        "(:init (at home) (thing_at cup table)) (:goal (thing_at cup home)))"
+    )
+    assert state.goal == ["(thing_at cup home)"]
+    assert state.unreachable() == {}  # everything the goal needs can be reached
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="() atcuphomeshlf_-;\n", max_size=40))
+def test_any_text_is_a_checked_fact_or_a_planning_error(text):
+    state, _ = _fetch(FactRobot(set()), {"shelf": "place"})
+    try:
+        fact = state.check_fact(text)
+    except PlanningError:
+        return
+    assert state.check_fact(fact) == fact  # normalised facts read back as themselves
