@@ -239,7 +239,8 @@ class SceneVerifier:
                 "turn on or off, slice, hand over or move"
             )
         values = [value_of(a, answers) for a in step.args]
-        refs = [_ref(work, v) for v in values if v is not None]
+        # What the robot receives: the plan's aliases (display name or PDDL name -> objectId).
+        refs = [_ref(work, plan.aliases.get(v, v)) for v in values if v is not None]
         if verb == "move_to":
             if not refs:
                 return f"{label}: it names no place to go to"

@@ -336,3 +336,29 @@ def test_proof_is_frozen_with_defaults() -> None:
     assert proof.checked_steps == 0 and not proof.waits_on_answer
     with pytest.raises(AttributeError):
         proof.ok = True  # type: ignore[misc]
+
+
+def test_a_verification_that_raises_after_the_answer_fails_closed() -> None:
+    robot, request = busy_hand()
+
+    class BreaksOnAnswers(SceneVerifier):
+        def verify(self, plan, request, answers=None):
+            if answers:
+                raise ValueError("the scene copy is damaged")
+            return super().verify(plan, request, answers)
+
+    recovery = Recovery(
+        Fixed(ASKS_WHERE),
+        robot,
+        ScriptedHuman(["on the counter"]),
+        actions=TOY_ACTIONS,
+        verifier=BreaksOnAnswers(),
+    )
+    tree = recovery.compile(recovery.plan(request))
+    run_tree(tree)
+    check = tree.children[1]
+    assert tree.status == Status.FAILURE and check.status == Status.FAILURE
+    assert "verifying the plan failed: ValueError: the scene copy is damaged" in (
+        check.feedback_message
+    )
+    assert robot.calls == []
