@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,6 +68,30 @@ FUZZY_CUTOFF = 80.0
 
 def _squash(text: str) -> str:
     return text.lower().replace(" ", "").replace("_", "").replace("-", "")
+
+
+class _Points(Mapping[str, "np.ndarray"]):
+    """Read-only name -> point mapping whose values are float arrays, made on access."""
+
+    def __init__(self, points: dict[str, XYZ]) -> None:
+        self._points = points
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        import numpy as np
+
+        return np.array(self._points[key], dtype=float)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._points  # Mapping's own would build the array
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._points)
+
+    def __len__(self) -> int:
+        return len(self._points)
+
+    def __repr__(self) -> str:
+        return f"{{{', '.join(f'{k!r}: {v}' for k, v in self._points.items())}}}"
 
 
 @dataclass
@@ -418,11 +442,13 @@ class Scene:
         return list(self.data.get("user_info") or [])
 
     @property
-    def locations(self) -> dict[str, np.ndarray]:
-        """Named places (the ``locations`` extension) as float arrays."""
-        return {
-            k: as_vector(v, f"locations.{k}") for k, v in (self.data.get("locations") or {}).items()
-        }
+    def locations(self) -> Mapping[str, np.ndarray]:
+        """Named places (the ``locations`` extension): name -> float array.
+
+        Every place is checked when this is read; numpy is imported only when a value is (a
+        name looked up, or listed, costs no numpy).
+        """
+        return _Points(self.location_points)
 
     @property
     def location_points(self) -> dict[str, XYZ]:

@@ -300,6 +300,7 @@ def test_plain_geometry_holds_the_numbers_of_the_arrays(
     assert s.right_xz() == tuple(s.right_vector().tolist())
     assert s.humans[0].xyz == tuple(s.humans[0].position.tolist())
     assert {k: tuple(v.tolist()) for k, v in s.locations.items()} == s.location_points
+    assert "spot" in s.locations and "h1" not in s.locations and list(s.locations) == ["spot"]
     for ref in ("spot", "h1", "Apple", "Mug_2"):
         assert s.xyz_of(ref) == tuple(s.position_of(ref).tolist())
         assert s.distance_to_robot(ref) == s.horizontal_distance(
