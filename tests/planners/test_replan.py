@@ -230,6 +230,17 @@ def _run(root, robot, when_first_done=None, limit_s=120.0):
     deadline = time.monotonic() + limit_s  # a "does not hang" bound, not a timing
     while time.monotonic() < deadline:
         root.tick_once()
+        # The decorator's status and its child's, on every tick: while the planner works the
+        # failed plan is not ticked; a new plan starts INVALID; the end is the plan's end.
+        child = root.decorated.status
+        if root.pending is not None:
+            assert root.status is Status.RUNNING and child is Status.FAILURE
+        elif root.status is Status.RUNNING:
+            assert child in (Status.RUNNING, Status.INVALID)
+        elif root.status is Status.SUCCESS:
+            assert child is Status.SUCCESS
+        else:
+            assert root.status is Status.FAILURE and child is Status.FAILURE
         waited = waited or root.pending is not None
         if when_first_done is not None and robot.done:
             when_first_done()
@@ -365,22 +376,52 @@ def test_cannot_be_fixed_replans_only_what_is_gone(category, replanned):
         assert root.reason.endswith("not a failure replanning can fix")
 
 
-def test_cannot_be_fixed_reads_an_unrecoverable_recovery():
-    from types import SimpleNamespace
+class SaysWhy:
+    """A recovery planner of the test's own: it can only say why the action is impossible."""
 
-    from bt_raider.planners.replan import cannot_be_fixed
+    def propose(self, request, *, cancel=None):
+        return "say('The cup is glued to the table.')"
 
-    guard = py_trees.behaviours.Failure(name="Guard (take cup table)")
-    guard.tick_once()
-    guard.verdict = None
-    guard.query = "(take cup table)"
-    assert cannot_be_fixed(guard) is None  # a failed guard with no verdict: not replanned
-    guard.recovery = SimpleNamespace(
-        unrecoverable=SimpleNamespace(action="(take cup table)", reason="no plan restores it")
+
+def test_cannot_be_fixed_replans_what_verified_recovery_declares_unrecoverable():
+    from bt_raider.planners.replan import cannot_be_fixed, failed_guard
+    from bt_raider.recovery.pipeline import Recovery
+    from bt_raider.recovery.verify import Unrecoverable
+    from bt_raider.runtime.guards import RaiderGuard
+    from bt_raider.runtime.human import ScriptedHuman
+
+    robot = FactRobot({"(at home)", "(thing_at cup table)"})
+    state, registry = _fetch(robot)
+    checker = Fixed("wrong_state", "the cup does not come off the table")  # not GONE
+    recovery = Recovery(SaysWhy(), None, ScriptedHuman([]))
+
+    def guard(child, step):
+        if step.name != "take":
+            return child
+        return RaiderGuard(child, step.text, checker, recovery=recovery, deadline=10)
+
+    root = Replanning(
+        plan_to_tree(_fetch_plan(), registry, guard=guard),
+        Replanner(state, registry, guard=guard),
+        when=cannot_be_fixed,
+        steps=_fetch_plan(),
     )
-    assert cannot_be_fixed(guard) == "(take cup table) cannot be recovered: no plan restores it"
-    guard.recovery.unrecoverable = SimpleNamespace(action="(go home table)", reason="other")
-    assert cannot_be_fixed(guard) is None  # about another action
+    status, _ = _run(root, robot)
+    assert status is Status.FAILURE
+    failed = failed_guard(root.decorated)
+    assert "told the person: The cup is glued to the table." in failed.feedback_message
+    assert isinstance(recovery.unrecoverable, Unrecoverable)
+    assert recovery.unrecoverable.action == str(failed.query) == "(take cup table)"
+    (record,) = root.history
+    assert record["reason"] == (
+        "(take cup table) cannot be recovered: The cup is glued to the table."
+    )
+    # From where the robot stands the planner can only take the same cup: refused at once.
+    assert record["steps"][0] == "(take cup table)"
+    assert "replanning found only the plan that just failed" in root.reason
+    # The same signal about another guard's action does not count for this one.
+    recovery.unrecoverable = Unrecoverable("x", reason="other", action="(go home table)")
+    assert cannot_be_fixed(root.decorated) is None
 
 
 def test_observed_state_refuses_facts_the_domain_cannot_hold():
