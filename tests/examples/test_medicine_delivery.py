@@ -547,6 +547,11 @@ def test_command_line_scenarios_and_their_exit_status(tmp_path, capsys):
     trace = json.loads((tmp_path / "trace.json").read_text())
     assert trace["variant"] == "no-medicine" and trace["outcome"]["said"].startswith("I'm sorry")
     assert "error" in trace["replans"][0]
+    from bt_raider.viewer.trace import validate
+
+    assert validate(trace) == []  # the viewer reads it, with the node that said why
+    names = {node["name"] for tick in trace["ticks"] for node in tick.get("add", [])}
+    assert {"Replan what cannot be fixed", "Say why the delivery failed"} <= names
     with pytest.raises(SystemExit) as exc:
         main(["demo", "medicine-delivery", "--scenario", "lost-keys"])
     assert exc.value.code == 2
