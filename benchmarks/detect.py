@@ -271,6 +271,16 @@ def phrase_types(head: str, lexicon: Any) -> set[str]:
     return {head.replace(" ", "").lower()} if head else set()
 
 
+_SLICE_WORDS = {"slice", "slices", "piece", "pieces", "half", "halves", "wedge", "chunk"}
+
+
+def _bare_slice(head: str, lexicon: Any) -> bool:
+    """Whether a head names a slice of nothing said ("a slice", "the chilled slice"): like
+    "it", it means what an earlier step sliced (ALFRED names a slice by its whole)."""
+    words = head.split()
+    return bool(words) and words[-1] in _SLICE_WORDS and not lexicon.types_for(head)
+
+
 #: Relations by which a thing is at its anchor's place: a thing on or in Y is at Y.
 _AT_PLACE = {"on top of", "inside"}
 
@@ -301,7 +311,7 @@ def alfred_records(path: Path = ALFRED) -> list[dict[str, Any]]:
     as an approach to where it ends). **args**: for those, every annotated argument
     (``high_pddl`` args: object, receptacle, destination) is among the types the step's
     phrase names through the lexicon (:func:`phrase_types`); "it" is the last phrase an earlier
-    step of the same task named.
+    step of the same task named, "a slice" what its last slice step named.
 
     Returns one record per scored step: ``task``, ``held_out``, ``action`` (ALFRED's), ``text``,
     ``found`` (the action is right), ``args_ok``, and ``args``: per annotated argument its
@@ -322,6 +332,7 @@ def alfred_records(path: Path = ALFRED) -> list[dict[str, Any]]:
             if len(ann["high_descs"]) != len(steps):
                 continue
             last: list[str] = []  # heads named so far in this task, for "it"
+            sliced: list[str] = []  # what the task's slice steps named, for "a slice"
             for k, (step, text) in enumerate(zip(steps, ann["high_descs"], strict=True)):
                 want = ALFRED_ACTIONS.get(step["action"])
                 parsed = []
@@ -360,6 +371,8 @@ def alfred_records(path: Path = ALFRED) -> list[dict[str, Any]]:
                     for role, value in zip(ALFRED_ROLES[name], step["args"], strict=False):
                         arg = match.arg(role) or (match.arg("object") if role == "target" else None)
                         head = said = arg.head if arg is not None else ""
+                        if _bare_slice(head, lexicon) and sliced:
+                            head = sliced[-1]  # "pick up a slice": of what was sliced
                         if head in _PRONOUNS:
                             avoid = (
                                 {match.arg("object").head}
@@ -386,6 +399,7 @@ def alfred_records(path: Path = ALFRED) -> list[dict[str, Any]]:
                     rec["args_ok"] = all(a["ok"] for a in rec["args"])
                 records.append(rec)
                 last.extend(a.head for p in parsed for a in p.args if a.head not in _PRONOUNS)
+                sliced.extend(p.args[0].head for p in parsed if p.action == "slice")
     return records
 
 

@@ -51,6 +51,10 @@ MEASURE_WORDS = frozenset(
 )
 
 
+#: Parts of an object that name it when they follow its name ("the fridge door").
+PART_WORDS = frozenset("door doors handle handles lid tank knob knobs".split())
+
+
 class LexiconError(BtRaiderError, ValueError):
     """A lexicon file or dict is malformed (the message names the source and the entry)."""
 
@@ -257,7 +261,15 @@ class CategoryLexicon:
             hit = self._lookup(form)
             if hit:
                 return hit
-        return self._of_phrase(key)
+        return self._of_phrase(key) or self._part_phrase(key)
+
+    def _part_phrase(self, key: str) -> set[str]:
+        """ "X door", "X handle", "X lid" name X ("the microwave door", "the toilet tank")
+        when X is an object the lexicon knows and the whole phrase is no type of its own."""
+        words = key.split()
+        if len(words) > 1 and words[-1] in PART_WORDS:
+            return self.types_for(" ".join(words[:-1]))
+        return set()
 
     def _of_phrase(self, key: str) -> set[str]:
         """ "A of B" read as English does: a compound "B A" ("box of tissues" -> tissue box,

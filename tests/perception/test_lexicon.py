@@ -54,7 +54,8 @@ def test_every_kitchen_type_has_a_category_and_resolves_by_name(lex, small_kitch
         ("butter knife", {"ButterKnife"}),
         ("knife", {"Knife", "ButterKnife"}),  # documented: "knife" means both
         ("Knife", {"Knife"}),  # an exact type name means only that type
-        ("cup", {"Cup"}),
+        ("cup", {"Cup", "Mug"}),  # a mug is a cup; a scene's own Cup still wins in grounding
+        ("spoon", {"Spoon", "Ladle"}),  # a ladle is a spoon
         ("mug", {"Mug"}),
         ("tv", {"Television"}),
         ("TV", {"Television"}),
