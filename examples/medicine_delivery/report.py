@@ -157,6 +157,10 @@ class Reporter:
             if "error" in record:
                 self.echo(f"  no plan   {record['error']}")
                 self._event("no_plan", None, error=record["error"], facts=facts)
+            elif self.replanning.status == py_trees.common.Status.FAILURE:
+                # A plan came back, but the decorator refused it (the failed steps again).
+                self.echo(f"  refused   {self.replanning.reason}")
+                self._event("no_plan", None, error=self.replanning.reason, facts=facts)
             else:
                 self._event("new_plan", None, steps=record["steps"], facts=facts)
         node = self.replanning.decorated

@@ -412,6 +412,8 @@ _NAME = re.compile(r"\b(?:i'?m|i am|my name is|this is|call me)\s+([A-Za-z][\w\-
 
 
 _REFUSAL = re.compile(r"^\W*(?:no\b|nope\b|not now\b|i can'?t\b|i won'?t\b|i will not\b)", re.I)
+#: The robot apologising that it cannot go on: news to her, not a request to act on.
+_APOLOGY = re.compile(r"^\W*(?:i'?m|i am) sorry\b", re.I)
 
 
 def refuses(answer: str | None) -> bool:
@@ -459,7 +461,7 @@ class Adriana:
     def react(self, text: str, answer: str | None = None) -> str | None:
         """Act on the robot's question or statement ``text`` (and her ``answer``); the topic."""
         topic = topic_of(text, self.topics)
-        if refuses(answer):
+        if refuses(answer) or (answer is None and _APOLOGY.search(text)):
             return topic  # she heard the robot but does nothing
         w = self.world
         adrianas, _other = medicine_ids()

@@ -209,6 +209,30 @@ def test_interactive_person_who_refuses_makes_the_guard_fail_closed():
     assert result.world.executed == [] and result.world.failures == []  # it never tried blindly
 
 
+def test_a_person_who_will_not_say_who_she_is_is_not_replanned_around():
+    """Her refusal leaves the approach not_present; the replan can only find the same steps,
+    which are refused, and the robot tells her why: the tree ends in FAILURE."""
+    lines: list[str] = []
+    stdin = io.StringIO("Sure\nthe medicine closest to the plant\nyes\nNo.\n")
+    result = demo.run_scenario(
+        interactive=True, stdin=stdin, stdout=io.StringIO(), echo=lines.append
+    )
+    assert not result.delivered and result.status == "FAILURE"
+    assert [s.status for s in result.steps] == ["SUCCESS", "SUCCESS", "FAILURE", "INVALID"]
+    (replan,) = result.replans
+    assert replan["steps"] == [
+        "(approach_person tiago medicine_counter adriana)",
+        "(handover tiago adrianas_medicine adriana)",
+    ]
+    assert "replanning found only the plan that just failed" in result.root.children[0].reason
+    assert result.said == (
+        "I'm sorry, Adriana: I cannot deliver your medicine: Adriana is not recognised: the "
+        "person in sight (person_1) has no recognised name."
+    )
+    assert result.world.scene.human("person_1").name is None  # an apology is not a request
+    assert "  refused   replanning found only the plan that just failed" in "\n".join(lines)
+
+
 # ---------------------------------------------------------------- the command
 def test_command_line_writes_trace_and_tree(tmp_path, capsys):
     from bt_raider.cli import main
