@@ -288,8 +288,11 @@ _AT_PLACE = {"on top of", "inside"}
 def place_chain(arg: Any) -> list[str]:
     """The heads of a destination phrase and of every anchor it is on or in: placing a slice
     "on the sponge on the counter" puts it on the counter too; walking to "the knife on the
-    counter" ends at the counter. Only support and containment count, never "left of"."""
+    counter" ends at the counter. Only support and containment count, never "left of". For a
+    walk, what the place holds counts too: "the table with the lamp" is where the lamp is."""
     heads = [arg.head]
+    if arg.role == "target" and arg.detail is not None:
+        heads.append(arg.detail.head)
     while arg.relation in _AT_PLACE and arg.anchor is not None:
         arg = arg.anchor
         heads.append(arg.head)

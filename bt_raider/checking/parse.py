@@ -75,6 +75,8 @@ class ArgPhrase:
         relation: a canonical relation of :data:`RELATIONS`, or None.
         anchor: the phrase the relation is relative to.
         role: ``object``, ``source``, ``destination``, ``person`` or ``target``.
+        detail: what a "with" modifier says is there ("the table with the lamp on it": the
+            lamp); it narrows nothing in grounding, but says where a thing is.
     """
 
     text: str
@@ -83,6 +85,7 @@ class ArgPhrase:
     relation: str | None = None
     anchor: ArgPhrase | None = None
     role: str = "object"
+    detail: ArgPhrase | None = None
 
     @property
     def generic(self) -> bool:
@@ -211,7 +214,7 @@ def _check_arity(action: str, args: list[ArgPhrase], text: str) -> list[ArgPhras
 
 
 def _with_role(arg: ArgPhrase, role: str) -> ArgPhrase:
-    return ArgPhrase(arg.text, arg.head, arg.states, arg.relation, arg.anchor, role)
+    return replace(arg, role=role)
 
 
 # --------------------------------------------------------------------------- structured
@@ -659,7 +662,10 @@ def _parse_words(text: str, words: list[str], vocab: Vocab, depth: int = 0) -> A
         i = words.index("if")
         tail = [w for w in words[i + 1 :] if w in vocab.single and w not in AMBIGUOUS_STATES]
         words = words[:i] + tail
-    words = _drop_modifiers(words)
+    words, detail_words = _drop_modifiers(words)
+    detail = None
+    if detail_words:
+        detail = _parse_words(" ".join(detail_words), detail_words, vocab, depth + 1)
     spans = relation_spans(words)
     # "on"/"off" at the end are states ("the stove that is on"), not relations.
     spans = [s for s in spans if not (s[2] == "on top of" and s[1] == 1 and s[0] == len(words) - 1)]
@@ -676,19 +682,32 @@ def _parse_words(text: str, words: list[str], vocab: Vocab, depth: int = 0) -> A
         break
     states, head_words = _split_states(words, vocab)
     head = " ".join(w for w in head_words if w not in DETERMINERS and w not in FILLERS)
-    return ArgPhrase(text, head, tuple(states), relation, anchor)
+    return ArgPhrase(text, head, tuple(states), relation, anchor, detail=detail)
 
 
-def _drop_modifiers(words: list[str]) -> list[str]:
+#: Post-modifiers that say what is at or in the head ("the table with the lamp").
+_WITH_WORDS = frozenset({"with", "containing", "contains", "holding", "holds", "having", "has"})
+
+#: Who a distance may be measured from without naming an object.
+_LISTENERS = frozenset({"you", "me", "us", "yourself", "myself"})
+
+
+def _drop_modifiers(words: list[str]) -> tuple[list[str], list[str]]:
     """Words of a phrase without what names no object or relation: a distance adjective
     before the head ("the closest pillow" -> "the pillow") and a post-modifier after it up to
     the next relation that has an anchor of its own ("the mug with the pen in it on the table"
-    -> "the mug on the table"; :data:`POST_MODIFIERS`)."""
+    -> "the mug on the table"; :data:`POST_MODIFIERS`). Also returns the words of a "with"
+    modifier ("the pen in it"), the phrase's :attr:`ArgPhrase.detail`."""
     lead = 0
     while lead < len(words) and words[lead] in DETERMINERS:
         lead += 1
     if lead < len(words) - 1 and words[lead] in SUPERLATIVES and words[lead + 1] != "to":
         words = words[:lead] + words[lead + 1 :]
+    for k in range(lead + 1, len(words) - 2):
+        # "the bowl closest to you on the table": closest to the speaker, no anchor object.
+        if words[k] in SUPERLATIVES and words[k + 1] == "to" and words[k + 2] in _LISTENERS:
+            words = words[:k] + words[k + 3 :]
+            break
     spans = relation_spans(words)
     first = spans[0][0] if spans else len(words)
     cut = next(
@@ -696,12 +715,15 @@ def _drop_modifiers(words: list[str]) -> list[str]:
         None,
     )
     if cut is None:
-        return words
+        return words, []
+    end = len(words)
     for start, n, _rel in spans:
         after = words[start + n : start + n + 1]
         if start > cut and after and after[0] not in ("it", "them", "its", "their"):
-            return words[:cut] + words[start:]  # "... to the left of the stove" still applies
-    return words[:cut]
+            end = start  # "... to the left of the stove" still applies
+            break
+    detail = words[cut + 1 : end] if words[cut] in _WITH_WORDS else []
+    return words[:cut] + words[end:], detail
 
 
 def _split_states(words: list[str], vocab: Vocab) -> tuple[list[str], list[str]]:

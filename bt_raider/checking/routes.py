@@ -49,6 +49,9 @@ _CLAUSE_STARTS = frozenset(
     ROUTE_VERBS | ROUTE_CLAUSE_WORDS | {p.split()[0] for p, _ in VERB_PHRASES}
 )
 
+#: Words that end a "where" clause ("where the fridge is").
+_WHERE_ENDS = frozenset(ROUTE_CLAUSE_WORDS | {"is", "are", "was", "stands", "sits"})
+
 #: Relations right after the verb that say where to go: "go next to the radio".
 NEAR_MARKERS = (("next", "to"), ("close", "to"), ("beside",), ("near",), ("by",))
 
@@ -216,6 +219,13 @@ def route_destination(
         found = phrase(start, end)
         if found is not None and directional(found.head) and found.anchor is not None:
             found = found.anchor  # "go to the left of the sink": to the sink
+        if (found is None or directional(found.head)) and words[end : end + 1] == ["where"]:
+            # "walk to the far corner where the fridge is": the fridge says where.
+            stop = next(
+                (k for k in range(end + 1, len(words)) if words[k] in _WHERE_ENDS), len(words)
+            )
+            found = phrase(end + 1, stop)
+            end = stop
         if found is not None and not directional(found.head):
             if marker in (("find",), ("locate",)):
                 sought = found  # "go to the kitchen, find a glass": the kitchen first

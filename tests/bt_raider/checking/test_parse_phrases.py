@@ -123,3 +123,20 @@ def test_a_destination_is_the_place_not_its_side_or_corner(text, obj, dest):
 def test_to_stand_by_a_place_names_the_place():
     parsed = parse_query("Cross the room to stand on the right side of the toilet.")
     assert (parsed.action, parsed.args[0].head) == ("approach", "toilet")
+
+
+def test_a_with_modifier_is_kept_as_the_phrase_detail():
+    phrase = parse_phrase("the table with the lamp on it")
+    assert phrase.head == "table"
+    assert phrase.detail is not None and phrase.detail.head == "lamp"
+    assert parse_phrase("the statue at the back of the table").detail is None
+
+
+def test_closest_to_you_names_no_anchor():
+    phrase = parse_phrase("the bowl closest to you on the table")
+    assert (phrase.head, phrase.relation, phrase.anchor.head) == ("bowl", "on top of", "table")
+
+
+def test_a_route_to_a_corner_where_a_thing_is_ends_at_the_thing():
+    parsed = parse_query("Walk to the far corner where the metal shelf is.")
+    assert (parsed.action, parsed.args[0].head) == ("approach", "metal shelf")
