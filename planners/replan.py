@@ -297,6 +297,8 @@ class ObservedState:
             when the domain uses what the relaxation does not read (or, forall, ...) or is too
             large to enumerate.
         """
+        if _atoms(self._goal) is None:
+            return None  # a disjunctive (or quantified) goal: no atom to blame
         reached = {tuple(read_sexp(f)[0]) for f in (self.facts if facts is None else facts)}
         actions = []
         for node in self._domain:

@@ -466,3 +466,28 @@ def test_any_text_is_a_checked_fact_or_a_planning_error(text):
     except PlanningError:
         return
     assert state.check_fact(fact) == fact  # normalised facts read back as themselves
+
+
+_NAMES = st.text(alphabet="abcxyz_-?0", min_size=1, max_size=6)
+_SEXP = st.recursive(_NAMES, lambda inner: st.lists(inner, max_size=4), max_leaves=20)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_SEXP, min_size=1, max_size=3))
+def test_pddl_lists_read_back_as_written(nodes):
+    from bt_raider.planners.replan import read_sexp, write_sexp
+
+    text = " ".join(write_sexp(n) for n in nodes)
+    assert read_sexp(text) == nodes
+    assert read_sexp(f"; a comment\n{text.upper()} ; another") == nodes  # case, comments
+
+
+def test_a_disjunctive_goal_has_no_atom_to_blame():
+    from bt_raider.planners.replan import ObservedState
+
+    problem = FETCH_PROBLEM.replace(
+        "(:goal (thing_at cup home))", "(:goal (or (thing_at cup home) (carrying cup)))"
+    )
+    state = ObservedState(FETCH_DOMAIN, problem, lambda: ["(at home)"])
+    assert state.goal == ["(or (thing_at cup home) (carrying cup))"]
+    assert state.unreachable() is None
