@@ -167,8 +167,9 @@ class SceneVerifier:
 
     Each robot action of the plan is mapped to the checker's action (the robot's own names
     through ``request.actions``), checked on the state the earlier actions lead to, and its
-    effects applied to the copy; ``move_to`` is not checked (any place the scene has can be
-    reached) but moves the robot. Then the recovered action is re-checked.
+    effects applied to the copy; ``move_to`` moves the robot, and fails only when the way to an
+    object or person is blocked (a named place can always be reached). Then the recovered
+    action is re-checked.
 
     Args:
         checker: the :class:`~bt_raider.checking.contract.Checker` to check with (anything
@@ -244,6 +245,14 @@ class SceneVerifier:
         if verb == "move_to":
             if not refs:
                 return f"{label}: it names no place to go to"
+            if refs[0] not in (work.data.get("locations") or {}):
+                # An object or a person: the way there must be free (perception's report).
+                try:
+                    verdict = self.checker.check(work, f"approach({refs[0]})")
+                except BtRaiderError:
+                    verdict = None
+                if verdict is not None and verdict.category is Category.OBSTRUCTED:
+                    return f"{label}: obstructed: {_clean(verdict.explanation)}"
             apply_effects(work, "approach", {"target": [refs[0]]})
             return None
         roles = ROLES[verb]

@@ -362,3 +362,26 @@ def test_a_verification_that_raises_after_the_answer_fails_closed() -> None:
         check.feedback_message
     )
     assert robot.calls == []
+
+
+def test_a_blocked_way_is_seen_before_the_robot_sets_off(small_kitchen_dict: dict) -> None:
+    """The Egg is in the closed Fridge and a Stool blocks the way there: the plan
+    ``move_to('Fridge'); open('Fridge'); pick('Egg')`` is refuted at its first step."""
+    from bt_raider.runtime.actions import SyncRobot
+    from bt_raider.simulation.simworld import SimWorld
+
+    world = SimWorld(small_kitchen_dict)
+    world.block("Fridge", "Stool_1")
+    robot = SyncRobot(world)
+    child = ActionBehaviour("pick", ["Egg"], robot)
+    recovery = Recovery(SymbolicRecovery(), robot, ScriptedHuman([]))
+    guard = RaiderGuard(
+        child, "pick(Egg)", SymbolicReasoner(), scene=robot.observe, recovery=recovery
+    )
+    run_tree(guard)
+    assert guard.status == Status.FAILURE and child.status == Status.INVALID
+    assert "step 1, move_to('Fridge'): obstructed: The path to the Fridge is blocked by" in (
+        guard.feedback_message
+    )
+    assert [e for e in world.log if e["kind"] == "action"] == []  # the robot never moved
+    assert recovery.refuted == 1

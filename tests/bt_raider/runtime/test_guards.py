@@ -694,7 +694,8 @@ def test_simworld_failure_inside_recovery_is_reported(small_kitchen_dict: dict) 
         "pick(Egg)",
         DryRunChecker(),
         scene=robot.observe,
-        recovery=Recovery(SymbolicRecovery(), robot, ScriptedHuman([])),
+        # Unverified: verification would see the blocked way and never start the plan.
+        recovery=Recovery(SymbolicRecovery(), robot, ScriptedHuman([]), verify=False),
         max_attempts=1,
     )
     for _ in range(10):
