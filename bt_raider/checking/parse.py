@@ -387,6 +387,14 @@ def _parse_natural(text: str, vocab: Vocab) -> ParsedQuery:
     else:
         if action == "approach":
             first = 1 if rest[:1] == ["to"] else 0
+            if (
+                rest[first : first + 1] in (["face"], ["facing"], ["reach"])
+                and len(rest) > first + 1
+            ):
+                first += 1  # "move to face the sink"
+            lead = PART_OF_PREFIX.match(" ".join(rest[first:]) + " ")
+            if lead is not None and first + len(lead.group(0).split()) < len(rest):
+                first += len(lead.group(0).split())  # "go to the right hand side of the chair"
             end = first + place_end(rest[first:])  # "go to the nightstand ahead"
             split = _Splitter(rest[first:end], split.original[first:end], vocab)
         args = split.whole()

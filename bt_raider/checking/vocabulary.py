@@ -312,7 +312,7 @@ ROUTE_BREAKS = frozenset(
 
 #: "the left side of the table" names the table: the part phrase before "of" is dropped.
 PART_OF_PREFIX = re.compile(
-    r"^(?:the\s+)?(?:(?:far|near|other|left|right|front|back|top|bottom|upper|lower)\s+){0,3}"
+    r"^(?:the\s+)?(?:(?:far|near|other|left|right|front|back|top|bottom|upper|lower|hand)\s+){0,3}"
     r"(?:side|end|edge|corner|front|back|middle|center|centre|part|top|area|bottom|half|surface"
     r"|cushion|rest)\s+of\s+"
 )

@@ -140,3 +140,20 @@ def test_closest_to_you_names_no_anchor():
 def test_a_route_to_a_corner_where_a_thing_is_ends_at_the_thing():
     parsed = parse_query("Walk to the far corner where the metal shelf is.")
     assert (parsed.action, parsed.args[0].head) == ("approach", "metal shelf")
+
+
+@pytest.mark.parametrize(
+    ("text", "head"),
+    [
+        ("Move to face the right side of the sink.", "sink"),
+        ("go to the right hand side of the chair", "chair"),
+        ("walk to the end of the counter", "counter"),
+    ],
+)
+def test_an_approach_to_a_side_of_a_place_is_an_approach_to_the_place(text, head):
+    parsed = parse_query(text)
+    assert (parsed.action, parsed.args[0].head, parsed.args[0].text) == (
+        "approach",
+        head,
+        f"the {head}",
+    )
