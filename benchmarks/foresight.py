@@ -32,12 +32,18 @@ The truth is the first step the simulated world (PddlWorld, SimWorld) then refus
 4. **Task completion**, same seeds and changes: the kitchen plan runs as a py_trees tree of
    guarded actions in SimWorld (:func:`bt_raider.testing.run_tree`), with look-ahead
    (``LookAhead`` around the plan, policy ``recover``) and verified recovery each on or off:
-   *done* (the root succeeds and every step ran), *wasted* (robot actions beyond the plan's
-   own plus actions the world refused), refused actions, ticks.
+   *done* (the root succeeds), *wasted* (robot actions that served nothing: those after the
+   change in a run that fails, those beyond the plan's own in one that succeeds, and every
+   action the world refused; mean per run), *refused*, *extra* (actions minus the plan's
+   steps), *refuted* (recovery plans the verifier rejected), *err* (runs that crashed).
+5. **PDDL task completion**, the same way in a PddlWorld for the first changes per domain
+   that break a later step: guards with ``PddlChecker``, ``Recovery(PddlRecovery)``, and
+   look-ahead with policy ``replan`` (``Replanner``: the plan is stopped when the failure is
+   foreseen and a new one planned from the current state); *done* also needs the goal.
 
 Usage::
 
-    python3 benchmarks/foresight.py            # default size (a few minutes)
+    python3 benchmarks/foresight.py            # default size (about 4 minutes when idle)
     python3 benchmarks/foresight.py --quick    # a small run (under 30 s)
     python3 benchmarks/foresight.py --seed 3 --depth 3
 
@@ -131,10 +137,13 @@ def detection_table(title: str, groups: dict[str, list[Trial]], steps: dict[str,
 # ---------------------------------------------------------------------------- parts
 
 
-def pddl_part(args: argparse.Namespace) -> dict:
+def pddl_part(args: argparse.Namespace) -> tuple[dict, list]:
     names = fp.classical_domains(PDDL)
+    if args.quick:
+        names = names[1::2]  # two of the four
     groups: dict[str, list[Trial]] = {}
     steps: dict[str, int] = {}
+    runs = []
     for name in names:
         dom = fp.load_domain(PDDL, name)
         steps[name] = len(dom.steps)
@@ -142,12 +151,15 @@ def pddl_part(args: argparse.Namespace) -> dict:
             fp.run_trial(dom, trial, state, args.depth)
             for trial, state in fp.trials(dom, args.seed, args.pddl_trials)
         ]
-    return detection_table(
+        later = [t for t in groups[name] if t.fails is not None and t.fails > t.at]
+        runs += [(dom, t) for t in later[: args.pddl_runs]]
+    s = detection_table(
         f"1. PDDL look-ahead (PddlForecaster, depth {args.depth or 'all'}; "
         f"{args.pddl_trials} changes per domain + 1 control)",
         groups,
         steps,
     )
+    return s, runs
 
 
 def scene_part(args: argparse.Namespace, scene_dict: dict, plans: list, checker: Any) -> tuple:
@@ -210,36 +222,62 @@ def recovery_part(failed: list[tuple[Trial, Any, Any]], checker: Any) -> dict:
     return total
 
 
+def _completion_rows(title: str, results: dict[tuple[bool, bool], list[dict]]) -> None:
+    print(title)
+    print(
+        f"{'look-ahead':10} {'verify':6} {'runs':>4} {'done':>6} {'wasted':>6} {'refused':>7} "
+        f"{'extra':>5} {'refuted':>7} {'err':>3} {'ticks p50':>9} {'s p50':>6}"
+    )
+    for (look, verify), rows in results.items():
+        ok = [r for r in rows if not r.get("error")]
+        print(
+            f"{'on' if look else 'off':10} {'on' if verify else 'off':6} {len(rows):4d} "
+            f"{_pct(sum(r['done'] for r in rows), len(rows)):>6} "
+            f"{statistics.mean(r['wasted'] for r in ok) if ok else float('nan'):6.2f} "
+            f"{sum(r['refused'] for r in rows):7d} "
+            f"{statistics.mean(r['extra'] for r in ok) if ok else float('nan'):5.2f} "
+            f"{sum(r.get('refuted', 0) for r in ok):7d} {len(rows) - len(ok):3d} "
+            f"{statistics.median(r['ticks'] for r in ok) if ok else 0:9.0f} "
+            f"{statistics.median(r['s'] for r in ok) if ok else 0:6.2f}"
+        )
+
+
 def completion_part(args: argparse.Namespace, scene_dict: dict, trials: list, checker: Any) -> dict:
     import foresight_runs as fr
 
     changed = [t for t in trials if t.kind != "none"]
     plans = {p.name: p for p in fs.ground(scene_dict, checker)[0]}
-    print(
-        f"\n4. Task completion in SimWorld, same {len(changed)} changed runs "
-        "(guards + recovery; look-ahead policy 'recover')"
-    )
-    print(
-        f"{'look-ahead':10} {'verify':6} {'done':>6} {'wasted':>6} {'refused':>7} "
-        f"{'extra acts':>10} {'ticks p50':>9} {'s p50':>6}"
-    )
-    results = {}
-    for look in (False, True):
-        for verify in (False, True):
-            rows = [
-                fr.run_plan(scene_dict, plans[t.where], t, checker, look, verify, args.timeout)
-                for t in changed
-            ]
-            results[(look, verify)] = rows
-            print(
-                f"{'on' if look else 'off':10} {'on' if verify else 'off':6} "
-                f"{_pct(sum(r['done'] for r in rows), len(rows)):>6} "
-                f"{statistics.mean(r['wasted'] for r in rows):6.2f} "
-                f"{sum(r['refused'] for r in rows):7d} "
-                f"{statistics.mean(r['extra'] for r in rows):10.2f} "
-                f"{statistics.median(r['ticks'] for r in rows):9.0f} "
-                f"{statistics.median(r['s'] for r in rows):6.2f}"
+    results = {
+        (look, verify): [
+            fr.run_plan(
+                scene_dict, plans[t.where], t, checker, look, verify, args.timeout, args.depth
             )
+            for t in changed
+        ]
+        for look in (False, True)
+        for verify in (False, True)
+    }
+    _completion_rows(
+        f"\n4. Kitchen task completion in SimWorld, the same {len(changed)} changed runs "
+        "(guards + SymbolicRecovery; look-ahead policy 'recover')",
+        results,
+    )
+    return results
+
+
+def pddl_completion_part(args: argparse.Namespace, runs: list) -> dict:
+    results = {
+        (look, verify): [
+            fp.run_plan(dom, t, look, verify, args.timeout, args.depth) for dom, t in runs
+        ]
+        for look in (False, True)
+        for verify in (False, True)
+    }
+    _completion_rows(
+        f"\n5. PDDL task completion in PddlWorld, {len(runs)} changed runs that break a later "
+        "step (guards + PddlRecovery; look-ahead policy 'replan')",
+        results,
+    )
     return results
 
 
@@ -253,11 +291,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--depth", type=int, default=None, help="look-ahead depth (default all)")
     parser.add_argument("--pddl-trials", type=int, help="changes per PDDL domain")
     parser.add_argument("--scene-trials", type=int, help="changes per kitchen plan")
+    parser.add_argument(
+        "--pddl-runs", type=int, help="PDDL trees run per domain (changes that break a later step)"
+    )
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per tree run")
     parser.add_argument(
         "--part",
         action="append",
-        choices=("pddl", "scene", "verify", "complete"),
+        choices=("pddl", "scene", "verify", "complete", "complete-pddl"),
         help="run only these parts (repeatable; default all)",
     )
     args = parser.parse_args(argv)
@@ -265,11 +306,13 @@ def main(argv: list[str] | None = None) -> int:
         args.pddl_trials = 6 if args.quick else 40
     if args.scene_trials is None:
         args.scene_trials = 2 if args.quick else 8
+    if args.pddl_runs is None:
+        args.pddl_runs = 0 if args.quick else 2
     missing = [p for p in (PDDL, KITCHEN) if not p.exists()]
     if missing:
         print(f"foresight.py: needs {missing[0]} (../shared), missing", file=sys.stderr)
         return 2
-    parts = set(args.part or ("pddl", "scene", "verify", "complete"))
+    parts = set(args.part or ("pddl", "scene", "verify", "complete", "complete-pddl"))
     t0 = time.perf_counter()
     from bt_raider.checking.symbolic import SymbolicReasoner
 
@@ -279,10 +322,11 @@ def main(argv: list[str] | None = None) -> int:
     for why in dropped:
         print(f"dropped plan {why}")
     if args.quick:
-        plans = plans[:4]
+        plans = plans[:5]
     summary = []
-    if "pddl" in parts:
-        s = pddl_part(args)
+    runs: list = []
+    if parts & {"pddl", "complete-pddl"}:
+        s, runs = pddl_part(args)
         summary.append(f"PDDL early {_pct(s['early'], s['later']).strip()} lead {s['lead']:.1f}")
         summary.append(f"FA {s['fa_ctl'] + s['fa_harmless'] + s['fa_wrong']}")
     failed: list = []
@@ -301,6 +345,14 @@ def main(argv: list[str] | None = None) -> int:
             rows = c[(look, verify)]
             summary.append(
                 f"done {'on' if look else 'off'}/{'on' if verify else 'off'} "
+                f"{_pct(sum(r['done'] for r in rows), len(rows)).strip()}"
+            )
+    if "complete-pddl" in parts and runs:
+        c = pddl_completion_part(args, runs)
+        for look, verify in ((False, False), (True, True)):
+            rows = c[(look, verify)]
+            summary.append(
+                f"PDDL done {'on' if look else 'off'}/{'on' if verify else 'off'} "
                 f"{_pct(sum(r['done'] for r in rows), len(rows)).strip()}"
             )
     print(f"\nsummary (seed {args.seed}, {time.perf_counter() - t0:.0f} s): " + "; ".join(summary))

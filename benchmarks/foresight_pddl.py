@@ -108,8 +108,9 @@ def _needed(dom: Domain, start: int) -> list[tuple[int, Any]]:
     return out
 
 
-def perturb(dom: Domain, rng: random.Random, kind: str, at: int) -> tuple[Any, str] | None:
-    """The state before step ``at`` changed by one ``kind`` change, and its text."""
+def perturb(dom: Domain, rng: random.Random, kind: str, at: int) -> tuple[Any, str, dict] | None:
+    """The state before step ``at`` changed by one ``kind`` change, its text and the change
+    (fluent expression -> new value)."""
     from bt_raider.planners.pddl import fact_text
 
     problem, state = dom.problem, dom.states[at]
@@ -119,14 +120,16 @@ def perturb(dom: Domain, rng: random.Random, kind: str, at: int) -> tuple[Any, s
         if not false:
             return None
         fe = rng.choice(false)
-        return state.make_child({fe: em.Bool(True)}), f"+{fact_text(fe)}"
+        change = {fe: em.Bool(True)}
+        return state.make_child(change), f"+{fact_text(fe)}", change
     held = {str(fe) for fe in true}  # no static facts: no action changes them, nor the world
     needed = [(j, a) for j, a in _needed(dom, at + 1) if str(a) in held]
     if not needed:
         return None
     _, atom = rng.choice(needed)
     if kind == "deleted":
-        return state.make_child({atom: em.Bool(False)}), f"-{fact_text(atom)}"
+        change = {atom: em.Bool(False)}
+        return state.make_child(change), f"-{fact_text(atom)}", change
     # moved: one argument swapped for another object of its type
     slots = [i for i, a in enumerate(atom.args) if a.is_object_exp()]
     rng.shuffle(slots)
@@ -139,7 +142,7 @@ def perturb(dom: Domain, rng: random.Random, kind: str, at: int) -> tuple[Any, s
         args[i] = em.ObjectExp(rng.choice(others))
         new = atom.fluent()(*args)
         change = {atom: em.Bool(False), new: em.Bool(True)}
-        return state.make_child(change), f"{fact_text(atom)}->{fact_text(new)}"
+        return state.make_child(change), f"{fact_text(atom)}->{fact_text(new)}", change
     return None
 
 
@@ -182,5 +185,94 @@ def trials(dom: Domain, seed: int, count: int) -> list[tuple[Trial, Any]]:
         at = rng.randrange(0, n - 1)
         made = perturb(dom, rng, kind, at)
         if made is not None:
-            out.append((Trial(dom.name, kind, made[1], at, n), made[0]))
+            trial = Trial(dom.name, kind, made[1], at, n)
+            trial.extra["change"] = made[2]
+            out.append((trial, made[0]))
     return out
+
+
+def run_plan(
+    dom: Domain, trial: Trial, look: bool, verify: bool, timeout: float, depth: int | None = None
+) -> dict:
+    """The plan as a tree of guarded steps in a PddlWorld, the trial's change made after
+    ``trial.at`` actions; look-ahead (policy ``replan``) and verified recovery on or off."""
+    from py_trees.common import Status
+
+    from bt_raider.errors import ActionFailed
+    from bt_raider.planners.lookahead import PddlForecaster
+    from bt_raider.planners.pddl_recovery import PddlRecovery, vocabulary
+    from bt_raider.planners.preconditions import PddlChecker
+    from bt_raider.planners.replan import Replanner
+    from bt_raider.planners.tree import plan_to_tree, raider_guards, robot_actions
+    from bt_raider.planners.world import PddlWorld
+    from bt_raider.recovery.pipeline import Recovery
+    from bt_raider.runtime.actions import SyncRobot
+    from bt_raider.runtime.human import ScriptedHuman
+    from bt_raider.runtime.lookahead import LookAhead
+    from bt_raider.testing import run_tree
+
+    world = PddlWorld(dom.problem)
+    count = {"acts": 0, "refused": 0}
+    execute = world.execute
+
+    def change() -> None:
+        with world.preconditions.lock:
+            world.state = world.state.make_child(trial.extra["change"])
+
+    def counted(action: str, args: Any) -> str:  # the world changes after trial.at actions
+        try:
+            out = execute(action, args)
+        except ActionFailed:
+            count["refused"] += 1
+            raise
+        count["acts"] += 1
+        if count["acts"] == trial.at:
+            change()
+        return out
+
+    world.execute = counted  # type: ignore[method-assign]
+    if trial.at == 0:
+        change()
+    robot = SyncRobot(world)
+    actions = robot_actions(robot)
+    recovery = Recovery(
+        PddlRecovery(world),
+        robot,
+        ScriptedHuman([]),
+        vocabulary=vocabulary(dom.problem),
+        verify=verify,
+    )
+    guard = raider_guards(PddlChecker(world), scene=None, recovery=recovery, preconditions=world)
+    root: Any = plan_to_tree(dom.steps, actions, guard=guard)
+    if look:
+        root = LookAhead(
+            root,
+            PddlForecaster(world, dom.steps),
+            policy="replan",
+            replanner=Replanner(world, actions, guard=guard),
+            depth=depth,
+        )
+    try:
+        result = run_tree(root, timeout=timeout, period=0.002)
+    except Exception as exc:  # a crash of the run is counted, and the benchmark goes on
+        return {"done": False, "error": f"{type(exc).__name__}: {exc}", "refused": 0}
+    done = result.status is Status.SUCCESS and world.goal_reached()
+    return {
+        "error": None,
+        "done": done,
+        "acts": count["acts"],
+        "refused": count["refused"],
+        "extra": count["acts"] - len(dom.steps),
+        "wasted": wasted(done, count["acts"], trial.at, len(dom.steps), count["refused"]),
+        "ticks": len(result.ticks),
+        "s": result.elapsed_s,
+        "refuted": recovery.refuted,
+        "replans": getattr(root, "replans", 0),
+        "feedback": root.feedback_message,
+    }
+
+
+def wasted(done: bool, acts: int, at: int, n: int, refused: int) -> int:
+    """Robot actions that served nothing: those after the change in a run that does not reach
+    the goal, those beyond the plan's own in one that does, and every refused action."""
+    return (max(0, acts - n) if done else max(0, acts - at)) + refused

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 import foresight_scenes as fs
-from foresight_pddl import Trial
+from foresight_pddl import Trial, wasted
 
 
 class Helper:
@@ -205,17 +205,23 @@ def run_plan(
         after_actions=trial.at,
         label=trial.change,
     )
-    result = run_tree(root, world=world, timeout=timeout, period=0.002)
+    try:
+        result = run_tree(root, world=world, timeout=timeout, period=0.002)
+    except Exception as exc:  # a crash of the run is counted, and the benchmark goes on
+        return {"done": False, "error": f"{type(exc).__name__}: {exc}", "refused": 0}
     acts = len(world.executed)
+    done = result.status is Status.SUCCESS
     refused = len(world.failures)
     return {
-        "done": result.status is Status.SUCCESS,
+        "error": None,
+        "done": done,
         "acts": acts,
         "refused": refused,
         "extra": acts - len(plan.actions),
-        "wasted": max(0, acts - len(plan.actions)) + refused,
+        "wasted": wasted(done, acts, trial.at, len(plan.actions), refused),
         "ticks": len(result.ticks),
         "s": result.elapsed_s,
         "asked": helper.asked,
+        "refuted": recovery.refuted,
         "feedback": root.feedback_message,
     }

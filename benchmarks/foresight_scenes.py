@@ -277,14 +277,14 @@ def trials(
 ) -> list[tuple[Trial, Plan, Any]]:
     """Per plan, a control and ``count`` changed worlds: (trial, plan, world before step t)."""
     out = []
-    for plan in plans:
+    for p, plan in enumerate(plans):
         rng = random.Random(f"{seed}:{plan.name}")
         n = len(plan.queries)
         out.append((Trial(plan.name, "none", "", 0, n), plan, replay(scene_dict, plan, 0)))
         made, tries = 0, 0
         while made < count and tries < 20 * count:
             tries += 1
-            kind = KINDS[made % len(KINDS)]  # each kind in turn; a kind may not apply at t
+            kind = KINDS[(made + p) % len(KINDS)]  # each kind in turn; one may not apply at t
             at = rng.randrange(0, n - 1)
             world = replay(scene_dict, plan, at)
             state = rng.getstate()
