@@ -14,6 +14,11 @@ Queries, through the symbolic checker (``make_checker("symbolic")``):
 - structured: ``pick(Apple)``;
 - category: "pick the fruit".
 
+Every timed run checks a fresh scene state: a new :class:`Scene` over the same (validated)
+dicts, re-indexed, so nothing a check could keep about a scene or its objects (no such cache
+exists; this makes sure) survives into the next run. The relational queries are five distinct
+texts, each run in turn.
+
 Prints p50/p95 (and the best run) latency per size and query kind, and the growth exponent:
 the slope of log(p50) -- and of log(best) -- against log(N) fitted from 300 to 10,000 objects
 (1.0 is linear). Timings are wall-clock; on a shared machine the best run is the figure least
@@ -21,6 +26,11 @@ disturbed by other processes. Re-run on a quiet machine for figures to quote::
 
     python3 benchmarks/scale.py                   # all sizes, 20 runs each
     python3 benchmarks/scale.py --sizes 300 3000 --runs 50
+    python3 benchmarks/scale.py --crossover       # plain Python vs numpy index, by size
+
+``--crossover`` times the relational queries with the spatial index forced to plain Python and
+forced to numpy (:data:`bt_raider.perception.spatial.NUMPY_FROM`), numpy already imported, at
+sizes around the threshold: where numpy starts to win is where the threshold belongs.
 """
 
 from __future__ import annotations
@@ -116,6 +126,59 @@ def grid_scene(base: dict[str, Any], n_objects: int) -> dict[str, Any]:
     return scene
 
 
+def fresh(scene: Any) -> Any:
+    """A new Scene over ``scene``'s dicts (already validated), with new objects and tables."""
+    out = copy.copy(scene)
+    out.reindex()
+    return out
+
+
+#: What the relational queries ask of the spatial index: (relation, anchor type).
+INDEX_WORK = (
+    ("left_of", "Bowl"),
+    ("right_of", "Bowl"),
+    ("near", "Bowl"),
+    ("on_top_of", "CounterTop"),
+    ("inside", "Fridge"),
+)
+CROSSOVER_SIZES = (50, 100, 150, 200, 250, 300, 400, 600, 1000)
+
+
+def crossover(base: dict[str, Any], runs: int) -> None:
+    """Print the index's time per size, plain Python against numpy (the NUMPY_FROM threshold)."""
+    import numpy  # noqa: F401 -- imported before timing: the threshold is about speed once loaded
+    import scipy.spatial  # noqa: F401
+
+    from bt_raider.perception import relations, spatial
+    from bt_raider.perception.scene import Scene
+
+    print(
+        f"{'objects':>8} {'python ms':>10} {'numpy ms':>10}  faster (threshold now {spatial.NUMPY_FROM})"
+    )
+    saved = spatial.NUMPY_FROM
+    try:
+        for n in CROSSOVER_SIZES:
+            scene = Scene(grid_scene(base, n), source=f"<grid {n}>")
+            times: dict[str, list[float]] = {"python": [], "numpy": []}
+            for k in range(runs):
+                # Alternate which goes first, so a busy spell falls on both alike.
+                order = ("python", "numpy") if k % 2 else ("numpy", "python")
+                for label in order:
+                    spatial.NUMPY_FROM = sys.maxsize if label == "python" else 0
+                    state = fresh(scene)
+                    t0 = time.perf_counter()
+                    for rel, anchor in INDEX_WORK:
+                        with relations.indexed(state):
+                            for y in state.of_type(anchor):
+                                relations.related(state, rel, y)
+                    times[label].append(time.perf_counter() - t0)
+            py = statistics.median(times["python"]) * 1000
+            npy = statistics.median(times["numpy"]) * 1000
+            print(f"{n:>8} {py:>10.2f} {npy:>10.2f}  {'python' if py <= npy else 'numpy'}")
+    finally:
+        spatial.NUMPY_FROM = saved
+
+
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
@@ -135,10 +198,16 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     ap.add_argument("--runs", type=int, default=20, help="timed runs per query (default 20)")
+    ap.add_argument(
+        "--crossover", action="store_true", help="time the spatial index: plain Python vs numpy"
+    )
     args = ap.parse_args(argv)
     if not KITCHEN.is_file():  # a clone without ../shared beside it
         print(f"scale.py: needs {KITCHEN} (../shared), missing", file=sys.stderr)
         return 2
+    if args.crossover:
+        crossover(json.loads(KITCHEN.read_text(encoding="utf-8")), args.runs)
+        return 0
 
     from bt_raider.checking.contract import Query
     from bt_raider.checking.registry import make_checker
@@ -161,8 +230,9 @@ def main(argv: list[str] | None = None) -> int:
             for text in queries:
                 checker.check(scene, Query(text))  # warm caches (imports, the lexicon)
                 for _ in range(args.runs):
+                    state = fresh(scene)
                     t0 = time.perf_counter()
-                    verdict = checker.check(scene, Query(text))
+                    verdict = checker.check(state, Query(text))
                     times.append(time.perf_counter() - t0)
                 verdicts.append(str(verdict.category))
             p50[kind][n] = _percentile(times, 0.5) * 1000

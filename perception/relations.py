@@ -23,16 +23,45 @@ from __future__ import annotations
 
 import math
 import re
-import threading
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
-import numpy as np
-
 from bt_raider.errors import SceneNumberError, ToolError
-from bt_raider.perception.validation import MAX_MAGNITUDE, plain_xyz
+from bt_raider.perception.spatial import (
+    Box,
+    SpatialIndex,
+    corners,
+    finite_box,
+    index_of,
+    indexed,
+    xyz,
+)
+
+__all__ = [
+    "CONTAINER_TYPES",
+    "NEAR_DISTANCE",
+    "RELATIONS",
+    "SIDE_MARGIN",
+    "SIDE_RANGE",
+    "SINGLE_SLOT_TYPES",
+    "STACK_TOLERANCE",
+    "SURFACE_OPENABLES",
+    "SpatialIndex",
+    "blocker_ids",
+    "closest",
+    "holds",
+    "horizontal_distance",
+    "index_of",
+    "indexed",
+    "is_container",
+    "keys_for",
+    "normalize_relation",
+    "related",
+    "related_brute_force",
+    "rests_on",
+    "side_offset",
+]
 
 #: Canonical relation names, in the order tools list them.
 RELATIONS: tuple[str, ...] = (
@@ -234,8 +263,11 @@ def _normalize_text(text: str) -> str:
 
 
 # ---------------------------------------------------------------------- geometry helpers
-def _xz(pos: np.ndarray) -> np.ndarray:
-    return np.array([pos[0], pos[2]], dtype=float)
+def _right_xz(scene: Any) -> tuple[float, float]:
+    """The robot's unit right vector ``(x, z)`` as floats (``Scene.right_xz``)."""
+    right = getattr(scene, "right_xz", None)
+    r = right() if right is not None else scene.right_vector()
+    return float(r[0]), float(r[1])
 
 
 def _finite(value: float, what: str, a: Any, b: Any) -> float:
@@ -259,8 +291,8 @@ def horizontal_distance(a: Any, b: Any) -> float:
     Raises:
         ToolError: when a position is not finite (never a NaN distance that compares False).
     """
-    pa, pb = a.position, b.position
-    return _finite(float(math.hypot(pa[0] - pb[0], pa[2] - pb[2])), "distance", a, b)
+    pa, pb = xyz(a), xyz(b)
+    return _finite(math.hypot(pa[0] - pb[0], pa[2] - pb[2]), "distance", a, b)
 
 
 def is_container(obj: Any) -> bool:
@@ -283,25 +315,32 @@ def rests_on(x: Any, y: Any) -> bool:
     return y.id in x.parents or x.id in y.children
 
 
-def _overlap_xz(bx: tuple[np.ndarray, np.ndarray], by: tuple[np.ndarray, np.ndarray]) -> bool:
+def _box_above(bx: Box, by: Box) -> bool:
+    """Box X's bottom at or over box Y's top (resting contact allowed), overlapping in x, z."""
     (xmin, xmax), (ymin, ymax) = bx, by
-    return all(xmin[i] < ymax[i] and ymin[i] < xmax[i] for i in (0, 2))
+    return (
+        xmin[1] >= ymax[1] - STACK_TOLERANCE
+        and xmin[0] < ymax[0]
+        and ymin[0] < xmax[0]
+        and xmin[2] < ymax[2]
+        and ymin[2] < xmax[2]
+    )
 
 
 def _above(x: Any, y: Any) -> bool:
-    bx = x.bbox() if hasattr(x, "bbox") else None
-    by = y.bbox() if hasattr(y, "bbox") else None
+    bx, by = corners(x), corners(y)
     if bx is None or by is None:
         return False
-    if not (np.isfinite(bx).all() and np.isfinite(by).all()):
+    if not (finite_box(bx) and finite_box(by)):
         _finite(math.nan, "bounding boxes", x, y)
-    return bool(bx[0][1] >= by[1][1] - STACK_TOLERANCE) and _overlap_xz(bx, by)
+    return _box_above(bx, by)
 
 
 def side_offset(scene: Any, x: Any, y: Any) -> float:
     """``(X - Y)·r`` in metres: positive when X is to the robot's right of Y."""
-    offset = float((_xz(x.position) - _xz(y.position)) @ scene.right_vector())
-    return _finite(offset, "side offset", x, y)
+    rx, rz = _right_xz(scene)
+    pa, pb = xyz(x), xyz(y)
+    return _finite((pa[0] - pb[0]) * rx + (pa[2] - pb[2]) * rz, "side offset", x, y)
 
 
 def _others(scene: Any, y: Any) -> list[Any]:
@@ -408,7 +447,7 @@ def related(scene: Any, relation: str, y: Any) -> list[Any]:
     Raises:
         ToolError: for an unknown relation.
     """
-    return index_of(scene).related(normalize_relation(relation), y)
+    return _indexed_related(index_of(scene), normalize_relation(relation), y)
 
 
 def related_brute_force(scene: Any, relation: str, y: Any) -> list[Any]:
@@ -438,250 +477,86 @@ def _blockers(scene: Any, y: Any, resting: list[Any]) -> list[Any]:
     return out
 
 
-# ---------------------------------------------------------------------- the index
-#: A radius query returns a superset this much wider (m), then the exact rule decides: a KD-tree
-#: and :func:`horizontal_distance` may round a distance on the boundary differently.
-_SLACK = 1e-9
-#: Radius queries answer by one vectorised pass until this many were asked of one index; then a
-#: KD-tree is built (worth it only when many anchors share the index).
-_TREE_AFTER = 2
+# ---------------------------------------------------------------------- read from the index
+def _pick(index: SpatialIndex, rows: Iterable[int], y: Any) -> list[Any]:
+    return [index.objects[i] for i in rows if not _same(index.objects[i], y)]
 
 
-def _fast_xyz(obj: Any) -> tuple[float, float, float]:
-    """An object's position as floats; the common case without building an array."""
-    raw = getattr(obj, "raw", None)
-    plain = plain_xyz(raw.get("position")) if type(raw) is dict else None
-    if plain is not None:
-        return plain
-    pos = obj.position  # validates, and names the object when malformed
-    return float(pos[0]), float(pos[1]), float(pos[2])
+def _by_rule(index: SpatialIndex, rel: str, y: Any) -> list[Any]:
+    """The pair-by-pair rule: for what the index cannot read (it then says which and why)."""
+    return [o for o in _others(index.scene, y) if _holds(index.scene, rel, o, y)]
 
 
-def _read_positions(objects: Sequence[Any]) -> np.ndarray:
-    """``(n, 3)`` positions: one pass over the raw dicts, checked at once; else one by one.
-
-    The batch holds only when every coordinate is a float within :data:`MAX_MAGNITUDE` (what
-    ``SceneObject.position`` accepts without a word); anything else is read object by object,
-    so a malformed position fails with the object's own error.
-    """
-    try:
-        ps = [o.raw["position"] for o in objects]
-        xs = [p["x"] for p in ps]
-        ys = [p.get("y", 0.0) for p in ps]
-        zs = [p["z"] for p in ps]
-        if {*map(type, xs), *map(type, ys), *map(type, zs)} <= {float}:
-            xyz = np.array([xs, ys, zs], dtype=float).T.reshape(-1, 3)
-            if (np.abs(xyz) <= MAX_MAGNITUDE).all():
-                return xyz
-    except (AttributeError, KeyError, TypeError):
-        pass
-    return np.array([_fast_xyz(o) for o in objects], dtype=float).reshape(-1, 3)
-
-
-class SpatialIndex:
-    """One scene's positions, boxes and receptacle links, read once, for :func:`related`.
-
-    Each part is read on first use (positions for left/right/near/closest, boxes for
-    above/below, links for on/inside/blocking). The scene must not change while the index is
-    used: :func:`related` builds one per call unless inside :func:`indexed`.
-
-    Args:
-        scene: the scene.
-    """
-
-    def __init__(self, scene: Any) -> None:
-        self.scene = scene
-        self.objects: list[Any] = list(scene.objects)
-        self._lock = threading.Lock()
-        self._xz: np.ndarray | None = None
-        self._tree: Any = None
-        self._queries = 0
-        self._boxes: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        self._links: dict[str, list[int]] | None = None
-        self._by_id: dict[str, list[int]] | None = None
-
-    # ------------------------------------------------------------------ parts
-    def _positions(self) -> np.ndarray:
-        if self._xz is None:
-            xyz = _read_positions(self.objects)
-            self._xz = np.ascontiguousarray(xyz[:, [0, 2]])
-        return self._xz
-
-    def _within(self, center: np.ndarray, radius: float) -> list[int]:
-        """Indices of objects at most ``radius`` (plus slack) from ``center``, in scene order."""
-        xz = self._positions()
-        if not len(xz):
-            return []
-        r = radius + _SLACK
-        with self._lock:
-            self._queries += 1
-            if self._tree is None and self._queries > _TREE_AFTER:
-                from scipy.spatial import cKDTree  # scipy comes with unified-planning
-
-                self._tree = cKDTree(xz)
-            tree = self._tree
-        if tree is not None:
-            return sorted(tree.query_ball_point(center, r))
-        d2 = ((xz - center) ** 2).sum(axis=1)
-        return np.flatnonzero(d2 <= r * r).tolist()
-
-    def _box_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """``(has_box, lo, hi)`` arrays; None when a box is not finite (the rule then refuses)."""
-        if self._boxes is None:
-            n = len(self.objects)
-            has = np.zeros(n, dtype=bool)
-            lo = np.zeros((n, 3))
-            hi = np.zeros((n, 3))
-            for i, o in enumerate(self.objects):
-                box = o.bbox()
-                if box is not None:
-                    has[i] = True
-                    lo[i], hi[i] = box
-            self._boxes = (has, lo, hi)
-        has, lo, hi = self._boxes
-        if not (np.isfinite(lo[has]).all() and np.isfinite(hi[has]).all()):
-            return None
-        return self._boxes
-
-    def _resting_on(self, y: Any) -> list[int]:
-        """Indices of objects X with ``rests_on(X, Y)``, in scene order."""
-        if not hasattr(y, "children"):
-            return []
-        if self._links is None or self._by_id is None:
-            links: dict[str, list[int]] = {}
-            by_id: dict[str, list[int]] = {}
-            for i, o in enumerate(self.objects):
-                by_id.setdefault(o.id, []).append(i)
-                for parent in o.parents:
-                    links.setdefault(parent, []).append(i)
-            self._links, self._by_id = links, by_id
-        found = set(self._links.get(y.id, ()))
-        for child in y.children:
-            found.update(self._by_id.get(child, ()))
-        return sorted(found)
-
-    # ------------------------------------------------------------------ answers
-    def _pick(self, indices: Iterable[int], y: Any) -> list[Any]:
-        return [self.objects[i] for i in indices if not _same(self.objects[i], y)]
-
-    def related(self, rel: str, y: Any) -> list[Any]:
-        """:func:`related` for a canonical relation name (see :data:`RELATIONS`)."""
-        scene = self.scene
-        if rel in ("left_of", "right_of", "near", "next_to"):
-            return self._beside(rel, y)
-        if rel == "closest_to":
-            return self._closest(y)
-        if rel in ("on_top_of", "inside"):
-            resting = self._pick(self._resting_on(y), y)
-            if not resting or is_container(y) != (rel == "inside"):
-                return []
-            return resting
-        if rel in ("above", "below"):
-            return self._stacked(rel, y)
-        if rel == "blocking":
-            return _blockers(scene, y, self._pick(self._resting_on(y), y))
-        raise ToolError(f"unknown spatial relation {rel!r}: expected one of {', '.join(RELATIONS)}")
-
-    def _beside(self, rel: str, y: Any) -> list[Any]:
-        """left/right/near from the indexed positions, with the rule's own arithmetic.
-
-        ``horizontal_distance`` and ``side_offset`` on the same float64 values: the index
-        rows hold exactly what ``position`` reads, so the answer is the rule's to the bit.
-        """
-        side = rel in ("left_of", "right_of")
-        pb = y.position
-        yxz = _xz(pb)
-        xz = self._positions()
-        r = self.scene.right_vector() if side else None
-        out = []
-        for i in self._within(yxz, SIDE_RANGE if side else NEAR_DISTANCE):
-            x = self.objects[i]
-            if _same(x, y):
-                continue
-            pa = xz[i]
-            dist = math.hypot(pa[0] - pb[0], pa[1] - pb[2])
-            if not math.isfinite(dist):
-                return [o for o in _others(self.scene, y) if _holds(self.scene, rel, o, y)]
-            if not side:
-                if dist <= NEAR_DISTANCE:
-                    out.append(x)
-                continue
-            if dist > SIDE_RANGE:
-                continue
-            s = _finite(float((pa - yxz) @ r), "side offset", x, y)
-            if (s > SIDE_MARGIN) if rel == "right_of" else (s < -SIDE_MARGIN):
-                out.append(x)
-        return out
-
-    def _stacked(self, rel: str, y: Any) -> list[Any]:
-        by = y.bbox() if hasattr(y, "bbox") else None
-        if by is None:
-            return []
-        boxes = self._box_arrays()
-        if boxes is None or not np.isfinite(by).all():
-            # A box that is not finite: the rule, pair by pair, says which and refuses.
-            return [o for o in _others(self.scene, y) if _holds(self.scene, rel, o, y)]
-        has, lo, hi = boxes
-        ylo, yhi = by
-        overlap = has.copy()
-        for i in (0, 2):
-            overlap &= (lo[:, i] < yhi[i]) & (ylo[i] < hi[:, i])
-        if rel == "above":  # X's bottom at or over Y's top (the same float sums as _above)
-            level = lo[:, 1] >= yhi[1] - STACK_TOLERANCE
-        else:  # Y's bottom at or over X's top
-            level = ylo[1] >= hi[:, 1] - STACK_TOLERANCE
-        return self._pick(np.flatnonzero(overlap & level).tolist(), y)
-
-    def _closest(self, y: Any) -> list[Any]:
-        xz = self._positions()
-        center = _xz(y.position)
-        keep = [i for i in range(len(self.objects)) if not _same(self.objects[i], y)]
+def _indexed_related(index: SpatialIndex, rel: str, y: Any) -> list[Any]:
+    """:func:`related` for a canonical relation name, the rules applied to the index's
+    candidates."""
+    if rel in ("left_of", "right_of", "near", "next_to"):
+        return _beside(index, rel, y)
+    if rel == "closest_to":
+        keep = [i for i, o in enumerate(index.objects) if not _same(o, y)]
         if not keep:
             return []
-        d2 = ((xz[keep] - center) ** 2).sum(axis=1)
-        # The vectorised distances only shortlist; the rule's own distance breaks near-ties.
-        bound = float(np.sqrt(d2.min())) + _SLACK
-        shortlist = [keep[j] for j in np.flatnonzero(np.sqrt(d2) <= bound)]
-        return [closest(self.scene, [self.objects[i] for i in shortlist], y)]
+        yx, _, yz = xyz(y)
+        if math.isfinite(yx) and math.isfinite(yz):
+            # The index only shortlists; the rule's own distance breaks near-ties.
+            keep = index.nearest(keep, yx, yz)
+        return [closest(index.scene, [index.objects[i] for i in keep], y)]
+    if rel in ("on_top_of", "inside"):
+        resting = _pick(index, index.resting_on(y), y)
+        if not resting or is_container(y) != (rel == "inside"):
+            return []
+        return resting
+    if rel in ("above", "below"):
+        by = corners(y)
+        if by is None:
+            return []
+        boxes = index.boxes()
+        if boxes is None or not finite_box(by):
+            return _by_rule(index, rel, y)  # a box that is not finite: the rule says which
+        out = []
+        for i in index.overlapping(by):
+            x, bx = index.objects[i], boxes[i]
+            if bx is not None and not _same(x, y):
+                if _box_above(bx, by) if rel == "above" else _box_above(by, bx):
+                    out.append(x)
+        return out
+    if rel == "blocking":
+        return _blockers(index.scene, y, _pick(index, index.resting_on(y), y))
+    raise ToolError(f"unknown spatial relation {rel!r}: expected one of {', '.join(RELATIONS)}")
 
 
-_SCOPES: dict[int, list[Any]] = {}
-_SCOPES_LOCK = threading.Lock()
+def _beside(index: SpatialIndex, rel: str, y: Any) -> list[Any]:
+    """left/right/near from the indexed positions, with the rule's own arithmetic.
 
-
-@contextmanager
-def indexed(scene: Any) -> Iterator[SpatialIndex]:
-    """Share one :class:`SpatialIndex` of ``scene`` among every :func:`related` call inside.
-
-    A check grounding "the apple left of the bowl" asks the relation once per bowl; inside this
-    block the scene is read and indexed once for all of them. The scene must not change inside
-    the block (a check reads one scene); blocks nest and may overlap across threads.
-
-    Args:
-        scene: the scene the relations are asked about.
+    The same float subtractions, ``math.hypot`` and side offset as ``horizontal_distance`` and
+    ``side_offset``, on the same floats: the answer is the rule's to the bit.
     """
-    key = id(scene)
-    with _SCOPES_LOCK:
-        entry = _SCOPES.get(key)
-        if entry is None or entry[0] is not scene:
-            entry = [scene, 0, SpatialIndex(scene)]
-            _SCOPES[key] = entry
-        entry[1] += 1
-    try:
-        yield entry[2]
-    finally:
-        with _SCOPES_LOCK:
-            entry[1] -= 1
-            if entry[1] == 0 and _SCOPES.get(key) is entry:
-                del _SCOPES[key]
-
-
-def index_of(scene: Any) -> SpatialIndex:
-    """The index :func:`indexed` shares for ``scene``, else a fresh one."""
-    entry = _SCOPES.get(id(scene))
-    if entry is not None and entry[0] is scene:
-        return entry[2]
-    return SpatialIndex(scene)
+    side = rel in ("left_of", "right_of")
+    limit = SIDE_RANGE if side else NEAR_DISTANCE
+    yx, _, yz = xyz(y)
+    if not (math.isfinite(yx) and math.isfinite(yz)):
+        return _by_rule(index, rel, y)  # a duck-typed anchor's NaN: the rule refuses
+    rx, rz = _right_xz(index.scene) if side else (0.0, 0.0)
+    xs, zs = index.coords()
+    objects = index.objects
+    out = []
+    for i in index.within(yx, yz, limit):
+        x = objects[i]
+        if _same(x, y):
+            continue
+        dx, dz = xs[i] - yx, zs[i] - yz
+        dist = math.hypot(dx, dz)
+        if not math.isfinite(dist):  # a duck-typed position: the rule names it
+            return _by_rule(index, rel, y)
+        if dist > limit:
+            continue
+        if not side:
+            out.append(x)
+            continue
+        s = _finite(dx * rx + dz * rz, "side offset", x, y)
+        if (s > SIDE_MARGIN) if rel == "right_of" else (s < -SIDE_MARGIN):
+            out.append(x)
+    return out
 
 
 def closest(scene: Any, candidates: Sequence[Any], y: Any) -> Any:

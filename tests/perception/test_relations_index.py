@@ -1,19 +1,28 @@
 """The spatial index answers exactly what the relation rules answer, object by object.
 
-``related`` reads a :class:`~bt_raider.perception.relations.SpatialIndex` (a radius query, a
-KD-tree once several anchors share it, vectorised box tests); these tests hold it to the
+``related`` reads a :class:`~bt_raider.perception.spatial.SpatialIndex`: in plain Python (a
+grid of cells) below ``NUMPY_FROM`` objects, else with numpy (a vectorised radius query, a
+KD-tree once several anchors share it, vectorised box tests). These tests hold both paths to the
 definitions of ``docs/scene-format.md`` section 2, written out here in plain arithmetic, and to
-the pair-by-pair rule (:func:`relations.related_brute_force`) on random small scenes.
+the pair-by-pair rule (:func:`relations.related_brute_force`) on random small scenes, the
+threshold forced either way.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bt_raider.perception import relations
+from bt_raider.errors import ToolError
+from bt_raider.perception import relations, spatial
 from bt_raider.perception.scene import Scene
 
 TYPES = ("Apple", "Bowl", "Mug", "CounterTop", "Cabinet", "Knife")
@@ -75,6 +84,28 @@ anywhere = scenes(
     st.floats(-3.0, 3.0, allow_nan=False, allow_infinity=False),
     st.floats(0.0, 360.0, allow_nan=False, allow_infinity=False),
 )
+# On and around the edges of the plain-Python grid's cells, at the rules' own distances apart:
+# a neighbour exactly 1.0 or 0.5 m away in the next cell must still be found.
+edges = scenes(
+    st.builds(
+        lambda k, d: k * spatial.CELL + d,
+        st.integers(-3, 3),
+        st.sampled_from((0.0, 1e-12, -1e-12, 0.25, -0.25, 0.5, -0.5, 1.0, -1.0)),
+    ),
+    st.sampled_from((0.0, 90.0, 180.0, 270.0)),
+)
+#: NUMPY_FROM forced so that every scene takes the plain-Python path, or the numpy path.
+PATHS = {"python": sys.maxsize, "numpy": 0}
+
+
+@contextmanager
+def numpy_from(threshold: int) -> Iterator[None]:
+    saved = spatial.NUMPY_FROM
+    spatial.NUMPY_FROM = threshold
+    try:
+        yield
+    finally:
+        spatial.NUMPY_FROM = saved
 
 
 def _by_definition(scene: Scene, rel: str, y) -> set[str]:
@@ -122,32 +153,36 @@ def _stacked(top, bottom) -> bool:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(grid)
-def test_indexed_relations_match_the_format_docs_definitions(scene):
-    for rel in GEOMETRIC:
-        for y in scene.objects:
-            found = {o.id for o in relations.related(scene, rel, y)}
-            assert found == _by_definition(scene, rel, y), (rel, y.id)
+@given(st.one_of(grid, edges), st.sampled_from(sorted(PATHS)))
+def test_indexed_relations_match_the_format_docs_definitions(scene, path):
+    with numpy_from(PATHS[path]):
+        for rel in GEOMETRIC:
+            for y in scene.objects:
+                found = {o.id for o in relations.related(scene, rel, y)}
+                assert found == _by_definition(scene, rel, y), (path, rel, y.id)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(grid, anywhere))
-def test_indexed_relations_match_the_pair_by_pair_rule_in_order(scene):
-    # Outside a scope each call indexes afresh (vectorised); inside one, every anchor after the
-    # second goes through the KD-tree: both must give the rule's answer, in scene order.
+@given(st.one_of(grid, anywhere, edges), st.sampled_from(sorted(PATHS)))
+def test_indexed_relations_match_the_pair_by_pair_rule_in_order(scene, path):
+    # Outside a scope each call indexes afresh (numpy: vectorised); inside one, every anchor
+    # after the second reads the same index (numpy: a KD-tree): all must give the rule's
+    # answer, in scene order.
     expected = {
         (rel, y.id): [o.id for o in relations.related_brute_force(scene, rel, y)]
         for rel in EVERY
         for y in scene.objects
     }
-    for rel in EVERY:
-        for y in scene.objects:
-            assert [o.id for o in relations.related(scene, rel, y)] == expected[rel, y.id]
-    with relations.indexed(scene):
+    with numpy_from(PATHS[path]):
         for rel in EVERY:
             for y in scene.objects:
                 got = [o.id for o in relations.related(scene, rel, y)]
-                assert got == expected[rel, y.id], (rel, y.id)
+                assert got == expected[rel, y.id], (path, rel, y.id)
+        with relations.indexed(scene):
+            for rel in EVERY:
+                for y in scene.objects:
+                    got = [o.id for o in relations.related(scene, rel, y)]
+                    assert got == expected[rel, y.id], (path, rel, y.id)
 
 
 @settings(max_examples=60, deadline=None)
@@ -205,3 +240,61 @@ def test_positions_outside_the_fast_path_are_read_one_by_one():
     scene = Scene({"objects": [a, b], "agent": {"position": {"x": 0.0, "y": 0.9, "z": -2.0}}})
     assert [o.id for o in relations.related(scene, "near", scene.by_id("Bowl|1"))] == ["Apple|0"]
     assert [o.id for o in relations.related(scene, "left_of", scene.by_id("Bowl|1"))] == ["Apple|0"]
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_a_position_that_is_not_finite_is_refused_on_either_path(path):
+    # A duck-typed scene (no raw dicts, no validation): the index meets the NaN and refuses
+    # as the rule does, never answering without the object.
+    class Thing:
+        def __init__(self, name: str, x: float, z: float) -> None:
+            self.name = self.id = name
+            self.position = (x, 0.9, z)
+
+    class Room:
+        objects = [Thing("a", math.nan, 0.0), Thing("b", 0.2, 0.0), Thing("c", 0.0, 0.0)]
+
+        def right_xz(self) -> tuple[float, float]:
+            return 1.0, 0.0
+
+    room = Room()
+    a, c = room.objects[0], room.objects[2]
+    with numpy_from(PATHS[path]):
+        for rel in ("near", "left_of", "right_of", "closest_to"):
+            with pytest.raises(ToolError, match="distance between"):
+                relations.related(room, rel, c)  # a NaN among the others
+            with pytest.raises(ToolError, match="distance between"):
+                relations.related(room, rel, a)  # the anchor's own position
+
+
+def test_a_small_scene_is_related_without_numpy():
+    # bt-raider check on a room must not pay numpy's import: every relation, in and out of a
+    # scope, on a scene below NUMPY_FROM objects, in a fresh interpreter.
+    objects = [
+        _object(i, TYPES[i % len(TYPES)], (i % 7) * 0.3, 0.9, (i // 7) * 0.3, (0.2, 0.2, 0.2))
+        for i in range(40)
+    ]
+    objects[1]["parentReceptacles"] = [objects[3]["objectId"]]
+    data = {"objects": objects, "agent": {"position": {"x": 0.0, "y": 0.9, "z": -3.0}}}
+    code = f"""
+import json, sys
+from bt_raider.perception import relations, spatial
+from bt_raider.perception.scene import Scene
+scene = Scene(json.loads({json.dumps(json.dumps(data))}))
+assert len(scene.objects) < spatial.NUMPY_FROM
+found = 0
+for rel in relations.RELATIONS:
+    for y in scene.objects:
+        found += len(relations.related(scene, rel, y))
+with relations.indexed(scene):
+    for rel in relations.RELATIONS:
+        for y in scene.objects:
+            found += len(relations.related(scene, rel, y))
+print(found, sorted(m for m in ("numpy", "scipy") if m in sys.modules))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    found, loaded = out.stdout.strip().split(" ", 1)
+    assert int(found) > 0
+    assert loaded == "[]"

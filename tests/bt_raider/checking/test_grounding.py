@@ -69,6 +69,44 @@ def test_as_absent_object_has_a_reason(small_kitchen):
     assert "no banana" in found.reason
 
 
+def _detecting(names: list[str]):
+    """Default tools whose object_detection reports only ``names``, in that order."""
+    tools = default_tools()
+
+    def object_detection(scene: Scene) -> list[str]:
+        """Identifies the objects in the scene.
+
+        Returns:
+            the display names of the objects perception sees.
+        """
+        return list(names)
+
+    tools.register(object_detection)
+    return tools
+
+
+def test_present_is_what_perception_reports_in_its_order(small_kitchen_dict):
+    small_kitchen_dict["inventoryObjects"] = [{"objectId": MUG, "objectType": "Mug"}]
+    small_kitchen_dict["objects"].append(  # a type no lexicon knows
+        {"objectId": "Gizmo|1", "objectType": "Gizmo", "position": {"x": 0.0, "y": 1.0, "z": 0.0}}
+    )
+    scene = Scene(small_kitchen_dict)
+    everything = [o.id for o in scene.objects]
+    g, runner = grounder(scene)
+    assert [o.id for o in g.present()] == everything  # every object reported: the scene's
+    assert [c.tool for c in runner.calls] == ["object_detection", "robot_holding"]
+    names = [scene.by_id(i).name for i in (APPLE, TOMATO)]
+    g, runner = grounder(scene, _detecting(names))
+    # Only what perception reports, in its order, plus what the robot holds.
+    assert [o.id for o in g.present()] == [APPLE, TOMATO, MUG]
+    assert [c.tool for c in runner.calls] == ["object_detection", "robot_holding"]
+    # An unreported gizmo is absent, yet "gizmo" still names a type of the scene.
+    assert g.types_for("gizmo", g.present()) == ({"Gizmo"}, "AS")
+    assert g.ground(parse_phrase("the gizmo")).candidates == []
+    g, _ = grounder(scene, _detecting([scene.by_id(i).name for i in reversed(everything)]))
+    assert [o.id for o in g.present()] == everything[::-1]
+
+
 # --------------------------------------------------------------------------- AN
 def test_an_category_grounds_through_the_lexicon(small_kitchen):
     fruit, _ = ground(small_kitchen, "a fruit")
