@@ -1,16 +1,34 @@
 """Start-up of the command line: ``bt-raider check`` to its verdict, the medicine demo, imports.
 
-Times fresh processes and prints the median, minimum and maximum wall time of each:
+Times fresh processes and prints, for each, the median, minimum and maximum wall time and the
+median CPU time (user + system of the process and the children it waited for; on a machine
+other jobs keep busy the CPU figure moves less than the wall time):
 
-- ``bt-raider check --scene SCENE "pick(Apple)"`` (the FloorPlan1 kitchen of ``../shared`` when
-  it is there, else the medicine-delivery scene shipped with the package), through the console
-  script installed beside this interpreter, and through the one on ``PATH`` when that is another
-  file (a pyenv shim adds its own start-up);
-- ``python -c pass`` and ``python -c "import numpy"``, the floor under every command;
+- ``bt-raider check --scene SCENE "open the fridge"`` (the FloorPlan1 kitchen of ``../shared``
+  when it is there, else the medicine-delivery scene shipped with the package), through the
+  console script installed beside this interpreter, through the one on ``PATH`` when that is
+  another file (a pyenv shim adds its own start-up), and through each ``--exe`` given;
+- ``python -c pass`` (the floor under every command: the interpreter and ``site``, which runs
+  the ``.pth`` files of site-packages; an editable install's is a setuptools import finder),
+  ``python -S -c pass`` (no ``site``) and ``python -c "import numpy"``;
 - ``bt-raider demo medicine-delivery --no-memory`` and with its memory (a fresh database each
   run: the embedding model loads every time), ``--demo-runs`` times each;
 
-then the bt_raider modules loaded by building the parser for ``check`` alone.
+then, for each command, the heavy packages its process loaded (numpy, scipy, unified-planning,
+torch: ``check`` and the demo without memory need none of them) and how many bt_raider modules.
+
+Which install: ``README``'s first command is ``pip install -e .`` (editable): every start runs
+setuptools' finder from a ``.pth`` file (about 25 ms on our machine). A regular ``pip install .``
+has no finder. Each line names the install it timed. To time a regular install beside the
+editable one, without touching the environment the project is installed in::
+
+    python3 -m venv --without-pip /tmp/regular
+    python3 -c "import site; print(site.getsitepackages()[0])" \\
+        > /tmp/regular/lib/python3.11/site-packages/deps.pth   # the dependencies, no .pth run
+    git archive HEAD | (mkdir -p /tmp/src && tar -x -C /tmp/src)
+    python3 -m pip wheel --no-deps --no-build-isolation -w /tmp/wheel /tmp/src
+    /tmp/regular/bin/python -m pip install --no-deps --ignore-installed /tmp/wheel/*.whl
+    python3 benchmarks/startup.py --exe /tmp/regular/bin/bt-raider
 
 Bytecode: an editable install run with ``PYTHONDONTWRITEBYTECODE`` set (as on our machines)
 recompiles every bt_raider module at every start, which costs more than all the imports. A
@@ -25,14 +43,17 @@ both see the same machine load. DIR is a checkout importable as ``bt_raider`` fr
     for d in perception memory planners examples; do ln -s ../$d /tmp/before/bt_raider/$d; done
     python3 benchmarks/startup.py --before /tmp/before
 
-    python3 benchmarks/startup.py [--runs 15] [--demo-runs 5] [--scene SCENE.json] [--before DIR]
+    python3 benchmarks/startup.py [--runs 15] [--demo-runs 5] [--scene SCENE.json]
+        [--query Q] [--before DIR] [--exe BT_RAIDER ...] [--no-compile]
 """
 
 from __future__ import annotations
 
 import argparse
 import compileall
+import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -46,6 +67,8 @@ ROOT = Path(__file__).resolve().parents[1]
 KITCHEN = ROOT.parent / "shared" / "scenes" / "floorplan1_kitchen.json"
 #: Source folders of the package (``package_dir`` in setup.cfg).
 FOLDERS = ("bt_raider", "perception", "memory", "planners", "examples")
+#: Third-party packages reported when a command's process loads them.
+HEAVY = ("numpy", "scipy", "unified_planning", "pyperplan", "torch", "transformers", "openai")
 
 
 #: Commands run from here: ``python -c`` puts its working directory first on sys.path, and the
@@ -60,15 +83,22 @@ def _env(tree: Path | None) -> dict[str, str]:
     return env
 
 
-def _time(cmd: list[str], tree: Path | None, out_dir: bool) -> float:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _time(cmd: list[str], tree: Path | None, out_dir: bool) -> tuple[float, float]:
+    """Wall and CPU seconds of one run of ``cmd``."""
     if out_dir:
         cmd = [*cmd, "--out", tempfile.mkdtemp(prefix="bt_raider_startup_")]
+    cpu = _children_cpu()
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=_env(tree), cwd=CWD)
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"startup: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr[-800:]}")
-    return elapsed
+    return elapsed, _children_cpu() - cpu
 
 
 def measure(
@@ -77,34 +107,77 @@ def measure(
     """Time ``cmd`` ``runs`` times in each tree, alternating, and print one line per tree."""
     for tree in trees.values():
         _time(cmd, tree, out_dir)  # warm the file cache
-    times: dict[str, list[float]] = {name: [] for name in trees}
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
     for _ in range(runs):
         for name, tree in trees.items():
             times[name].append(_time(cmd, tree, out_dir))
-    for name, ts in times.items():
+    for name, runs_ in times.items():
+        wall = [w for w, _ in runs_]
+        cpu = [c for _, c in runs_]
         where = f" [{name}]" if len(trees) > 1 else ""
         print(
-            f"{label}{where}, {runs} runs: median {statistics.median(ts):.3f} s, "
-            f"min {min(ts):.3f} s, max {max(ts):.3f} s",
+            f"{label}{where}, {runs} runs: median {statistics.median(wall):.3f} s, "
+            f"min {min(wall):.3f} s, max {max(wall):.3f} s; CPU median {statistics.median(cpu):.3f} s",
             flush=True,
         )
 
 
-def modules_for_check(tree: Path | None) -> list[str]:
+def interpreter_of(exe: str) -> str | None:
+    """The Python a console script runs (its ``#!`` line), or None (a shim, a binary)."""
+    try:
+        with open(exe, "rb") as f:
+            first = f.readline(400).decode("utf-8", "replace").strip()
+    except OSError:
+        return None
+    if not first.startswith("#!"):
+        return None
+    words = first[2:].split()
+    if not words:
+        return None
+    if Path(words[0]).name == "env":  # "#!/usr/bin/env python3"
+        return shutil.which(words[1]) if len(words) > 1 else None
+    return words[0] if "python" in Path(words[0]).name else None
+
+
+def install_kind(python: str, tree: Path | None = None) -> str:
+    """``editable (setuptools finder)``, ``regular`` or ``source tree`` for ``python``."""
+    if tree is not None:
+        return "source tree on PYTHONPATH"
     code = (
-        "import sys; from bt_raider.cli import build_parser; "
-        "build_parser(['check', '--scene', 's.json', 'q']); "
-        "print('\\n'.join(sorted(m for m in sys.modules if m.startswith('bt_raider'))))"
+        "import sys, bt_raider; "
+        "print(any(m.startswith('__editable__') for m in sys.modules), bt_raider.__file__)"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        env=_env(tree),
-        cwd=CWD,
+        [python, "-c", code], capture_output=True, text=True, env=_env(None), cwd=CWD
     )
-    return out.stdout.split()
+    if out.returncode != 0:
+        return "unknown (bt_raider not importable)"
+    editable, where = out.stdout.split(maxsplit=1)
+    if editable == "True":
+        return "editable install (setuptools finder at every start)"
+    return f"regular install ({Path(where.strip()).parent.parent})"
+
+
+def modules_loaded(python: str, argv: list[str], tree: Path | None) -> tuple[list[str], int]:
+    """The :data:`HEAVY` packages and the number of bt_raider modules ``bt-raider ARGV`` loads."""
+    code = (
+        "import contextlib, io, json, sys\n"
+        "from bt_raider.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    code = main({argv!r})\n"
+        f"heavy = sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))\n"
+        "ours = sum(1 for m in sys.modules if m.split('.')[0] == 'bt_raider')\n"
+        "print(json.dumps([code, heavy, ours]))\n"
+    )
+    out = subprocess.run(
+        [python, "-c", code], capture_output=True, text=True, env=_env(tree), cwd=CWD
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"startup: bt-raider {' '.join(argv)} failed: {out.stderr[-800:]}")
+    code, heavy, ours = json.loads(out.stdout.strip().splitlines()[-1])
+    if code != 0:
+        raise SystemExit(f"startup: bt-raider {' '.join(argv)} exited {code}")
+    return heavy, ours
 
 
 def main() -> int:
@@ -112,8 +185,15 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=15, help="check processes to time (15)")
     parser.add_argument("--demo-runs", type=int, default=5, help="demo processes to time (5)")
     parser.add_argument("--scene", help="scene file (default: the kitchen, else the shipped one)")
-    parser.add_argument("--query", default="pick(Apple)", help="the action checked")
+    parser.add_argument("--query", default="open the fridge", help="the action checked")
     parser.add_argument("--before", type=Path, help="an older checkout to time side by side")
+    parser.add_argument(
+        "--exe",
+        action="append",
+        default=[],
+        metavar="BT_RAIDER",
+        help="another install's bt-raider console script to time check with (repeatable)",
+    )
     parser.add_argument("--no-compile", action="store_true", help="leave bytecode as it is")
     args = parser.parse_args()
 
@@ -122,6 +202,10 @@ def main() -> int:
     if exe is None:
         print("startup: bt-raider is not installed (pip install -e . first)", file=sys.stderr)
         return 2
+    for other in args.exe:
+        if not Path(other).is_file():
+            print(f"startup: --exe {other}: no such file", file=sys.stderr)
+            return 2
     scene = (
         str(Path(args.scene).resolve())
         if args.scene
@@ -145,8 +229,16 @@ def main() -> int:
     if os.environ.get("PYTHONDONTWRITEBYTECODE"):
         print(f"PYTHONDONTWRITEBYTECODE{note}")
     print(f"scene: {scene}")
+    print(f"{exe}: {install_kind(sys.executable)}")
+    for other in args.exe:
+        python = interpreter_of(other)
+        print(f"{other}: {install_kind(python) if python else 'unknown install'}")
 
-    measure("python -c pass", [sys.executable, "-c", "pass"], args.runs, {"": None})
+    pythons = [sys.executable] + [p for p in map(interpreter_of, args.exe) if p]
+    for python in dict.fromkeys(pythons):
+        mine = {"": None}
+        measure(f"{python} -c pass", [python, "-c", "pass"], args.runs, mine)
+        measure(f"{python} -S -c pass", [python, "-S", "-c", "pass"], args.runs, mine)
     measure(
         "python -c 'import numpy'", [sys.executable, "-c", "import numpy"], args.runs, {"": None}
     )
@@ -155,6 +247,8 @@ def main() -> int:
     on_path = shutil.which("bt-raider")
     if on_path and Path(on_path).resolve() != Path(exe).resolve():
         measure(f"bt-raider check {args.query!r} ({on_path})", [on_path, *check], args.runs, trees)
+    for other in args.exe:
+        measure(f"bt-raider check {args.query!r} ({other})", [other, *check], args.runs, {"": None})
     demo = [exe, "demo", "medicine-delivery"]
     if args.demo_runs > 0:
         measure(
@@ -165,11 +259,19 @@ def main() -> int:
             True,
         )
         measure("demo medicine-delivery (memory, new db)", demo, args.demo_runs, trees, True)
+    out = tempfile.mkdtemp(prefix="bt_raider_startup_")
     for name, tree in trees.items():
-        loaded = modules_for_check(tree)
         where = f" [{name}]" if len(trees) > 1 else ""
-        print(f"building the parser for 'check' loads {len(loaded)} bt_raider modules{where}:")
-        print("  " + ", ".join(loaded))
+        for argv in (
+            check,
+            ["demo", "medicine-delivery", "--no-memory", "--out", out],
+        ):
+            heavy, ours = modules_loaded(sys.executable, argv, tree)
+            label = " ".join(argv[:2]) if argv[0] == "demo" else "check"
+            print(
+                f"bt-raider {label}{where} loads {ours} bt_raider modules and "
+                f"{', '.join(heavy) if heavy else 'none'} of {', '.join(HEAVY)}"
+            )
     return 0
 
 
