@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -153,3 +154,59 @@ def test_an_os_error_is_one_line(monkeypatch, capsys):
     assert main(["check", "--scene", "s.json", "pick(Apple)"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "No space left on device" in err
+
+
+#: Packages ``bt-raider check`` never needs: numpy's import alone costs more than a whole check
+#: on the symbolic backend, and scipy and unified-planning (planning) several times that.
+NOT_FOR_CHECK = ("numpy", "scipy", "unified_planning", "torch", "transformers", "openai")
+
+
+def test_check_runs_to_its_verdicts_without_numpy_scipy_or_unified_planning():
+    from bt_raider.examples import medicine_delivery
+    from bt_raider.testing.scenes import KITCHEN_PATH
+
+    medicine = Path(medicine_delivery.__file__).with_name("scene.json")
+    # Each kind of reasoning the symbolic checker does: reach, state, relations (left of,
+    # near, closest), several steps, a near-miss name, PDDL syntax, places and people.
+    runs = [
+        (KITCHEN_PATH, "open the fridge"),
+        (KITCHEN_PATH, "put the apple in the fridge"),
+        (KITCHEN_PATH, "pick up the knife left of the sink"),
+        (KITCHEN_PATH, "pick the mug near the kettle"),
+        (KITCHEN_PATH, "pick the closest stool"),
+        (KITCHEN_PATH, "pick the bread then put it in the bowl"),
+        (KITCHEN_PATH, "pick up the tomatoe"),
+        (KITCHEN_PATH, "(pick robot apple countertop)"),
+        (medicine, "approach the medicine_counter"),
+        (medicine, "give the medicine to Adriana"),
+    ]
+    code = (
+        "import contextlib, io, json, sys\n"
+        "from bt_raider.cli import main\n"
+        f"for scene, query in {[(str(s), q) for s, q in runs]!r}:\n"
+        "    with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "        assert main(['check', '--scene', scene, query]) == 0, query\n"
+        "    print(json.loads(out.getvalue())['final_response'])\n"
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {NOT_FOR_CHECK!r}))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    *verdicts, loaded = proc.stdout.splitlines()
+    assert len(verdicts) == len(runs) and set(verdicts) >= {"none", "unfeasibility", "ambiguity"}
+    assert loaded == "[]", f"bt-raider check imported {loaded}"
+
+
+def test_the_medicine_demo_runs_without_numpy_scipy_or_unified_planning(tmp_path):
+    # It plans in a child process (pyperplan) and moves its robot with plain floats.
+    code = (
+        "import contextlib, io, sys\n"
+        "from bt_raider.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        f"    code = main(['demo', 'medicine-delivery', '--no-memory', '--out', {str(tmp_path)!r}])\n"
+        "print(code, 'medicine handed over to Adriana: yes' in out.getvalue())\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        f"{(*NOT_FOR_CHECK, 'pyperplan')!r}))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines() == ["0 True", "[]"], proc.stdout
