@@ -389,6 +389,7 @@ def run_scenario(
         show_dialogue=not interactive,
         replanning=replanning,
     )
+    reporter.recorder = recorder
     limit = time_limit if time_limit is not None else TIME_LIMITS.get(backend, 60.0)
     start = time.monotonic()
     deadline = start + limit

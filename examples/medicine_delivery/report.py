@@ -55,6 +55,7 @@ class Reporter:
         self.records = records
         self.echo = echo
         self.replanning = replanning
+        self.recorder: Any = None  # a TraceRecorder: replans go on the viewer's timeline too
         self.events: list[dict[str, Any]] = []
         self._verdicts: list[Any] = [None] * len(guards)
         self._plans: list[Any] = [None] * len(guards)
@@ -68,6 +69,11 @@ class Reporter:
         self._shown = -1
         self._acting: int | None = 0
         self._t0 = time.monotonic()
+
+    def _note(self, kind: str, text: str, **data: Any) -> None:
+        """A replan on the recorder's timeline, on the replanning node."""
+        if self.recorder is not None:
+            self.recorder.event(kind, text, node=self.replanning, **data)
 
     def _event(self, kind: str, step: int | None, **data: Any) -> None:
         number = 0 if step is None else step + 1
@@ -146,6 +152,7 @@ class Reporter:
             self._announced += 1
             self.echo(f"\nreplanning: {record['reason']}")
             self._event("replan", None, reason=record["reason"])
+            self._note("replan", f"replanning: {record['reason']}")
         while self._replans_seen < len(history):
             record = history[self._replans_seen]
             if "steps" not in record and "error" not in record:
@@ -157,12 +164,16 @@ class Reporter:
             if "error" in record:
                 self.echo(f"  no plan   {record['error']}")
                 self._event("no_plan", None, error=record["error"], facts=facts)
+                self._note("no_plan", f"no plan: {record['error']}", facts=facts)
             elif self.replanning.status == py_trees.common.Status.FAILURE:
                 # A plan came back, but the decorator refused it (the failed steps again).
                 self.echo(f"  refused   {self.replanning.reason}")
                 self._event("no_plan", None, error=self.replanning.reason, facts=facts)
+                self._note("no_plan", self.replanning.reason, facts=facts)
             else:
                 self._event("new_plan", None, steps=record["steps"], facts=facts)
+                text = f"new plan from the observed state: {'; '.join(record['steps'])}"
+                self._note("new_plan", text, steps=record["steps"], facts=facts)
         node = self.replanning.decorated
         if node is self._plan_node:
             return

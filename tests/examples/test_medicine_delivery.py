@@ -576,6 +576,11 @@ def test_command_line_scenarios_and_their_exit_status(tmp_path, capsys):
     assert validate(trace) == []  # the viewer reads it, with the node that said why
     names = {node["name"] for tick in trace["ticks"] for node in tick.get("add", [])}
     assert {"Replan what cannot be fixed", "Say why the delivery failed"} <= names
+    timeline = [e for tick in trace["ticks"] for e in tick.get("events", [])]
+    kinds = [e["kind"] for e in timeline if e["kind"] in ("replan", "no_plan", "new_plan")]
+    assert kinds == ["replan", "no_plan"]  # the viewer's timeline shows the replan
+    (no_plan,) = [e for e in timeline if e["kind"] == "no_plan"]
+    assert no_plan["facts"] == ["(hand_free tiago)", "(robot_at tiago medicine_counter)"]
     with pytest.raises(SystemExit) as exc:
         main(["demo", "medicine-delivery", "--scenario", "lost-keys"])
     assert exc.value.code == 2
