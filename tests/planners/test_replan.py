@@ -491,3 +491,32 @@ def test_a_disjunctive_goal_has_no_atom_to_blame():
     state = ObservedState(FETCH_DOMAIN, problem, lambda: ["(at home)"])
     assert state.goal == ["(or (thing_at cup home) (carrying cup))"]
     assert state.unreachable() is None
+
+
+def test_pddl_guards_replan_a_gone_ball_through_unified_planning(gripper, two_tick_robot):
+    """The PDDL-only stack: PddlChecker guards (a missing ``at`` is not_present), a PddlWorld
+    (the state unified-planning solves from), and the rule."""
+    from bt_raider.planners.preconditions import PddlChecker
+    from bt_raider.planners.replan import cannot_be_fixed, failed_guard
+    from bt_raider.planners.tree import raider_guards
+
+    world, actions, plan = _setup(gripper, two_tick_robot)
+    steps = pddl.plan_steps(plan)
+    checker = PddlChecker(world, categories={"at": "not_present"})
+    guard = raider_guards(checker, scene=None, preconditions=world, deadline=30)
+    old = plan_to_tree(plan, actions, guard=guard)
+    replanner = Replanner(world, actions, engine="pyperplan", guard=guard, name="new plan")
+    root = Replanning(old, replanner, when=cannot_be_fixed, steps=steps)
+    later = next(s for s in steps[1:] if s.name == "pick")
+    ball = later.args[0]
+    root.tick_once()
+    _someone_moves(world, ball)  # the ball a later pick needs is in roomb now
+    status, _ = _run(root, FactRobot(set()))
+    assert status is Status.SUCCESS and world.goal_reached()
+    (record,) = root.history
+    assert record["reason"].startswith(f"{later.text} cannot be fixed (not_present)")
+    assert f"unsatisfied (at {ball} rooma)" in record["reason"]
+    failed = failed_guard(old)
+    assert failed.status is Status.FAILURE and failed.decorated.status is Status.INVALID
+    assert root.decorated.name == "new plan" and root.replans == 1
+    assert not any(s.text.startswith(f"(pick {ball} rooma") for s in world.history)
