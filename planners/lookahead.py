@@ -251,7 +251,8 @@ class PddlForecaster:
                 return unknown(i, "the look-ahead was cancelled")
             step = steps[i]
             try:
-                found = self._judge(step, state, i, n, start)
+                with self.lock:  # one step at a time: the tick's execute waits one step at most
+                    found = self._judge(step, state, i, n, start)
                 if isinstance(found, Forecast):
                     return found
                 state = found

@@ -157,12 +157,13 @@ class Preconditions:
             step = parse_step(step)
         action, objects = resolve(self.problem, step)
         state = self.state if state is None else state
-        parts = ground_preconditions(self.problem, action, objects)
         bindings = {
             p.name: self.names.get(o.name, o.name)
             for p, o in zip(action.parameters, objects, strict=True)
         }
         with self.lock:
+            # Under the lock too: UP's substituter belongs to the environment, shared by threads.
+            parts = ground_preconditions(self.problem, action, objects)
             false_parts = [p for p in parts if not self._holds(p, state)]
             reasons: list[str] = []
             if not false_parts:

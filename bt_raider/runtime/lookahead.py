@@ -337,6 +337,24 @@ class SceneForecaster:
 
 
 # --------------------------------------------------------------------------- the decorator
+def _check_plan(plan: py_trees.behaviour.Behaviour, forecaster: Any) -> None:
+    if not callable(getattr(forecaster, "forecast", None)):
+        raise TypeError(
+            f"forecaster must have forecast(start, depth, *, cancel), got {forecaster!r}"
+        )
+    if not isinstance(plan, py_trees.composites.Composite):
+        raise TypeError(
+            f"LookAhead decorates a plan: a py_trees Composite whose children are the steps, "
+            f"got {type(plan).__name__} {plan.name!r}"
+        )
+    n = len(forecaster)
+    if n != len(plan.children):
+        raise ValueError(
+            f"the forecaster has {n} step(s) but the plan {plan.name!r} has "
+            f"{len(plan.children)} step node(s)"
+        )
+
+
 class LookAhead(py_trees.decorators.Decorator):
     """Run a plan and look ahead of the step it is at (on a worker, never on the tick).
 
@@ -384,13 +402,10 @@ class LookAhead(py_trees.decorators.Decorator):
         executor: Executor | None = None,
         deadline: float | None = DEFAULT_DEADLINE,
     ) -> None:
-        super().__init__(name=name or f"Look ahead {child.name}", child=child)
+        # Everything is checked before the child is taken (Decorator.__init__ reparents it).
+        _check_plan(child, forecaster)
         if policy not in POLICIES:
             raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
-        if not callable(getattr(forecaster, "forecast", None)):
-            raise TypeError(
-                f"forecaster must have forecast(start, depth, *, cancel), got {forecaster!r}"
-            )
         window(max(len(forecaster), 1), 0, depth)  # validates depth
         if every != "step" and every != "change":
             if isinstance(every, bool) or not isinstance(every, int) or every < 1:
@@ -417,6 +432,9 @@ class LookAhead(py_trees.decorators.Decorator):
             or not 0 < deadline < math.inf
         ):
             raise ValueError(f"deadline must be seconds > 0 (finite) or None, got {deadline!r}")
+        if isinstance(max_replans, bool) or not isinstance(max_replans, int) or max_replans < 0:
+            raise ValueError(f"max_replans must be an integer >= 0, got {max_replans!r}")
+        super().__init__(name=name or f"Look ahead {child.name}", child=child)
         self.forecaster = forecaster
         self.policy = policy
         self.depth = depth
@@ -454,17 +472,7 @@ class LookAhead(py_trees.decorators.Decorator):
 
     def _check_steps(self) -> None:
         plan = self.decorated
-        if not isinstance(plan, py_trees.composites.Composite):
-            raise TypeError(
-                f"LookAhead decorates a plan: a py_trees Composite whose children are the steps, "
-                f"got {type(plan).__name__} {plan.name!r}"
-            )
-        n = len(self.forecaster)
-        if n != len(plan.children):
-            raise ValueError(
-                f"the forecaster has {n} step(s) but the plan {plan.name!r} has "
-                f"{len(plan.children)} step node(s)"
-            )
+        _check_plan(plan, self.forecaster)
         self._keys = {}
         for i, node in enumerate(plan.children):
             key = forecast_key(node.name)
@@ -626,7 +634,8 @@ class LookAhead(py_trees.decorators.Decorator):
         """Post a forecast (or the all-clear) and act on it as the policy says."""
         self.forecasts += 1
         self.forecast = forecast
-        for i in [i for i in self._marked if i > start]:
+        # Marks on the steps ahead are replaced; those on steps already done are history.
+        for i in [i for i in self._marked if i != start]:
             self._unmark(i)
         self.blackboard.set(LAST_FORECAST, None if forecast is None else forecast.as_dict())
         if forecast is None:

@@ -248,7 +248,8 @@ def test_warn_in_a_plan_tree_posts_on_the_blackboard_and_to_the_guard(
     assert board.get(LAST_FORECAST)["explanation"] == f.explanation
     seen = tick_until_done(la)
     assert all(s is R for s in seen[:-1]) and seen[-1] is F  # warn: the guard fails at its turn
-    assert guard.status is F and "(at ball3 rooma)" in guard.feedback_message
+    why = [(c.name, c.status, c.feedback_message) for c in tree.children]
+    assert guard.status is F and "(at ball3 rooma)" in guard.feedback_message, why
     assert [c.status for c in tree.children[:6]] == [S] * 6
 
 

@@ -546,6 +546,15 @@ def test_bad_arguments_are_errors_at_construction():
                   policy="replan")  # fmt: skip
     with pytest.raises(ValueError, match="depth"):
         LookAhead(py_trees.composites.Sequence("p", True, [Hold("x")]), Gated(1, None), depth=0)
+    with pytest.raises(ValueError, match="max_replans"):
+        LookAhead(plan, good, max_replans=-1)
+    with pytest.raises(TypeError, match="forecast"):
+        LookAhead(plan, object())
+    # Refused: the plan was not taken from where it was.
+    root = py_trees.composites.Selector("root", False, [plan])
+    with pytest.raises(ValueError):
+        LookAhead(plan, good, policy="panic")
+    assert plan.parent is root
 
 
 def test_stopping_the_decorator_cancels_the_forecast():
