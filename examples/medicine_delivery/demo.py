@@ -114,6 +114,30 @@ def step_query(step: Any, scene: Scene, where_checked: bool) -> str | Query:
     return Query(step.text, bindings={step.args[1]: phrase})
 
 
+def _guards(
+    checker: Any, recovery: Recovery, world: SimWorld, max_attempts: int, where_checked: bool
+) -> Any:
+    """The ``guard`` of :func:`plan_to_tree`: each step in a RaiderGuard checking it on the
+    world's scene; with ``where_checked``, a pick's query names where the item is."""
+    if not where_checked:
+        return raider_guards(
+            checker, scene=world.observe, recovery=recovery, max_attempts=max_attempts
+        )
+
+    def wrap(child: Any, step: Any) -> Any:
+        query = step_query(step, world.scene, where_checked=True)
+        return RaiderGuard(
+            child,
+            query,
+            checker,
+            scene=world.observe,
+            recovery=recovery,
+            max_attempts=max_attempts,
+        )
+
+    return wrap
+
+
 def why_sentence(replanning: Replanning) -> str:
     """What the robot tells Adriana when the delivery cannot go on."""
     error = replanning.error
@@ -320,22 +344,7 @@ def run_scenario(
         if link is not None and backend == "openai":
             planner.examples = link.examples  # the LLM recovery planner's few-shot examples
         recovery = Recovery(planner, robot, human, on_success=link.record if link else None)
-        guard = raider_guards(
-            checker, scene=world.observe, recovery=recovery, max_attempts=max_attempts
-        )
-        if spec.where_checked:
-
-            def guard(child: Any, step: Any) -> Any:
-                query = step_query(step, world.scene, where_checked=True)
-                return RaiderGuard(
-                    child,
-                    query,
-                    checker,
-                    scene=world.observe,
-                    recovery=recovery,
-                    max_attempts=max_attempts,
-                )
-
+        guard = _guards(checker, recovery, world, max_attempts, spec.where_checked)
     else:
         echo("guards: off (the plan runs blindly)")
     plan = plan_to_tree(steps, registry, guard=guard, name="Deliver the medicine")
@@ -366,7 +375,7 @@ def run_scenario(
             name="Replan what cannot be fixed",
         )
         root = py_trees.composites.Selector(
-            "Deliver the medicine",
+            "Deliver the medicine, or say why not",
             memory=False,
             children=[replanning, SayWhy(replanning, human)],
         )
