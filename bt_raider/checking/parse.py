@@ -568,7 +568,9 @@ class _Splitter:
             return [p for p in (obj, dest) if p is not None]
         blocked: set[int] = set()
         for start, n, rel in relation_spans(words):
-            if rel in NON_DESTINATION_RELATIONS:
+            # "on the left side of the table" puts it on the table; "left of the bowl" beside it.
+            on_side = words[start] == "on" and "side" in words[start : start + n]
+            if rel in NON_DESTINATION_RELATIONS and not on_side:
                 blocked.update(range(start, start + n))
         best: tuple[int, int] | None = None
         for i in range(1, len(words)):
@@ -613,10 +615,13 @@ class _Splitter:
         return self.whole()
 
     def pick(self) -> list[ArgPhrase]:
-        """``pick X from Y`` -> object X, source Y (the source constrains X)."""
+        """``pick X from Y`` -> object X, source Y (the source constrains X); a trailing
+        adverb ("take out the egg inside") is no part of X."""
         for start, n, rel in relation_spans(self.words):
             if rel == "from" and start > 0:
                 return self.around(start, n)
+        if len(self.words) > 2 and self.words[-1] in ("inside", "there", "here", "out"):
+            return [p for p in (self.phrase(0, len(self.words) - 1),) if p is not None]
         return self.whole()
 
 

@@ -49,6 +49,9 @@ _CLAUSE_STARTS = frozenset(
     ROUTE_VERBS | ROUTE_CLAUSE_WORDS | {p.split()[0] for p, _ in VERB_PHRASES}
 )
 
+#: Words after which "to the left side of X" says where to go, not where a thing is.
+_BEFORE_SIDE = frozenset(ROUTE_VERBS | DIRECTION_WORDS | {"over", "way"})
+
 #: Words that end a "where" clause ("where the fridge is").
 _WHERE_ENDS = frozenset(ROUTE_CLAUSE_WORDS | {"is", "are", "was", "stands", "sits"})
 
@@ -189,12 +192,17 @@ def route_destination(
     sought: Phrase | None = None
     named_end = -1  # where the last phrase that named a place ended
     i = 0
+    side_of = {s: n for s, n, rel in relation_spans(words) if rel in ("left of", "right of")}
     while i < len(words):
         marker = next((m for m in ROUTE_MARKERS if tuple(words[i : i + len(m)]) == m), None)
+        to_side = i in side_of and words[i] == "to" and (i == 0 or words[i - 1] in _BEFORE_SIDE)
+        if to_side:
+            # "walk around the table to the left side of the couch": to the couch.
+            marker = tuple(words[i : i + side_of[i]])
         if i == 1 and marker is None:
             # Right after the verb a relation says where to go: "go next to the radio".
             marker = next((m for m in NEAR_MARKERS if tuple(words[1 : 1 + len(m)]) == m), None)
-        if marker is None or (i in in_relation and words[i] == "to"):
+        if marker is None or (i in in_relation and words[i] == "to" and not to_side):
             i += 1  # "to the left of" belongs to a phrase, it starts none
             continue
         start = i + len(marker)
@@ -233,4 +241,13 @@ def route_destination(
                 best = found
             named_end = end
         i = max(end, i + 1)
+    if best is None and sought is None:
+        # No place named but "... the table to the left of the couch": the couch is the end.
+        for k in sorted((k for k in side_of if words[k] == "to"), reverse=True):
+            stop = k + side_of[k]
+            while stop < len(words) and words[stop] not in ROUTE_CLAUSE_WORDS:
+                stop += 1
+            found = phrase(k + side_of[k], k + side_of[k] + place_end(words[k + side_of[k] : stop]))
+            if found is not None and not directional(found.head):
+                return found
     return best or sought

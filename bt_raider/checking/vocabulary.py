@@ -398,12 +398,14 @@ RELATION_PATTERNS: list[tuple[tuple[str, ...], str]] = sorted(
         for p, rel in [
             ("on the left of", "left of"),
             ("on the left side of", "left of"),
+            ("on the left hand side of", "left of"),
             ("to the left of", "left of"),
             ("to left of", "left of"),
             ("at the left of", "left of"),
             ("left of", "left of"),
             ("on the right of", "right of"),
             ("on the right side of", "right of"),
+            ("on the right hand side of", "right of"),
             ("to the right of", "right of"),
             ("to right of", "right of"),
             ("at the right of", "right of"),
@@ -503,7 +505,7 @@ FILLERS = frozenset(
 #: handle to the left of the stove" is left of the stove).
 POST_MODIFIERS = frozenset(
     "with without containing holding having between behind at touching attached along against "
-    "across opposite past beyond facing where and or contains contain holds has".split()
+    "across opposite past beyond facing where and or contains contain holds has you i we".split()
 )
 
 

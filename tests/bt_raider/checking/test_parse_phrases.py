@@ -157,3 +157,34 @@ def test_an_approach_to_a_side_of_a_place_is_an_approach_to_the_place(text, head
         head,
         f"the {head}",
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "dest"),
+    [
+        ("Put the pot down on the right side of the table.", "table"),
+        ("Place the keys on the right hand side of the couch.", "couch"),
+    ],
+)
+def test_on_a_side_of_a_place_is_on_the_place(text, dest):
+    parsed = parse_query(text)
+    assert (parsed.action, parsed.arg("destination").head) == ("place", dest)
+
+
+def test_beside_a_thing_is_no_destination_of_its_own():
+    parsed = parse_query("put the apple to the left of the bowl on the table")
+    assert parsed.arg("destination").head == "table"
+
+
+def test_a_walk_to_a_side_of_a_place_ends_at_the_place():
+    parsed = parse_query("Turn right and walk around the coffee table to the left of the couch.")
+    assert (parsed.action, parsed.args[0].head) == ("approach", "couch")
+
+
+def test_a_pick_drops_a_trailing_adverb():
+    parsed = parse_query("take out the sliced egg inside")
+    assert (parsed.action, parsed.args[0].head, parsed.args[0].states) == (
+        "pick",
+        "egg",
+        ("sliced",),
+    )
