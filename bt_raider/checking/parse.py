@@ -589,6 +589,9 @@ class _Splitter:
             return self.whole()
         i, n = best
         start = i + n
+        if words[i] in ("inside", "in") and start < len(words) and self._describes(start):
+            # "place the card inside to the left of the other card": inside what was opened.
+            return [p for p in (self.phrase(0, i), ArgPhrase("it", "it")) if p is not None]
         lead = PART_OF_PREFIX.match(" ".join(words[start:]) + " ")
         if lead is not None and start + len(lead.group(0).split()) < len(words):
             start += len(lead.group(0).split())  # "on the front left corner of the TV stand"
@@ -596,6 +599,11 @@ class _Splitter:
         if dest is not None and directional(dest.head) and dest.anchor is not None:
             dest = dest.anchor  # "on the front right of the counter": on the counter
         return [p for p in (self.phrase(0, i), dest) if p is not None]
+
+    def _describes(self, k: int) -> bool:
+        """Whether ``words[k:]`` start a modifier or relation, not a noun phrase."""
+        w = self.words[k]
+        return w in POST_MODIFIERS or any(start == k for start, _, _ in relation_spans(self.words))
 
     def handover(self) -> list[ArgPhrase]:
         """``hand X to P``, ``give P the X``, ``give P X``."""

@@ -495,7 +495,7 @@ DETERMINERS = frozenset(
 #: Words that make a relative clause and carry no meaning here.
 FILLERS = frozenset(
     "that which who is are was be been being located placed sitting lying standing "
-    "currently there it".split()
+    "currently there it just directly exactly immediately slightly hanging resting kept".split()
 )
 
 

@@ -188,3 +188,23 @@ def test_a_pick_drops_a_trailing_adverb():
         "egg",
         ("sliced",),
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "place the second credit card inside to the left of the first credit card",
+        "Open the cabinet and place the plate inside with the ladle",
+    ],
+)
+def test_inside_followed_by_a_modifier_puts_it_in_what_was_named_before(text):
+    parsed = parse_query(text.split(" and ")[-1])
+    assert (parsed.action, parsed.arg("destination").head) == ("place", "it")
+
+
+def test_an_adverb_before_a_relation_is_no_part_of_the_head():
+    parsed = parse_query(
+        "Put the credit card down on the table, just to the left of the other credit card."
+    )
+    dest = parsed.arg("destination")
+    assert (dest.head, dest.relation, dest.anchor.head) == ("table", "left of", "other credit card")
