@@ -21,14 +21,24 @@ default). ``torch.set_num_threads`` is process-global, so the count is set for t
 only and put back afterwards, under a lock that also serialises this module's forward passes;
 torch work elsewhere in the process may run with that count while an embedding runs. Every vector comes back unit-length, so cosine similarity is a dot
 product and hnswlib's ``cosine`` space agrees with :func:`numpy.dot`.
+
+One text at a time (a query): after :meth:`TransformersEmbedder.setup` (the robot's start-up;
+``trace=False`` to skip it) the model's forward pass for a single text runs as a TorchScript
+trace (run without the optimising executor, which would recompile for every new length), which computes the same vectors (checked when traced) with less Python per
+layer: a query's embedding took 0.77x the time of the eager model (issue 11,
+``benchmarks/memory_load.py``). Tracing takes about a second, so it happens in ``setup()`` only:
+a one-shot command that embeds lazily never pays it. The unused pooler layer of BERT-like
+models is dropped at load (the vector is the mean of the token states).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import threading
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -49,7 +59,14 @@ _THREADS_LOCK = threading.Lock()
 #: Loaded (tokenizer, model) per (folder, device): weights are read once per process, however
 #: many memories or CLI calls use them (inference only, so sharing is safe).
 _LOADED: dict[tuple[str, str], tuple[Any, Any]] = {}
+#: The traced single-text forward of each loaded model (None: it could not be traced).
+_TRACED: dict[tuple[str, str], Any] = {}
 _LOAD_LOCK = threading.Lock()
+#: Texts a trace is checked on against the eager model (two lengths: the trace must not keep
+#: the example's length).
+TRACE_PROBES = ("the robot", "put the mug in the sink and turn on the tap, then bring me a spoon")
+
+logger = logging.getLogger(__name__)
 
 
 @runtime_checkable
@@ -102,6 +119,7 @@ class TransformersEmbedder:
             set, else 1 for up to :data:`SMALL_BATCH` texts and torch's default for more; 0:
             torch's default always. Set for each forward pass and restored after it (see the
             module docstring).
+        trace: let :meth:`setup` trace the model for single texts (see the module docstring).
     """
 
     def __init__(
@@ -112,8 +130,11 @@ class TransformersEmbedder:
         max_length: int = 256,
         device: str = "cpu",
         num_threads: int | None = None,
+        trace: bool = True,
     ) -> None:
         self._path = Path(model_path) if model_path is not None else None
+        self.trace = bool(trace)
+        self._traced: Any = None  # set by setup() when tracing worked
         self.batch_size = int(batch_size)
         self.max_length = int(max_length)
         self.device = device
@@ -157,7 +178,26 @@ class TransformersEmbedder:
     def loaded(self) -> bool:
         return self._model is not None
 
+    @property
+    def traced(self) -> bool:
+        """Single texts run through the traced model (after :meth:`setup`)."""
+        return self._traced is not None
+
     def setup(self) -> None:
+        """Load the tokenizer and weights, then trace the single-text forward pass.
+
+        Idempotent and thread-safe; with ``trace=False`` it only loads.
+        """
+        self._load()
+        if not self.trace or self._traced is not None:
+            return
+        key = (str(self.path.resolve()), self.device)
+        with _LOAD_LOCK:
+            if key not in _TRACED:
+                _TRACED[key] = _trace(self._tokenizer, self._model, self.device, self.max_length)
+            self._traced = _TRACED[key]
+
+    def _load(self) -> None:
         """Load tokenizer and weights (idempotent, thread-safe)."""
         with self._lock:
             if self._model is not None:
@@ -171,7 +211,7 @@ class TransformersEmbedder:
             # Never reach for the Hub: the model is on disk or it is an error.
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            require("torch", "all")
+            torch = require("torch", "all")
             transformers = require("transformers", "all")
             transformers.utils.logging.disable_progress_bar()
             transformers.utils.logging.set_verbosity_error()
@@ -189,6 +229,8 @@ class TransformersEmbedder:
                         raise BackendError(
                             f"cannot load the embedding model from {path}: {exc}"
                         ) from exc
+                    if isinstance(getattr(model, "pooler", None), torch.nn.Module):
+                        model.pooler = None  # unused: the vector is the mean of the tokens
                     _LOADED[key] = (tokenizer, model.eval().to(self.device))
                 tokenizer, model = _LOADED[key]
             self._tokenizer, self._model = tokenizer, model
@@ -199,14 +241,25 @@ class TransformersEmbedder:
         texts = [str(t) for t in texts]
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        self.setup()
+        self._load()
         import torch
 
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         # Sorting by length keeps padding (wasted compute) low inside each batch.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         threads = self.threads_for(len(texts))
+        traced = self._traced if len(texts) == 1 else None
         with _torch_threads(torch, threads), torch.inference_mode():
+            if traced is not None:  # one text: no padding, the traced forward pass
+                batch = self._tokenizer(
+                    texts, truncation=True, max_length=self.max_length, return_tensors="pt"
+                ).to(self.device)
+                # Plain execution: the optimising executor recompiles for every new length
+                # (~0.2 s each); run as traced, the graph already saves the Python per layer.
+                with torch.jit.optimized_execution(False):
+                    hidden = traced(**batch)["last_hidden_state"]
+                out[0] = _mean_pool(torch, hidden, batch["attention_mask"])[0].cpu().numpy()
+                return out
             for start in range(0, len(order), self.batch_size):
                 idx = order[start : start + self.batch_size]
                 batch = self._tokenizer(
@@ -217,10 +270,7 @@ class TransformersEmbedder:
                     return_tensors="pt",
                 ).to(self.device)
                 hidden = self._model(**batch).last_hidden_state
-                mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-                pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
-                out[idx] = pooled.cpu().numpy()
+                out[idx] = _mean_pool(torch, hidden, batch["attention_mask"]).cpu().numpy()
         return out
 
     def threads_for(self, n: int) -> int | None:
@@ -230,7 +280,51 @@ class TransformersEmbedder:
         return 1 if n <= SMALL_BATCH else None
 
     def __repr__(self) -> str:
-        return f"TransformersEmbedder({self.name!r}, loaded={self.loaded})"
+        return f"TransformersEmbedder({self.name!r}, loaded={self.loaded}, traced={self.traced})"
+
+
+def _mean_pool(torch: Any, hidden: Any, attention_mask: Any) -> Any:
+    """Unit-length mean of the token states the mask keeps (the sentence-transformers recipe)."""
+    mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+    pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+    return torch.nn.functional.normalize(pooled, p=2, dim=1)
+
+
+def _trace(tokenizer: Any, model: Any, device: str, max_length: int) -> Any:
+    """A TorchScript trace of ``model`` for one text, or None if it cannot be trusted.
+
+    Traced on the first of :data:`TRACE_PROBES` and kept only if it gives the eager model's
+    token states on every probe (another length included); otherwise, or if tracing fails
+    (an architecture TorchScript cannot follow), single texts stay on the eager model.
+    """
+    import torch
+
+    def encode(text: str) -> Any:
+        return tokenizer([text], truncation=True, max_length=max_length, return_tensors="pt").to(
+            device
+        )
+
+    try:
+        with torch.inference_mode(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # TracerWarnings: the probes below are the check
+            example = dict(encode(TRACE_PROBES[0]))
+            traced = torch.jit.trace(model, example_kwarg_inputs=example, strict=False)
+            for text in TRACE_PROBES:
+                batch = encode(text)
+                want = model(**batch).last_hidden_state
+                with torch.jit.optimized_execution(False):
+                    got = traced(**batch)["last_hidden_state"]
+                if want.shape != got.shape or not torch.allclose(want, got, atol=1e-5):
+                    logger.warning(
+                        "the traced embedding model differs from the eager one on %r: "
+                        "single texts run on the eager model",
+                        text,
+                    )
+                    return None
+    except Exception as exc:  # noqa: BLE001 - any tracing failure: the eager model still works
+        logger.warning("cannot trace the embedding model (%s): single texts run eagerly", exc)
+        return None
+    return traced
 
 
 def _thread_count(value: int | None) -> int | None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from bt_raider.errors import BackendError
 from bt_raider.memory.embedder import (
@@ -154,7 +157,7 @@ def test_a_query_runs_on_one_thread_and_torch_is_left_as_it_was(minilm):
     )
     before = torch.get_num_threads()
     try:
-        query = TransformersEmbedder()
+        query = TransformersEmbedder(trace=False)  # the eager model, which the hook sees
         query.setup()
         single = query.embed(["turn on the hall light"])
         query.embed([f"sentence {i}" for i in range(SMALL_BATCH + 1)])  # a bulk batch
@@ -181,3 +184,86 @@ def test_thread_count_option_and_environment(monkeypatch):
         TransformersEmbedder()
     with pytest.raises(BackendError, match="num_threads is -1: expected 0"):
         TransformersEmbedder(num_threads=-1)
+
+
+# ------------------------------------------------------------------------- the traced query path
+
+
+@pytest.mark.slow  # the real bundled MiniLM (loaded once per session)
+def test_setup_traces_single_texts_and_the_trace_gives_the_eager_vectors(minilm):
+    assert minilm.traced
+    eager = TransformersEmbedder(trace=False)
+    eager.setup()
+    assert not eager.traced
+    long = "pick up the red mug that is on the counter next to the sink " * 60  # truncated
+    for text in ["turn on the hall light", "go", "", long, "ÜBER café – naïve 🤖", "a\nb\tc"]:
+        assert np.allclose(minilm.embed([text]), eager.embed([text]), atol=1e-5), text
+    # Batches (more than one text) run on the eager model, padded: the same vectors.
+    texts = ["open the fridge", "put the mug in the sink and turn on the tap", "go"]
+    assert np.allclose(
+        minilm.embed(texts), np.vstack([minilm.embed([t]) for t in texts]), atol=1e-5
+    )
+
+
+@pytest.mark.slow  # the real bundled MiniLM (loaded once per session)
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(text=st.text(min_size=0, max_size=120))
+def test_traced_and_eager_agree_on_any_text(minilm, text):
+    eager = TransformersEmbedder(trace=False)
+    got, want = minilm.embed([text]), eager.embed([text])
+    assert got.shape == (1, 384)
+    assert np.allclose(got, want, atol=1e-5)
+
+
+@pytest.mark.slow  # the real bundled MiniLM (loaded once per session)
+def test_lazy_embedding_never_traces(minilm):
+    lazy = TransformersEmbedder()
+    lazy.embed(["turn on the hall light"])  # loads on first use, as a one-shot command does
+    assert lazy.loaded and not lazy.traced
+    lazy.setup()
+    assert lazy.traced
+
+
+@pytest.mark.slow  # the real bundled MiniLM (loaded once per session)
+def test_a_model_that_cannot_be_traced_stays_eager(minilm, monkeypatch, caplog):
+    import torch
+
+    from bt_raider.memory import embedder as module
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("this architecture cannot be traced")
+
+    monkeypatch.setattr(module, "_TRACED", {})  # trace afresh, then forget it
+    monkeypatch.setattr(torch.jit, "trace", refuse)
+    fresh = TransformersEmbedder()
+    with caplog.at_level("WARNING", logger=module.__name__):
+        fresh.setup()
+    assert fresh.loaded and not fresh.traced
+    assert "cannot trace the embedding model (this architecture cannot be traced)" in caplog.text
+    vector = fresh.embed(["turn on the hall light"])
+    assert np.allclose(vector, minilm.embed(["turn on the hall light"]), atol=1e-5)
+
+
+@pytest.mark.slow  # the real bundled MiniLM (loaded once per session)
+def test_a_trace_that_differs_from_the_eager_model_is_not_used(minilm, monkeypatch, caplog):
+    import torch
+
+    from bt_raider.memory import embedder as module
+
+    real_trace = torch.jit.trace
+
+    def trace_of_a_changed_copy(model, *args, **kwargs):
+        changed = copy.deepcopy(model)
+        with torch.no_grad():
+            changed.encoder.layer[0].intermediate.dense.weight.mul_(1.5)  # not the model in use
+        return real_trace(changed, *args, **kwargs)
+
+    monkeypatch.setattr(module, "_TRACED", {})
+    monkeypatch.setattr(torch.jit, "trace", trace_of_a_changed_copy)
+    fresh = TransformersEmbedder()
+    with caplog.at_level("WARNING", logger=module.__name__):
+        fresh.setup()
+    assert not fresh.traced
+    assert "differs from the eager one" in caplog.text
