@@ -4,10 +4,12 @@ a fix that cannot work?
 The world changes under a running plan at a random step (fixed seeds): in the shared PDDL
 domains a fact an upcoming step needs is deleted, or moved to another object, or an unrelated
 fact is added (:mod:`foresight_pddl`); in the FloorPlan1 kitchen an object is moved, a door
-closed, the robot's or the person's hands filled, a way blocked (:mod:`foresight_scenes`).
-The truth is the first step the simulated world (PddlWorld, SimWorld) then refuses. Four parts:
+closed, the robot's or the person's hands filled, a way blocked, or an object put away in a
+cabinet with a stool left in front (:mod:`foresight_scenes`). The truth is the first step the
+simulated world (PddlWorld, SimWorld) then refuses. Five parts:
 
-1. **PDDL look-ahead** (:func:`bt_raider.planners.lookahead.forecast_pddl`) and
+1. **PDDL look-ahead** (:class:`bt_raider.planners.lookahead.PddlForecaster`, what
+   ``forecast_pddl`` runs, one per run as ``LookAhead`` holds one) and
 2. **kitchen look-ahead** (:func:`bt_raider.runtime.lookahead.forecast_scene` with the
    symbolic reasoner), asked at every step from the change on with the state the world is in:
 
@@ -54,6 +56,7 @@ Timings depend on the machine's load: compare runs made on a quiet machine.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -65,7 +68,8 @@ import foresight_scenes as fs
 from foresight_pddl import Trial
 
 HERE = Path(__file__).resolve().parent
-SHARED = HERE.parents[1] / "shared"
+#: ``BT_RAIDER_SHARED=/nonexistent`` runs it as a clone without ../shared (as the tests do).
+SHARED = Path(os.environ.get("BT_RAIDER_SHARED") or HERE.parents[1] / "shared")
 PDDL = SHARED / "pddl"
 KITCHEN = SHARED / "scenes" / "floorplan1_kitchen.json"
 
