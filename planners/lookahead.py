@@ -155,10 +155,7 @@ class PddlForecaster:
     # ---------------------------------------------------------------- plan
     def use_plan(self, plan: Any) -> None:
         """Look ahead in ``plan`` from now on (after a replan)."""
-        steps = _steps(plan)
-        if not steps:
-            raise ValueError("a plan to look ahead in needs at least one step")
-        self.steps = steps
+        self.steps = _steps(plan)  # may be empty: a replan from a state where the goal holds
 
     def __len__(self) -> int:
         return len(self.steps)

@@ -306,6 +306,10 @@ class SceneForecaster:
     def __len__(self) -> int:
         return len(self.queries)
 
+    def use_plan(self, queries: Sequence[str | Query]) -> None:
+        """Look ahead in these steps from now on (after a replan)."""
+        self.queries = [as_query(q) for q in queries]
+
     def version(self) -> Any:
         if self._version is None:
             raise TypeError("this SceneForecaster has no version= callable")
@@ -459,6 +463,7 @@ class LookAhead(py_trees.decorators.Decorator):
         self._version: Any = None
         self._marked: dict[int, Forecast] = {}
         self._outcome: Status | None = None
+        self._left: list[str] = []  # the step names left when a replan started
 
     # ------------------------------------------------------------------ steps
     @property
@@ -688,6 +693,7 @@ class LookAhead(py_trees.decorators.Decorator):
             )
             return
         plan = self.decorated
+        self._left = [c.name for c in plan.children[max(self.current_step(), 0) :]]
         if plan.status is Status.RUNNING:
             plan.stop(Status.INVALID)  # no more steps toward a failure
         self._replanning = True
@@ -710,6 +716,14 @@ class LookAhead(py_trees.decorators.Decorator):
         plan = pending.result()
         try:
             new = self.replanner.build(plan)
+            if [c.name for c in new.children] == self._left:
+                # The planner's model does not see what will go wrong: the same steps again.
+                self._outcome = Status.FAILURE
+                self.feedback_message = (
+                    f"{reason}; replanning gave the same steps again (the planner's model "
+                    "cannot see this issue)"
+                )
+                return
             use_plan = getattr(self.forecaster, "use_plan", None)
             if callable(use_plan):
                 use_plan(plan)

@@ -588,3 +588,57 @@ def test_a_forecast_that_comes_in_after_the_step_ended_still_warns_of_what_is_ah
     assert py_trees.blackboard.Blackboard.exists(forecast_key("step3"))
     wait_done(la)  # the forecast from step 2, sent once the first came in
     assert forecaster.calls == [(0, None), (1, None)]
+
+
+class ListReplanner:
+    """A team's replanner written here: hands out the plans it was given, in order."""
+
+    def __init__(self, *plans: list[str]) -> None:
+        self.plans = list(plans)
+        self.asked = 0
+
+    def replan(self, *, cancel=None):
+        self.asked += 1
+        return self.plans.pop(0)
+
+    def build(self, plan):
+        return py_trees.composites.Sequence("new plan", True, [Hold(q) for q in plan])
+
+
+def test_replan_stops_the_plan_and_runs_the_new_one():
+    queries = ["open the drawer", "pick the apple", "open the drawer"]  # step 3: hand full
+    steps = [Hold(q) for q in queries]
+    plan = py_trees.composites.Sequence("plan", True, steps)
+    replanner = ListReplanner(["open the drawer", "pick the clean cup"])
+    forecaster = SceneForecaster(queries, kitchen())
+    la = LookAhead(plan, forecaster, policy="replan", replanner=replanner)
+    for _ in range(400):
+        la.tick_once()
+        if la.replans:
+            break
+        assert la.status is R
+        time.sleep(0.002)
+    assert la.replans == 1 and replanner.asked == 1
+    assert la.decorated is not plan and plan.parent is None and statuses(steps) == [I, I, I]
+    assert forecaster.queries[1].text == "pick the clean cup"  # it follows the new plan
+    for _ in range(3):
+        la.tick_once()
+        assert la.status is R
+    for node in la.decorated.children:
+        node.release = True
+    la.tick_once()
+    assert la.status is S and statuses(la.decorated.children) == [S, S]
+
+
+def test_replan_that_gives_the_same_steps_again_fails_and_says_why():
+    queries = ["open the drawer", "pick the apple", "open the drawer"]
+    plan = py_trees.composites.Sequence("plan", True, [Hold(q) for q in queries])
+    replanner = ListReplanner(list(queries))
+    la = LookAhead(plan, SceneForecaster(queries, kitchen()), policy="replan", replanner=replanner)
+    for _ in range(400):
+        la.tick_once()
+        if la.status is not R:
+            break
+        time.sleep(0.002)
+    assert la.status is F and la.replans == 0
+    assert "will fail" in la.feedback_message and "same steps again" in la.feedback_message
