@@ -88,7 +88,7 @@ def check(
             or a Checker.
         **options: passed to the backend (see :func:`make_checker`).
     """
-    # The scene model brings numpy: loaded when a scene is, not by make_checker's users.
+    # The scene model is loaded when a scene is checked, not by make_checker's users.
     from bt_raider.perception.scene import Scene
 
     if isinstance(scene, str):
