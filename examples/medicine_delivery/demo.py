@@ -20,10 +20,11 @@ the trace inside. ``--view`` serves that page live on 127.0.0.1 while the tree r
 ``default`` is the run above; in ``second-box`` Adriana's box is gone from the counter, no
 recovery can bring it back, and the plan is replanned from what the robot observes (a second
 box on the shelf) and delivered; in ``no-medicine`` there is no other box: the replanner finds
-no plan, the robot tells Adriana why, and the tree ends in FAILURE. Every guarded run has the
-same tree: the plan under a :class:`~bt_raider.planners.replan.Replanning` decorator that
-replans only what cannot be fixed (:func:`~bt_raider.planners.replan.cannot_be_fixed`), then
-a node that says why the delivery failed when it did.
+no plan, the robot tells Adriana why, and the tree ends in FAILURE. In both, the guarded plan
+runs under a :class:`~bt_raider.planners.replan.Replanning` decorator that replans only what
+cannot be fixed (:func:`~bt_raider.planners.replan.cannot_be_fixed`), then a node that says
+why the delivery failed when it did; ``default`` keeps today's tree, the plan alone
+(``run_scenario(replan=True)`` wraps it too).
 
 Exit status: 0 when the medicine was handed over, 1 when the delivery failed (``no-medicine``
 always: no plan exists).
@@ -296,6 +297,7 @@ def run_scenario(
     tick_period: float = TICK_PERIOD,
     on_recorder: Callable[[Any], Any] | None = None,
     variant: str = "default",
+    replan: bool | None = None,
 ) -> DemoResult:
     """Plan, build the (guarded) tree and tick it in the simulated kitchen until it ends.
 
@@ -317,6 +319,8 @@ def run_scenario(
         on_recorder: called with the run's TraceRecorder before the first tick (a live view).
         variant: the scenario (``default``, ``second-box``, ``no-medicine``; see
             :data:`~bt_raider.examples.medicine_delivery.scenario.VARIANTS`).
+        replan: put the guarded plan under a Replanning decorator and a node that says why
+            the delivery failed (None: as the scenario does; the default's tree is the plan).
 
     Raises:
         ValueError: an unknown ``variant`` (the message lists them).
@@ -350,7 +354,7 @@ def run_scenario(
     plan = plan_to_tree(steps, registry, guard=guard, name="Deliver the medicine")
     replanning = None
     root: Any = plan
-    if guarded:
+    if guarded and (spec.replans if replan is None else replan):
         # What the robot observes now, as the domain's facts: the state a new plan starts from.
         state = ObservedState(
             scenario.DOMAIN,

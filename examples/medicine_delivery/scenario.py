@@ -248,6 +248,9 @@ class Variant:
         topics: more of Adriana's answers (topic -> (pattern, answer)), after :data:`TOPICS`.
         where_checked: each pick is checked where the plan says the item is ("the Medicine on
             the CounterTop"): with boxes in two places, "the medicine" alone names the far one.
+        replans: the plan runs under a Replanning decorator that replans what cannot be
+            fixed, with a node that says why the delivery failed (the default keeps today's
+            tree: the plan alone).
     """
 
     name: str
@@ -257,6 +260,7 @@ class Variant:
     spare: bool = False
     topics: dict[str, tuple[str, str]] = field(default_factory=dict)
     where_checked: bool = False
+    replans: bool = False
 
 
 def spare_id() -> str:
@@ -280,6 +284,7 @@ VARIANTS: dict[str, Variant] = {
         spare=True,
         topics=_WHERE,
         where_checked=True,
+        replans=True,
     ),
     "no-medicine": Variant(
         "no-medicine",
@@ -289,6 +294,7 @@ VARIANTS: dict[str, Variant] = {
         box_gone=True,
         topics=_WHERE,
         where_checked=True,
+        replans=True,
     ),
 }
 

@@ -215,7 +215,7 @@ def test_a_person_who_will_not_say_who_she_is_is_not_replanned_around():
     lines: list[str] = []
     stdin = io.StringIO("Sure\nthe medicine closest to the plant\nyes\nNo.\n")
     result = demo.run_scenario(
-        interactive=True, stdin=stdin, stdout=io.StringIO(), echo=lines.append
+        interactive=True, stdin=stdin, stdout=io.StringIO(), echo=lines.append, replan=True
     )
     assert not result.delivered and result.status == "FAILURE"
     assert [s.status for s in result.steps] == ["SUCCESS", "SUCCESS", "FAILURE", "INVALID"]
@@ -441,6 +441,9 @@ def test_the_default_run_prints_what_it_printed_before_the_scenarios(guarded):
     assert _kinds(printed) == DEFAULT_OUTPUT
     assert result.variant == "default" and result.replans == [] and result.said is None
     assert not any(s.replaced for s in result.steps)
+    # Today's tree: the plan's guarded steps under the root, every node of it succeeded.
+    assert [n.name for n in result.root.children] == [f"Guard {s}" for s in result.plan]
+    assert all(n.status.value == "SUCCESS" for n in result.root.iterate())
 
 
 # ---------------------------------------------------------------- the scenarios
