@@ -357,7 +357,13 @@ class WorkerPool(Executor):
         return future
 
     def warm_up(self) -> None:
-        """Start every worker thread now (as a robot would at setup), not in the first tick."""
+        """Start every worker thread now (as a robot would at setup), not in the first tick.
+
+        A process ticking a large tree may also, once the tree is built, ``gc.freeze()`` the
+        objects made at setup (a full collection, which a check's thread may start while
+        holding the GIL, then skips them) and raise ``sys.setswitchinterval`` above its tick's
+        length; ``benchmarks/ticks.py`` does both and says so.
+        """
         with self._lock:
             missing = self.max_workers - (self._live - self._covered)
         for _ in range(missing):
