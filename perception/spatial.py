@@ -76,7 +76,8 @@ def finite_box(box: Box) -> bool:
 
 
 def _batch_xyz(objects: Sequence[Any]) -> tuple[list[Any], list[Any], list[Any]] | None:
-    """Every object's raw x, y, z (three lists, one pass each) when all are floats, else None.
+    """Every object's raw x, y, z (three lists, one C-level pass each) when all are floats,
+    else None.
 
     The range is checked by the caller. Anything but a float (a whole number, a bool, a missing
     key, an object without a raw dict) leaves the batch to the object-by-object read.
@@ -85,10 +86,13 @@ def _batch_xyz(objects: Sequence[Any]) -> tuple[list[Any], list[Any], list[Any]]
         ps = [o.raw["position"] for o in objects]
         xs = list(map(itemgetter("x"), ps))
         zs = list(map(itemgetter("z"), ps))
-        ys = [p.get("y", 0.0) for p in ps]
+        try:
+            ys = list(map(itemgetter("y"), ps))
+        except KeyError:  # y is optional
+            ys = [p.get("y", 0.0) for p in ps]
     except (AttributeError, KeyError, TypeError):
         return None
-    if {*map(type, xs), *map(type, ys), *map(type, zs)} <= {float}:
+    if set(map(type, xs + ys + zs)) <= {float}:
         return xs, ys, zs
     return None
 
@@ -135,7 +139,7 @@ class SpatialIndex:
             if batch is not None:
                 import numpy as np
 
-                xyz3 = np.array(batch, dtype=float).reshape(3, -1)
+                xyz3 = np.array(batch[0] + batch[1] + batch[2], dtype=float).reshape(3, -1)
                 if (np.abs(xyz3) <= MAX_MAGNITUDE).all():
                     self._xz = np.ascontiguousarray(xyz3[[0, 2]].T)
                     self._xz_finite = True

@@ -437,38 +437,33 @@ class Grounder:
         text = _LEADING.sub("", phrase.text.strip())
         ids, names = self._lookup(present)[:2]
         # The first object of ``present`` whose id or name matches, as a scan would find it.
-        found = (ids.get(text), names.get(text.lower()))
-        hits = [h for h in found if h is not None]
+        hits = [h for h in (_row(ids, text), _row(names, text.lower())) if h is not None]
         return present[min(hits)] if hits else None
 
     def _lookup(
         self, present: list[SceneObject]
-    ) -> tuple[dict[str, int], dict[str, int], dict[str, list[int]], set[str]]:
-        """For ``present`` (read once per check): rows by id and by lower-case name (the
-        first of each), rows by type, and the scene's types.
+    ) -> tuple[list[str], list[str], list[str], set[str]]:
+        """For ``present`` (read once per check): ids, lower-case names and types, row by row,
+        and the scene's types.
 
-        Every phrase of a query looks objects up here instead of scanning the scene again:
-        "the apple left of the bowl" in a scene of thousands is two dict reads, not two scans.
+        Every phrase of a query looks objects up here instead of reading the scene again:
+        "the apple left of the bowl" in a scene of thousands is a few C-level list scans.
         """
         if self._index is None or self._index[0] is not present:
-            rows = range(len(present) - 1, -1, -1)  # backwards, so the first row of a key wins
-            ids = dict(zip([present[i].id for i in rows], rows, strict=True))
-            names = dict(zip([present[i].name.lower() for i in rows], rows, strict=True))
-            by_type: dict[str, list[int]] = {}
-            for i, t in enumerate([o.type for o in present]):
-                by_type.setdefault(t, []).append(i)
-            types = set(by_type)
+            ids = [o.id for o in present]
+            names = [o.name.lower() for o in present]
+            types_of = [o.type for o in present]
+            types = set(types_of)
             if present is not self._present or len(present) != len(self.scene):
                 # Not every object is present (ids are unique): add the types of the rest.
                 types |= {o.type for o in self.scene.objects}
-            self._index = (present, ids, names, by_type, types)
+            self._index = (present, ids, names, types_of, types)
         return self._index[1], self._index[2], self._index[3], self._index[4]
 
     def _of_types(self, present: list[SceneObject], types: set[str]) -> list[SceneObject]:
         """The objects of ``present`` whose type is one of ``types``, in ``present``'s order."""
-        by_type = self._lookup(present)[2]
-        rows = sorted(i for t in types for i in by_type.get(t, ()))
-        return [present[i] for i in rows]
+        types_of = self._lookup(present)[2]
+        return [present[i] for i, t in enumerate(types_of) if t in types]
 
     def types_for(self, head: str, present: list[SceneObject]) -> tuple[set[str], str]:
         """The object types a head noun means, and the level (AS for types, AN for categories).
@@ -669,6 +664,14 @@ class Grounder:
             Grounded(obj.phrase, obj.kind, kept, obj.level),
             Grounded(source.phrase, source.kind, used, source.level),
         )
+
+
+def _row(values: list[str], value: str) -> int | None:
+    """The first row of ``value`` in ``values``, or None."""
+    try:
+        return values.index(value)
+    except ValueError:
+        return None
 
 
 @lru_cache(maxsize=32)
