@@ -55,6 +55,8 @@ PYPERPLAN_FEATURES = frozenset(
 PROGRESS_PERIOD = 5.0
 #: Seconds a self-timed engine gets past the limit to answer before it is killed.
 GRACE = 1.0
+#: The most address space a planning child (and Fast Downward under it) may take, in bytes.
+MEMORY_CAP = 8 * 2**30
 #: Idle children kept for the next search.
 MAX_IDLE = 2
 
@@ -81,6 +83,68 @@ class Answer:
     plan: list[str] = field(default_factory=list)
     problem: str = ""
     message: str = ""
+
+
+# ---------------------------------------------------------------------------- processes
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (children, grandchildren, ...), read from ``/proc``.
+
+    Empty where there is no ``/proc`` (not Linux): killing the child's group is all there is.
+    """
+    parents: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                # "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        parents.setdefault(int(fields[1]), []).append(int(entry))
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            if child not in found:
+                found.append(child)
+                todo.append(child)
+    return found
+
+
+def _kill_all(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _memory_limit() -> None:
+    """Cap the child's address space (Fast Downward inherits it): a search that would fill the
+    machine stops with an error instead. ``BT_RAIDER_PLANNER_MEMORY`` (bytes, 0 = no cap)
+    overrides the default of half the machine's memory, at most :data:`MEMORY_CAP`."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
+        return
+    wanted = os.environ.get("BT_RAIDER_PLANNER_MEMORY")
+    if wanted is not None:
+        if not wanted.strip().isdigit():
+            raise SystemExit(f"BT_RAIDER_PLANNER_MEMORY must be a number of bytes, got {wanted!r}")
+        limit = int(wanted)
+    else:
+        try:
+            total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError):  # pragma: no cover - unknown machine
+            total = 2 * MEMORY_CAP
+        limit = min(MEMORY_CAP, total // 2)
+    if limit > 0:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, resource.RLIM_INFINITY))
 
 
 # ---------------------------------------------------------------------------- the parent side
@@ -157,13 +221,17 @@ class _Child:
 
     def kill(self) -> None:
         if self.alive():
+            # UP starts Fast Downward in a session of its own, so killing the child's group
+            # would orphan a search that then runs (and grows) for ever: kill every descendant.
+            stray = descendants(self.proc.pid)
             try:
                 if os.name == "posix":
-                    os.killpg(self.proc.pid, signal.SIGKILL)  # Fast Downward's own children too
+                    os.killpg(self.proc.pid, signal.SIGKILL)
                 else:  # pragma: no cover - not POSIX
                     self.proc.kill()
             except (ProcessLookupError, PermissionError):
                 pass
+            _kill_all(stray)
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:  # pragma: no cover - the kernel lags
@@ -345,11 +413,24 @@ def _handle(request: dict[str, Any]) -> dict[str, Any]:
     return {"status": "error", "message": f"unknown planning engine {engine!r}"}
 
 
-def main() -> int:
+def _read_requests(requests: queue.Queue[str]) -> None:
+    # The parent gone (its end of the pipe closed, even by SIGKILL) ends the child at once,
+    # a search in progress and whatever it started included: nobody will read the answer.
+    for line in sys.stdin:
+        requests.put(line)
+    _kill_all(descendants(os.getpid()))
+    os._exit(0)
+
+
+def main() -> None:
     """The child: answer each request line on stdin with one JSON line; exit at end of input."""
+    _memory_limit()
     out = sys.stdout
     sys.stdout = sys.stderr  # whatever an engine prints must not mix with the answers
-    for line in sys.stdin:
+    requests: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=_read_requests, args=(requests,), daemon=True).start()
+    while True:
+        line = requests.get()
         if not line.strip():
             continue
         request = json.loads(line)
@@ -360,8 +441,7 @@ def main() -> int:
         answer["id"] = request.get("id")
         out.write(json.dumps(answer) + "\n")
         out.flush()
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -118,6 +118,107 @@ def test_fast_downward_is_bounded_by_the_time_limit(tmp_path, gripper_files):
     assert time.monotonic() - start < 2 + engines.GRACE + 3  # generous: a shared machine
 
 
+def _wait_for_descendants(pid: int, seconds: float = 20.0) -> list[int]:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        below = engines.descendants(pid)
+        if below:
+            return below
+        time.sleep(0.05)
+    return []
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"  # a zombie is done
+    except OSError:
+        return False
+
+
+def _start_hard_search(child: engines._Child) -> list[int]:
+    child.send(
+        {"engine": "fast-downward", "domain": PIGEONS_DOMAIN, "problem": pigeons_problem(14)}
+    )  # no time limit: only a kill stops it
+    # Wait until the search runs in a session of its own, as UP starts it.
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
+        below = engines.descendants(child.proc.pid)
+        if any(_session(pid) not in (None, os.getsid(child.proc.pid)) for pid in below):
+            return below
+        time.sleep(0.05)
+    raise AssertionError("Fast Downward did not start under the child")
+
+
+def _session(pid: int) -> int | None:
+    try:
+        return os.getsid(pid)
+    except ProcessLookupError:
+        return None
+
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+@needs_fd
+@linux_only
+def test_killing_a_child_kills_the_search_it_started_in_its_own_session():
+    # UP starts Fast Downward with start_new_session: killing the child's group alone left
+    # a search running (and growing to 21 GB) after its time limit.
+    child = engines._Child()
+    below = _start_hard_search(child)
+    time.sleep(3)  # past its first lines of output: the search is silent for a long while now
+    below = engines.descendants(child.proc.pid)
+    child.kill()
+    # Killed, not merely left to die of a broken pipe at its next line of output (which may
+    # be minutes away): gone at once.
+    end = time.monotonic() + 1.0
+    while any(_running(pid) for pid in below) and time.monotonic() < end:
+        time.sleep(0.02)
+    assert [pid for pid in below if _running(pid)] == []
+
+
+@needs_fd
+@linux_only
+def test_a_child_whose_parent_goes_away_stops_its_search():
+    # The parent's end of the pipe closes (as when the parent is SIGKILLed): the child ends
+    # and takes the search with it, instead of searching for nobody.
+    child = engines._Child()
+    below = _start_hard_search(child)
+    assert child.proc.stdin is not None
+    child.proc.stdin.close()
+    assert child.proc.wait(timeout=10) == 0
+    end = time.monotonic() + 10
+    while any(_running(pid) for pid in below) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert [pid for pid in below if _running(pid)] == []
+    child.kill()
+
+
+@linux_only
+def test_descendants_finds_grandchildren_and_not_the_process_itself():
+    script = "import subprocess, sys; subprocess.run([sys.executable, '-c', 'import time; time.sleep(30)'])"
+    proc = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        below = _wait_for_descendants(proc.pid)
+        assert len(below) == 1 and proc.pid not in below
+        assert engines.descendants(below[0]) == []
+    finally:
+        for pid in engines.descendants(proc.pid):
+            os.kill(pid, 9)
+        proc.kill()
+        proc.wait()
+
+
+def test_a_bad_memory_setting_is_named_by_the_child(gripper_files, monkeypatch):
+    monkeypatch.setenv("BT_RAIDER_PLANNER_MEMORY", "lots")
+    engines.shutdown()  # a fresh child reads the setting
+    with pytest.raises(PlanningError, match="BT_RAIDER_PLANNER_MEMORY must be a number of bytes"):
+        pddl.plan_files(*gripper_files(2))
+    monkeypatch.delenv("BT_RAIDER_PLANNER_MEMORY")
+    engines.shutdown()
+
+
 def test_without_fast_downward_auto_is_pyperplan(gripper_files, monkeypatch):
     monkeypatch.setattr(engines, "ENGINES", ("pyperplan",))
     assert pddl.installed_engines() == ["pyperplan"]
