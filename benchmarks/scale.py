@@ -19,13 +19,18 @@ dicts, re-indexed, so nothing a check could keep about a scene or its objects (n
 exists; this makes sure) survives into the next run. The relational queries are five distinct
 texts, each run in turn.
 
+Before each timed run the garbage collector runs (untimed), so a run does not pay for the
+garbage of the fresh states made before it.
+
 Prints p50/p95 (and the best run) latency per size and query kind, and the growth exponent:
 the slope of log(p50) -- and of log(best) -- against log(N) fitted from 300 to 10,000 objects
-(1.0 is linear). Timings are wall-clock; on a shared machine the best run is the figure least
-disturbed by other processes. Re-run on a quiet machine for figures to quote::
+(1.0 is linear). Timings are wall-clock (``--clock cpu``: this process's CPU time); on a shared
+machine the best run, and CPU time, are the figures least disturbed by other processes. Re-run
+on a quiet machine for figures to quote::
 
     python3 benchmarks/scale.py                   # all sizes, 20 runs each
     python3 benchmarks/scale.py --sizes 300 3000 --runs 50
+    python3 benchmarks/scale.py --clock cpu       # CPU time of this process, for a busy machine
     python3 benchmarks/scale.py --crossover       # plain Python vs numpy index, by size
 
 ``--crossover`` times the relational queries with the spatial index forced to plain Python and
@@ -37,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import gc
 import json
 import math
 import statistics
@@ -201,7 +207,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--crossover", action="store_true", help="time the spatial index: plain Python vs numpy"
     )
+    ap.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="wall-clock time (default) or this process's CPU time (less disturbed on a busy "
+        "machine)",
+    )
     args = ap.parse_args(argv)
+    clock = time.perf_counter if args.clock == "wall" else time.process_time
     if not KITCHEN.is_file():  # a clone without ../shared beside it
         print(f"scale.py: needs {KITCHEN} (../shared), missing", file=sys.stderr)
         return 2
@@ -231,9 +245,10 @@ def main(argv: list[str] | None = None) -> int:
                 checker.check(scene, Query(text))  # warm caches (imports, the lexicon)
                 for _ in range(args.runs):
                     state = fresh(scene)
-                    t0 = time.perf_counter()
+                    gc.collect()  # the last state's garbage is not this check's to collect
+                    t0 = clock()
                     verdict = checker.check(state, Query(text))
-                    times.append(time.perf_counter() - t0)
+                    times.append(clock() - t0)
                 verdicts.append(str(verdict.category))
             p50[kind][n] = _percentile(times, 0.5) * 1000
             # The best run of each query, averaged over the kind's queries.
