@@ -153,6 +153,9 @@ class RaiderGuard(py_trees.decorators.Decorator):
             step (a ``Forecast``), or None.
         early_verdict: set by a look-ahead of policy ``"recover"``: the next run takes it as
             its first check's verdict (recovering at once), then checks as usual.
+        early_if: None, or a test of the scene that check reads (on the worker): the early
+            verdict stands only if it returns True (the world is as the look-ahead predicted);
+            else the guard checks for itself.
     """
 
     def __init__(
@@ -219,7 +222,8 @@ class RaiderGuard(py_trees.decorators.Decorator):
         self._retargeted = False  # the child was retargeted in this run
         self.forecast: Any = None
         self.early_verdict: Verdict | None = None
-        self._early: Verdict | None = None
+        self.early_if: Callable[[Any], bool] | None = None
+        self._early: tuple[Verdict, Callable[[Any], bool] | None] | None = None
 
     # ------------------------------------------------------------------ public helpers
     @property
@@ -295,7 +299,9 @@ class RaiderGuard(py_trees.decorators.Decorator):
         self._outcome = None
         self._recovery_error = None
         self._asked = None
-        self._early, self.early_verdict = self.early_verdict, None  # used by one run only
+        early = self.early_verdict  # used by one run only
+        self._early = None if early is None else (early, self.early_if)
+        self.early_verdict = self.early_if = None
         restore_error = self._restore_child()
         if restore_error is not None:
             self._fail(restore_error)
@@ -374,8 +380,9 @@ class RaiderGuard(py_trees.decorators.Decorator):
         if cancel.is_set():
             return None, scene, None, query
         early, self._early = self._early, None
-        if early is not None:  # a look-ahead's forecast stands for this check (then re-checked)
-            return early, scene, early.as_dict(), query
+        if early is not None and (early[1] is None or early[1](scene)):
+            # A look-ahead's forecast stands for this check (then re-checked as always).
+            return early[0], scene, early[0].as_dict(), query
         if self._cancel_kw:
             verdict = self.checker.check(scene, query, cancel=cancel)
         else:

@@ -2,13 +2,17 @@
 
 A guard checks its own step when its turn comes. :class:`LookAhead` decorates a whole plan (a
 ``Sequence`` whose children are the steps, in order) and, while step *k* runs, asks a
-*forecaster* on the worker pool whether steps *k+1* ... *k+depth* will be possible once the
+*forecaster* on a worker whether steps *k+1* ... *k+depth* will be possible once the
 steps before them are done. A tick never waits for it: the forecast is submitted when a step
 starts (and every N ticks, or when the world changes, see ``every``) and taken in when ready.
+Nor does a forecast delay the plan's own checks: forecasts run on a lane of their own
+(:func:`forecast_executor`), and wait before each step they judge while the plan's current
+guard has a check or a recovery's planning out.
 
 Two forecasters:
 
-* :class:`SceneForecaster` (here, :func:`forecast_scene`): the scene-level one. The symbolic
+* :class:`SceneForecaster` (:mod:`bt_raider.runtime.forecast`, re-exported here, with
+  :func:`forecast_scene`): the scene-level one. The symbolic
   effects of the earlier steps are applied to a copy of the scene
   (:func:`bt_raider.checking.steps.check_steps` and its ``apply_effects``, the same code that
   checks compound instructions) and the checker judges each later step on that copy;
@@ -23,15 +27,22 @@ to that guard (``guard.forecast``). What happens then is the ``policy``:
 
 * ``"warn"`` (default): only that;
 * ``"recover"``: the future guard, when its turn comes, takes the forecast as its verdict and
-  starts its recovery at once, without spending a check on an issue already found. Not earlier:
-  a recovery acts (asks, moves the robot) and must not interleave with the step still running.
-  The guard re-checks its action after the recovery as always, so a forecast that went stale
-  costs at most a needless recovery, never an unchecked action. ``unknown`` forecasts are
-  only reported: there is nothing to recover from;
+  starts its recovery at once, without spending a check on an issue already found -- but only
+  if the scene its check reads has the facts the forecast predicted for that step
+  (:meth:`Forecast.holds_in`); in a world that changed otherwise (someone took what the
+  forecast saw in the hand, a step did not do what its effects say) the guard checks for
+  itself. Not earlier: a recovery acts (asks, moves the robot) and must not interleave with
+  the step still running. The guard re-checks its action after the recovery as always.
+  ``unknown`` forecasts, and forecasts without predicted facts (a PDDL forecast's ``expect``
+  is None), are only reported;
 * ``"replan"``: the plan is stopped now (no more steps toward a failure) and a replanner
   (``bt_raider.planners.replan.Replanner``: ``replan(cancel=)``, ``build(plan)``) plans from
   the current state on the worker; its new plan subtree takes the old one's place under the
   look-ahead, and the forecaster follows the new plan (``forecaster.use_plan(plan)``).
+
+A recovery changes the world as no step predicts: a forecast sent before a guard of the plan
+started recovering is dropped when it comes in, the marks forecasts left on later steps are
+taken off, and the next forecast goes out once the recovery is over.
 
 A forecast fails closed: a scene that cannot be read, a checker that raises, a step that
 cannot be judged, a forecast past its deadline are all a forecast of category ``unknown``
@@ -43,19 +54,43 @@ from __future__ import annotations
 import dataclasses
 import math
 import threading
-from collections.abc import Callable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import py_trees
 from py_trees.common import Status
 
-from bt_raider.checking.contract import Checker, Query, as_query
-from bt_raider.checking.steps import check_steps
-from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.runtime import worker
-from bt_raider.runtime.guards import DEFAULT_DEADLINE, RaiderGuard
-from bt_raider.runtime.scenes import SceneLike, read_scene, scene_source
+from bt_raider.runtime.forecast import (  # re-exported: the look-ahead's public names
+    Forecast,
+    Forecaster,
+    SceneForecaster,
+    explain,
+    forecast_scene,
+    scene_facts,
+    unknown_forecast,
+    window,
+)
+from bt_raider.runtime.guards import DEFAULT_DEADLINE, Phase, RaiderGuard
+
+__all__ = [
+    "FORECASTS_NAMESPACE",
+    "LAST_FORECAST",
+    "POLICIES",
+    "Forecast",
+    "Forecaster",
+    "LookAhead",
+    "SceneForecaster",
+    "explain",
+    "forecast_executor",
+    "forecast_key",
+    "forecast_scene",
+    "scene_facts",
+    "unknown_forecast",
+    "window",
+]
 
 #: Namespace of the forecasts per step: ``/bt_raider/forecasts/<step node name>``.
 FORECASTS_NAMESPACE = "/bt_raider/forecasts"
@@ -70,274 +105,9 @@ def forecast_key(node_name: str) -> str:
     return f"{FORECASTS_NAMESPACE}/{node_name.replace('/', '_')}"
 
 
-@dataclasses.dataclass(frozen=True)
-class Forecast:
-    """The first step of a plan that will not be possible, seen from an earlier step.
-
-    Attributes:
-        step: 0-based index, in the whole plan, of the step that will fail.
-        of: number of steps in the plan.
-        action: the step, e.g. ``"handover(robot, medicine_1, alice)"``.
-        ahead: steps between the current step and the failing one (1: the next step).
-        category: the issue category (``docs/scene-format.md``: ``wrong_state``,
-            ``ambiguity``, ...), or ``unknown`` when the look-ahead could not reason about it.
-        explanation: ``"step 4 of 6, handover(robot, medicine_1, alice), will fail: ..."``.
-        failed: the preconditions or conditions that will fail (PDDL text for PDDL plans,
-            the checker's explanation for scene-level checks, the reason for ``unknown``).
-        verdict: the check's own verdict on the step in the predicted state, when there is one
-            (its grounding feeds a recovery).
-    """
-
-    step: int
-    of: int
-    action: str
-    ahead: int
-    category: str
-    explanation: str
-    failed: tuple[str, ...] = ()
-    verdict: Verdict | None = dataclasses.field(default=None, compare=False, repr=False)
-
-    @property
-    def unknown(self) -> bool:
-        """True when the look-ahead could not tell (fail closed: this is an alarm too)."""
-        return self.category == Category.UNKNOWN.value
-
-    def as_verdict(self) -> Verdict:
-        """A :class:`Verdict` for the failing step's guard, explained as the forecast."""
-        if self.verdict is not None:
-            return dataclasses.replace(self.verdict, explanation=self.explanation, steps=[])
-        return Verdict(self.category, self.explanation)
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready: the fields above but ``verdict``, plus ``step_number`` (1-based)."""
-        return {
-            "step": self.step,
-            "step_number": self.step + 1,
-            "of": self.of,
-            "action": self.action,
-            "ahead": self.ahead,
-            "category": self.category,
-            "explanation": self.explanation,
-            "failed": list(self.failed),
-        }
-
-
-def explain(step: int, of: int, action: str, reasons: Sequence[str]) -> str:
-    """``"step 4 of 6, handover(robot, medicine_1, alice), will fail: <reasons>"``."""
-    return f"step {step + 1} of {of}, {action}, will fail: {'; '.join(reasons)}"
-
-
-def unknown_forecast(step: int, of: int, action: str, start: int, reason: str) -> Forecast:
-    """A forecast that could not be made: category ``unknown``, at ``step``, saying why."""
-    return Forecast(
-        step=step,
-        of=of,
-        action=action,
-        ahead=step - start,
-        category=Category.UNKNOWN.value,
-        explanation=f"step {step + 1} of {of}, {action}, cannot be foreseen: {reason}",
-        failed=(reason,),
-    )
-
-
-def window(n: int, start: int, depth: int | None) -> int:
-    """The last step index a look-ahead from ``start`` checks (``start`` when none is left).
-
-    Raises:
-        ValueError: ``start`` outside the plan, or ``depth`` not None nor an integer >= 1.
-    """
-    if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start < max(n, 1):
-        raise ValueError(f"start must be a step index in 0..{max(n - 1, 0)}, got {start!r}")
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
-        raise ValueError(f"depth must be an integer >= 1 or None (every step left), got {depth!r}")
-    last = n - 1 if depth is None else min(n - 1, start + depth)
-    return max(last, start)
-
-
-class _Cancelled(Exception):
-    """The forecast was cancelled between two checks."""
-
-
-def forecast_scene(
-    scene: Any,
-    queries: Sequence[str | Query],
-    checker: Checker | None = None,
-    start: int = 0,
-    depth: int | None = None,
-    *,
-    cancel: threading.Event | None = None,
-) -> Forecast | None:
-    """The first of steps ``start+1`` .. ``start+depth`` a checker finds an issue with.
-
-    The current step (``start``) is checked too, only to ground its arguments: its effects
-    (and those of every later step) are applied to a copy of ``scene`` before the next step
-    is checked (:func:`~bt_raider.checking.steps.check_steps`). The current step's own issue
-    is its guard's business, not a forecast's; but when its arguments do not ground to one
-    object each, what it will change cannot be known, and the forecast is ``unknown``.
-
-    Args:
-        scene: the scene now (a :class:`~bt_raider.perception.scene.Scene`; not changed).
-        queries: every step of the plan, in order.
-        checker: judges each step (default: the symbolic reasoner).
-        start: index of the step being executed now.
-        depth: how many steps ahead to check (None: all that are left).
-        cancel: stops between two checks (the forecast then ends ``unknown``).
-
-    Returns:
-        The first failing step's :class:`Forecast` (``unknown`` when a step or the scene
-        cannot be reasoned about), or None when every step checked is fine (or none is left).
-
-    Raises:
-        ValueError: ``start`` or ``depth`` out of range.
-        QueryError: a query that is not a query (empty, too long).
-    """
-    steps = [as_query(q) for q in queries]
-    n = len(steps)
-    last = window(n, start, depth)
-    if last == start:
-        return None
-    span = steps[start : last + 1]
-
-    def unknown(k: int, reason: str) -> Forecast:
-        return unknown_forecast(start + k, n, span[k].text, start, reason)
-
-    copy = getattr(scene, "copy", None)
-    if scene is None or not callable(copy):
-        return unknown(1, f"no scene to look ahead in (got {type(scene).__name__})")
-    if checker is None:
-        from bt_raider.checking.symbolic import SymbolicReasoner  # lazily: start-up time
-
-        checker = SymbolicReasoner()
-    verdicts: list[Verdict] = []
-
-    def check_one(state: Any, text: str) -> Verdict:
-        if cancel is not None and cancel.is_set():
-            raise _Cancelled
-        q = span[len(verdicts)]
-        # A pronoun the steps resolved ("close it" -> "close Fridge") changes the text only.
-        query = q if text == q.text else dataclasses.replace(q, text=text)
-        verdict = checker.check(state, query)
-        if not isinstance(verdict, Verdict):
-            raise TypeError(f"the checker returned {verdict!r} for {text!r}, not a Verdict")
-        verdicts.append(verdict)
-        return verdict
-
-    try:
-        check_steps(check_one, scene, [q.text for q in span])
-    except _Cancelled:
-        return unknown(max(len(verdicts), 1), "the look-ahead was cancelled")
-    except Exception as exc:  # fail closed: the step we could not judge is the forecast
-        if not verdicts:
-            return unknown(1, f"the current step could not be checked ({_describe(exc)})")
-        # check_steps checks step k after step k-1's effects: the error is step k's.
-        return unknown(min(len(verdicts), len(span) - 1), _describe(exc))
-    now = verdicts[0]
-    if not now.ok and any(len(ids) != 1 for ids in now.grounding.values()):
-        return unknown(
-            1,
-            f"what the current step ({span[0].text}) will change is not known yet "
-            f"({now.category}: {now.explanation})",
-        )
-    if now.category is Category.UNKNOWN:
-        return unknown(1, f"the current step could not be checked ({now.explanation})")
-    for k, verdict in enumerate(verdicts[1:], start=1):
-        if verdict.ok:
-            continue
-        return Forecast(
-            step=start + k,
-            of=n,
-            action=span[k].text,
-            ahead=k,
-            category=verdict.category.value,
-            explanation=explain(start + k, n, span[k].text, [verdict.explanation]),
-            failed=(verdict.explanation,),
-            verdict=verdict,
-        )
-    return None
-
-
 def _describe(exc: BaseException) -> str:
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-@runtime_checkable
-class Forecaster(Protocol):
-    """Looks ahead in one plan: ``forecast(start, depth, cancel=...)`` runs on a worker."""
-
-    def forecast(
-        self, start: int, depth: int | None = None, *, cancel: threading.Event | None = None
-    ) -> Forecast | None:
-        """The first step after ``start`` (up to ``depth`` ahead) that will fail, or None."""
-        ...
-
-    def __len__(self) -> int:
-        """The number of steps in the plan."""
-        ...
-
-
-class SceneForecaster:
-    """The scene-level forecaster: a plan's step queries, a scene source and a checker.
-
-    Args:
-        queries: each step's query, in plan order (one per step node of the plan subtree).
-        scene: as for :class:`~bt_raider.runtime.guards.RaiderGuard` (a callable such as
-            ``robot.observe`` is called on the worker at every forecast).
-        checker: judges each step (default: the symbolic reasoner).
-        version: a cheap callable returning something that changes when the world does (a
-            perception frame counter), for ``LookAhead(every="change")``; called on the tick.
-    """
-
-    def __init__(
-        self,
-        queries: Sequence[str | Query],
-        scene: SceneLike,
-        checker: Checker | None = None,
-        *,
-        version: Callable[[], Any] | None = None,
-    ) -> None:
-        self.queries = [as_query(q) for q in queries]  # a bad query is an error now
-        if not self.queries:
-            raise ValueError("a plan to look ahead in needs at least one step")
-        self.scene = scene_source(scene)
-        self.checker = checker
-        self._version = version
-
-    def __len__(self) -> int:
-        return len(self.queries)
-
-    def use_plan(self, queries: Sequence[str | Query]) -> None:
-        """Look ahead in these steps from now on (after a replan)."""
-        self.queries = [as_query(q) for q in queries]
-
-    def version(self) -> Any:
-        if self._version is None:
-            raise TypeError("this SceneForecaster has no version= callable")
-        return self._version()
-
-    @property
-    def versioned(self) -> bool:
-        return self._version is not None
-
-    def forecast(
-        self, start: int, depth: int | None = None, *, cancel: threading.Event | None = None
-    ) -> Forecast | None:
-        """Read the scene (here, on the worker) and look ahead from step ``start``."""
-        last = window(len(self.queries), start, depth)
-        if last == start:
-            return None
-        try:
-            scene = read_scene(self.scene)
-        except Exception as exc:  # fail closed: a scene we cannot read is no all-clear
-            nxt = self.queries[start + 1].text
-            return unknown_forecast(
-                start + 1,
-                len(self.queries),
-                nxt,
-                start,
-                f"cannot read the scene ({_describe(exc)})",
-            )
-        return forecast_scene(scene, self.queries, self.checker, start, depth, cancel=cancel)
 
 
 # --------------------------------------------------------------------------- the decorator
@@ -357,6 +127,52 @@ def _check_plan(plan: py_trees.behaviour.Behaviour, forecaster: Any) -> None:
             f"the forecaster has {n} step(s) but the plan {plan.name!r} has "
             f"{len(plan.children)} step node(s)"
         )
+
+
+#: Forecasts run on a lane of their own, never on the pool guards check on: a check never
+#: queues behind a look-ahead (one thread, with spares to cover a hung forecast).
+_lane: worker.WorkerPool | None = None
+_lane_lock = threading.Lock()
+
+
+def forecast_executor() -> worker.WorkerPool:
+    """The look-ahead lane: the pool forecasts run on unless a LookAhead is given one."""
+    global _lane
+    with _lane_lock:
+        if _lane is None:
+            _lane = worker.WorkerPool(1, max_extra=2, name="bt_raider-lookahead")
+        return _lane
+
+
+class _Yielding:
+    """A forecast's cancel event that also makes the forecast wait its turn.
+
+    Both forecasters ask ``cancel.is_set()`` before each step they judge; this one first
+    waits (up to ``budget`` seconds in all) while ``busy()`` says a guard of the plan has a
+    check or a recovery's planning out, so a forecast takes the CPU (and the GIL) only when
+    the plan's own checks do not need it.
+    """
+
+    def __init__(self, cancel: threading.Event, busy: Callable[[], bool], budget: float) -> None:
+        self._cancel = cancel
+        self._busy = busy
+        self._until = time.monotonic() + budget
+        self.yielded = 0.0
+
+    def is_set(self) -> bool:
+        cancel = self._cancel
+        if not cancel.is_set() and time.monotonic() < self._until and self._busy():
+            t0 = time.monotonic()
+            while self._busy() and not cancel.wait(0.002) and time.monotonic() < self._until:
+                pass
+            self.yielded += time.monotonic() - t0
+        return cancel.is_set()
+
+    def set(self) -> None:
+        self._cancel.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._cancel.wait(timeout)
 
 
 class LookAhead(py_trees.decorators.Decorator):
@@ -381,7 +197,11 @@ class LookAhead(py_trees.decorators.Decorator):
             ``build(plan) -> subtree``, e.g. ``bt_raider.planners.replan.Replanner``.
         max_replans: how many times ``"replan"`` may replace the plan.
         name: the node's name (default ``Look ahead <child name>``).
-        executor: where forecasts run (the shared worker pool by default).
+        executor: where forecasts run (default: a lane of their own,
+            :func:`forecast_executor`, not the pool guards check on). Wherever it runs, a
+            forecast waits before each step it judges while a guard of the plan has a check
+            or a recovery's planning out: a look-ahead never delays the plan's own checks.
+            A replan runs on the shared pool (the plan waits for it) unless this is given.
         deadline: seconds a forecast (or a replan) may run; past it the forecast is
             ``unknown`` (a replan: FAILURE). None: no deadline.
 
@@ -462,6 +282,11 @@ class LookAhead(py_trees.decorators.Decorator):
         self._start = -1
         self._version: Any = None
         self._marked: dict[int, Forecast] = {}
+        # Recoveries seen (each changes the world as no step predicts): a forecast sent
+        # before the latest one is stale and dropped when it comes in.
+        self._epoch = 0
+        self._pending_epoch = 0
+        self._watched: tuple[int, Any, int] | None = None
         self._outcome: Status | None = None
         self._left: list[str] = []  # the step names left when a replan started
 
@@ -505,6 +330,7 @@ class LookAhead(py_trees.decorators.Decorator):
             self.initialise()
         if not self._replanning:
             yield from self.decorated.tick()
+            self._watch()
         self._ticks += 1
         self._poll()
         if not self._replanning and self._outcome is None:
@@ -524,6 +350,7 @@ class LookAhead(py_trees.decorators.Decorator):
         self._due = False
         self._ticks = 0
         self._start = -1
+        self._watched = None
         self._outcome = None
         self.feedback_message = "looking ahead"
 
@@ -548,9 +375,58 @@ class LookAhead(py_trees.decorators.Decorator):
             self._pending = None
 
     # ------------------------------------------------------------------ forecasting
+    def _watch(self) -> None:
+        """Note a recovery starting at the current step: the world will change unforeseen.
+
+        Forecasts sent before it are dropped when they come in, and the marks they left on
+        the steps ahead are taken off (their guards check for themselves); the next forecast
+        goes once the recovery is over.
+        """
+        now = self.current_step()
+        node = self.decorated.children[now] if now >= 0 else None
+        if not isinstance(node, RaiderGuard):
+            self._watched = None
+            return
+        seen = (now, node, node.attempts)
+        last = self._watched
+        self._watched = seen
+        before = last[2] if last is not None and last[:2] == seen[:2] else 0
+        if node.attempts <= before:
+            return
+        self._epoch += 1
+        self._due = True
+        self._clear_marks()
+        self.forecast = None  # withdrawn with its marks
+        self.feedback_message = (
+            f"step {now + 1} is recovering: the forecasts made before it no longer count"
+        )
+
+    def _recovering(self) -> bool:
+        """The current step's guard is planning or running a recovery (the world is in flux)."""
+        now = self.current_step()
+        node = self.decorated.children[now] if now >= 0 else None
+        return isinstance(node, RaiderGuard) and (
+            node.phase is Phase.PLANNING or node.phase is Phase.RECOVERING
+        )
+
+    def _checking(self) -> bool:
+        """A guard of the plan has a check or a recovery's planning out (read on a worker)."""
+        plan = self.decorated
+        node = getattr(plan, "current_child", None)
+        if not isinstance(node, RaiderGuard) or node.status is not Status.RUNNING:
+            return False
+        phase = node.phase
+        if phase is not Phase.CHECKING and phase is not Phase.PLANNING:
+            return False
+        pending = node.pending
+        return pending is None or not pending.done()
+
     def _maybe_submit(self) -> None:
         start = self.current_step()
         if start < 0:
+            return
+        if self._recovering():
+            self._due = True  # looked at once the recovery is over
             return
         due = self._due or start != self._start
         if isinstance(self.every, int) and self._ticks % self.every == 0:
@@ -571,12 +447,21 @@ class LookAhead(py_trees.decorators.Decorator):
         if self.every == "change":
             self._version = self.forecaster.version()
         self._pending_start = start
+        self._pending_epoch = self._epoch
         self._pending = worker.submit(
-            self._forecast_job, start, executor=self.executor, deadline=self.deadline
+            self._forecast_job,
+            start,
+            executor=self.executor or forecast_executor(),
+            deadline=self.deadline,
         )
 
     def _forecast_job(self, start: int, *, cancel: threading.Event) -> Forecast | None:
-        return self.forecaster.forecast(start, self.depth, cancel=cancel)
+        # Half the deadline at most goes to waiting for the plan's checks.
+        budget = 5.0 if self.deadline is None else self.deadline / 2
+        polite = _Yielding(cancel, self._checking, budget)
+        if polite.is_set():  # the scene is read once the checks are in, not before
+            return None
+        return self.forecaster.forecast(start, self.depth, cancel=polite)  # type: ignore[arg-type]
 
     def _poll(self) -> None:
         pending = self._pending
@@ -596,6 +481,11 @@ class LookAhead(py_trees.decorators.Decorator):
         now = self.current_step()
         if now < 0:
             return  # the plan is over
+        if self._pending_epoch != self._epoch:
+            # Made before a recovery changed the world: it may warn of an issue fixed since
+            # (or miss one the recovery made). Look again from the world as it is now.
+            self._due = True
+            return
         if pending.overdue():
             self._on_overdue()
             return
@@ -660,13 +550,18 @@ class LookAhead(py_trees.decorators.Decorator):
             node.forecast = forecast
             # Only a guard that can recover skips its check: one that cannot would fail on a
             # forecast without ever looking at the world itself.
+            # And only when the world is as the forecast predicted at the guard's turn
+            # (``holds_in``, on the scene its check reads): a forecast made before someone or
+            # a recovery changed the world must not stand for a check.
             if (
                 self.policy == "recover"
                 and not forecast.unknown
+                and forecast.expect is not None
                 and node.recovery is not None
                 and node.max_attempts > 0
             ):
                 node.early_verdict = forecast.as_verdict()
+                node.early_if = forecast.holds_in
 
     def _unmark(self, index: int) -> None:
         self._marked.pop(index, None)
@@ -679,6 +574,7 @@ class LookAhead(py_trees.decorators.Decorator):
         if isinstance(node, RaiderGuard) and node.status is not Status.RUNNING:
             node.forecast = None
             node.early_verdict = None
+            node.early_if = None
 
     def _clear_marks(self) -> None:
         for i in list(self._marked):

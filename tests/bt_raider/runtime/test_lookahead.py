@@ -642,3 +642,210 @@ def test_replan_that_gives_the_same_steps_again_fails_and_says_why():
         time.sleep(0.002)
     assert la.status is F and la.replans == 0
     assert "will fail" in la.feedback_message and "same steps again" in la.feedback_message
+
+
+# --------------------------------------------------------------------------- stale forecasts
+class PlacingRobot(ToyRobot):
+    """The toy robot, which can also put down what it holds (a recovery's ``place``)."""
+
+    def poll(self, handle):
+        progress = super().poll(handle)
+        action, args = self.log[handle - 1]
+        if progress.state is ActionState.SUCCEEDED and action == "place":
+            give_away(self.scene, args[0], onto=COUNTER)
+        return progress
+
+
+def give_away(scene: dict[str, Any], object_id: str, onto: str) -> None:
+    """``object_id`` leaves the robot's hand and lies on ``onto``."""
+    by_id = {o["objectId"]: o for o in scene["objects"]}
+    scene["inventoryObjects"] = [i for i in scene["inventoryObjects"] if i["objectId"] != object_id]
+    by_id[object_id].update(isPickedUp=False, parentReceptacles=[onto])
+
+
+class PickedAndTaken(Act):
+    """The team's pick, after which a person takes the picked thing from the robot's hand."""
+
+    def update(self):
+        status = super().update()
+        if status is S:
+            give_away(self.robot.scene, APPLE, onto=COUNTER)
+        return status
+
+
+def assert_plan_row(la, guards, row) -> None:
+    """One tick: the decorator's status is the plan's; steps run in order, children inside."""
+    plan = [g.status for g in guards]
+    assert la.status is row[0] and plan == row[1:]
+    done = 0
+    while done < len(plan) and plan[done] is S:
+        done += 1
+    assert all(s is I for s in plan[done + 1 :]), plan
+    for guard in guards:
+        child = guard.decorated.status
+        assert child is I or child is S or guard.status is R, (guard.name, guard.status, child)
+
+
+def test_recover_ignores_a_forecast_the_world_no_longer_matches():
+    # From step 1: step 4 (open the drawer) will find the hand full, the apple picked at
+    # step 3. But as step 3 ends, a person takes the apple: at step 4's turn the hand is free.
+    # The forecast must not stand for step 4's check (its recovery would have nothing to put
+    # down, give up, and fail a step that can run).
+    robot = ToyRobot()
+    checker = Counting()
+    recovery = Recovery(SymbolicRecovery(), robot, ScriptedHuman([]))
+    guards = [
+        RaiderGuard(
+            (PickedAndTaken if q == "pick the apple" else Act)(q, robot),
+            q,
+            checker,
+            scene=robot.observe,
+            recovery=recovery,
+        )
+        for q in HAND_FULL_LATER
+    ]
+    plan = py_trees.composites.Sequence("plan", memory=True, children=guards)
+    la = LookAhead(plan, SceneForecaster(HAND_FULL_LATER, robot.observe), policy="recover")
+    la.tick_once()
+    assert_plan_row(la, guards, [R, R, I, I, I])
+    wait_done(la)
+    la.tick_once()
+    assert_plan_row(la, guards, [R, R, I, I, I])
+    f = guards[3].forecast
+    assert f is not None and (f.step, f.category) == (3, "robot_state") and f.expect is not None
+    assert isinstance(guards[3].early_verdict, Verdict)  # marked: it would stand if still true
+    marked_at_turn = []
+    seen = []
+    for _ in range(400):
+        before = guards[3].status
+        early = guards[3].early_verdict
+        la.tick_once()
+        if before is I and guards[3].status is R:
+            marked_at_turn.append(early)
+        seen.append([la.status, *statuses(guards)])
+        assert_plan_row(la, guards, seen[-1])
+        if la.status is not R:
+            break
+        time.sleep(0.002)
+    assert seen[-1] == [S, S, S, S, S], [g.feedback_message for g in guards]
+    assert all(row[0] is R for row in seen[:-1])
+    # Its turn came with the forecast on it, yet it checked the world and found no issue.
+    assert marked_at_turn and marked_at_turn[0] is not None
+    assert marked_at_turn[0].category is Category.ROBOT_STATE
+    assert checker.asked.count("open the drawer") == 2 and guards[3].attempts == 0
+    assert robot.log[-1] == ("open", [DRAWER]) and not robot.scene["inventoryObjects"]
+
+
+def test_a_forecast_made_before_a_recovery_is_dropped_and_made_again():
+    # The hand holds the apple: step 1's guard recovers (puts it down). The forecast from
+    # step 1 was sent before that recovery; it comes in after and must not count.
+    robot = PlacingRobot()
+    robot.scene["inventoryObjects"] = [{"objectId": APPLE, "objectType": "Apple"}]
+    apple = next(o for o in robot.scene["objects"] if o["objectId"] == APPLE)
+    apple.update(isPickedUp=True, parentReceptacles=None)
+    robot.scene["objects"][3]["receptacleObjectIds"] = [CLEAN_CUP, DIRTY_CUP]
+    queries = ["open the drawer", "close the drawer", "open the drawer"]
+    recovery = Recovery(SymbolicRecovery(), robot, ScriptedHuman([]))
+    guards, plan = guarded_plan(robot, queries, recovery=recovery, checker=Counting())
+    stale = forecast_at(2, 0, n=3, category="robot_state")
+    forecaster = Gated(3, lambda start: stale if len(forecaster.calls) == 1 else None)
+    la = LookAhead(plan, forecaster, policy="recover")
+    seen = []
+
+    def tick() -> None:
+        la.tick_once()
+        seen.append([la.status, *statuses(guards)])
+        assert_plan_row(la, guards, seen[-1])
+
+    tick()
+    sent = la.pending
+    assert sent is not None and seen[-1] == [R, R, I, I]
+    for _ in range(400):  # step 1's check finds the hand full; its recovery starts
+        tick()
+        if guards[0].attempts:
+            break
+        time.sleep(0.002)
+    assert guards[0].attempts == 1 and seen[-1] == [R, R, I, I]
+    forecaster.gate.set()
+    assert sent.wait(WAIT_S)
+    tick()
+    # Dropped: no forecast, no mark on step 3 (whose guard would otherwise take it).
+    assert la.forecast is None and guards[2].forecast is None
+    assert not py_trees.blackboard.Blackboard.exists(forecast_key(guards[2].name))
+    for _ in range(400):
+        tick()
+        if la.status is not R:
+            break
+        time.sleep(0.002)
+    assert seen[-1] == [S, S, S, S] and all(row[0] is R for row in seen[:-1])
+    assert len(forecaster.calls) >= 2  # looked again once the recovery was over
+    assert la.forecast is None and guards[2].attempts == 0
+    assert ("place", [APPLE, COUNTER]) in robot.log or any(a == "place" for a, _ in robot.log)
+
+
+class GatedChecker:
+    """The guards' checker: the real symbolic reasoner, once the test opens the gate."""
+
+    def __init__(self) -> None:
+        self.inner, self.gate = SymbolicReasoner(), threading.Event()
+
+    def check(self, scene, query, *, cancel=None):
+        assert self.gate.wait(WAIT_S)
+        return self.inner.check(scene, query)
+
+
+class Recording:
+    """A forecaster written here: records on which thread and when it looks ahead."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.threads: list[str] = []
+
+    def __len__(self) -> int:
+        return self.n
+
+    def forecast(self, start, depth=None, *, cancel=None):
+        self.threads.append(threading.current_thread().name)
+        return None
+
+
+def test_a_forecast_waits_for_the_plans_check_on_a_lane_of_its_own():
+    robot = ToyRobot()
+    checker = GatedChecker()
+    queries = ["open the drawer", "close the drawer", "open the drawer"]
+    guards, plan = guarded_plan(robot, queries, recovery=None, checker=checker)
+    forecaster = Recording(len(queries))
+    la = LookAhead(plan, forecaster)
+    la.tick_once()
+    assert la.status is R and statuses(guards) == [R, I, I]
+    assert la.pending is not None and guards[0].pending is not None
+    for _ in range(20):  # the guard's check is out: the forecast does not start judging
+        time.sleep(0.005)
+        la.tick_once()
+        assert la.status is R and statuses(guards) == [R, I, I]
+        assert guards[0].decorated.status is I  # the child waits for its check
+        assert forecaster.threads == []
+    checker.gate.set()
+    seen = run(la, guards)
+    assert seen[-1] == [S, S, S, S] and all(row[0] is R for row in seen[:-1])
+    assert forecaster.threads and all(
+        t.startswith("bt_raider-lookahead") for t in forecaster.threads
+    )
+
+
+def test_forecast_facts_tell_whether_the_world_is_as_predicted():
+    f = forecast_scene(scene(), HAND_FULL_LATER, start=0)
+    assert f is not None and f.step == 3 and f.expect is not None
+    predicted = kitchen()
+    by_id = {o["objectId"]: o for o in predicted["objects"]}
+    by_id[DRAWER]["isOpen"] = False  # opened at step 1, closed at step 2
+    by_id[APPLE].update(isPickedUp=True, parentReceptacles=None)
+    predicted["inventoryObjects"] = [{"objectId": APPLE, "objectType": "Apple"}]
+    by_id[COUNTER]["receptacleObjectIds"] = [CLEAN_CUP, DIRTY_CUP]
+    assert f.holds_in(Scene.from_dict(predicted))
+    moved = copy.deepcopy(predicted)
+    moved["agent"]["position"]["x"] += 0.5  # the robot stands elsewhere
+    assert not f.holds_in(Scene.from_dict(moved))
+    assert not f.holds_in(scene())  # the hand is free
+    assert not f.holds_in(None) and not f.holds_in(kitchen())  # not a Scene: no
+    assert not forecast_at(3, 0).holds_in(scene())  # no facts recorded: never stands
