@@ -275,6 +275,19 @@ def shutdown() -> None:
         child.kill()
 
 
+def prepare(engine: str) -> None:
+    """Start a child for ``engine`` and have it import the engine now, in parallel with the
+    caller's own start-up, so a search soon after does not wait for either (a demo that plans
+    first thing). Nothing waits for the child; its reply is skipped by the next search."""
+    if engine not in ENGINES:
+        raise PlanningError(
+            f"unknown planning engine {engine!r}: expected one of {', '.join(ENGINES)}"
+        )
+    child = _take()
+    child.send({"op": "load", "engine": engine})
+    _give_back(child)
+
+
 def run(
     engine: str,
     domain: str,
@@ -404,8 +417,20 @@ def _fast_downward(request: dict[str, Any]) -> dict[str, Any]:
     return answer
 
 
+def _load(engine: Any) -> dict[str, Any]:
+    if engine == "pyperplan":
+        import pyperplan.pddl.parser  # noqa: F401
+        import pyperplan.planner  # noqa: F401
+    elif engine == "fast-downward":
+        import unified_planning.io  # noqa: F401
+        import up_fast_downward  # noqa: F401
+    return {"status": "loaded"}
+
+
 def _handle(request: dict[str, Any]) -> dict[str, Any]:
     engine = request.get("engine")
+    if request.get("op") == "load":
+        return _load(engine)
     if engine == "pyperplan":
         return _pyperplan(request)
     if engine == "fast-downward":

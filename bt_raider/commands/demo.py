@@ -19,6 +19,10 @@ DEMOS = {
 }
 
 
+#: Demos that plan as soon as they start, and the engine they plan with.
+PLANS_FIRST = {"medicine-delivery": "pyperplan"}
+
+
 def _module(name: str):
     return importlib.import_module(f"bt_raider.examples.{name.replace('-', '_')}.demo")
 
@@ -34,6 +38,11 @@ def add_parser(sub: argparse._SubParsersAction, argv: Sequence[str] = ()) -> Non
         p.set_defaults(run=run)
         if name != chosen:
             continue  # only the demo that runs is imported; the others are listed by name
+        if name in PLANS_FIRST:
+            # The planner's child starts while the demo's modules import.
+            from bt_raider.planners import engines
+
+            engines.prepare(PLANS_FIRST[name])
         try:
             _module(name).add_arguments(p)
         except ModuleNotFoundError as exc:

@@ -418,7 +418,8 @@ def run_scenario(
                 root.stop(py_trees.common.Status.INVALID)  # cancels pending checks
                 echo(f"\nstopped: the tree was still running after {limit:g} s")
                 break
-            time.sleep(tick_period)
+            # A tick every period, not a period after each tick's own work.
+            time.sleep(max(0.0, start + ticks * tick_period - time.monotonic()))
     elapsed = time.monotonic() - start
     recorder.finish()
     for rec, node in zip(records, reporter.guards, strict=True):

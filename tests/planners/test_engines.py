@@ -314,3 +314,20 @@ def test_shared_names_load_and_plan_with_the_option(shared_names, engine):
     ]
     assert pddl.validate(problem, plan)
     assert not pddl.validate(problem, pddl.to_plan(problem, ["(push cart aisle shelf)"]))
+
+
+# ---------------------------------------------------------------------------- prepare
+def test_a_prepared_child_serves_the_next_search(gripper_files):
+    engines.shutdown()
+    engines.prepare("pyperplan")
+    assert len(engines._idle) == 1
+    prepared = engines._idle[0]
+    files = gripper_files(2)
+    steps = pddl.plan_files(*files, engine="pyperplan")  # the "loaded" reply is skipped
+    assert pddl.validate(pddl.load(*files), pddl.to_plan(pddl.load(*files), steps))
+    assert engines._idle == [prepared]  # the same child, kept for the next search
+
+
+def test_prepare_refuses_an_unknown_engine():
+    with pytest.raises(PlanningError, match="unknown planning engine 'lama'"):
+        engines.prepare("lama")
