@@ -170,26 +170,29 @@ def _type_name(annotation: Any) -> str:
 
 
 def _coerce(value: Any, param: Param, tool: Tool) -> Any:
-    where = f"tool {tool.signature()}, argument {param.name!r}"
     if param.type == "str":
-        if isinstance(value, str):
+        if isinstance(value, str):  # the common case first: no message is built for it
             return value
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return str(value)
-        raise ToolError(f"{where}: expected a name (string), got {value!r}")
+        raise ToolError(f"{_where(param, tool)}: expected a name (string), got {value!r}")
     if param.type in ("float", "int"):
         try:
             num = float(value)
         except (TypeError, ValueError):
-            raise ToolError(f"{where}: expected a number, got {value!r}") from None
+            raise ToolError(f"{_where(param, tool)}: expected a number, got {value!r}") from None
         return int(num) if param.type == "int" else num
     if param.type == "bool":
         if isinstance(value, bool):
             return value
         if str(value).lower() in ("true", "false"):
             return str(value).lower() == "true"
-        raise ToolError(f"{where}: expected true or false, got {value!r}")
+        raise ToolError(f"{_where(param, tool)}: expected true or false, got {value!r}")
     return value
+
+
+def _where(param: Param, tool: Tool) -> str:
+    return f"tool {tool.signature()}, argument {param.name!r}"
 
 
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str], str]:
