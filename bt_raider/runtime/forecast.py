@@ -13,9 +13,10 @@ everything here). A forecast records the facts of the state it predicted for the
 from __future__ import annotations
 
 import dataclasses
+import math
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from bt_raider.checking.contract import Checker, Query, as_query
 from bt_raider.checking.steps import check_steps
@@ -25,6 +26,7 @@ from bt_raider.runtime.scenes import SceneLike, read_scene, scene_source
 __all__ = [
     "Forecast",
     "Forecaster",
+    "SceneFacts",
     "SceneForecaster",
     "explain",
     "forecast_scene",
@@ -50,7 +52,7 @@ class Forecast:
             the checker's explanation for scene-level checks, the reason for ``unknown``).
         verdict: the check's own verdict on the step in the predicted state, when there is one
             (its grounding feeds a recovery).
-        expect: the :func:`scene_facts` of the predicted state the step was judged in (None:
+        expect: the :class:`SceneFacts` of the predicted state the step was judged in (None:
             not known, e.g. a PDDL forecast). A guard takes the forecast for its own check
             (policy ``"recover"``) only when the scene it reads has these facts: see
             :meth:`holds_in`.
@@ -79,12 +81,23 @@ class Forecast:
         the world since, a step did not do what its effects say), one that cannot be read,
         or a forecast without ``expect``: False (the guard checks for itself).
         """
-        if self.expect is None:
+        expect = self.expect
+        if not isinstance(expect, SceneFacts):
             return False
         try:
-            return scene_facts(scene) == self.expect
+            real = scene_facts(scene)
         except Exception:  # fail closed: a scene we cannot read confirms nothing
             return False
+        if real.things != expect.things or (real.agent is None) != (expect.agent is None):
+            return False
+        # Where the robot stands is one of the facts a reach or sight issue was judged on;
+        # for the others a simulator's few cm and degrees off the predicted stand-off do not
+        # change what the check would say.
+        metres, degrees = _STRICT_POSE if self.category in _POSE_CATEGORIES else POSE_TOLERANCE
+        if expect.agent is not None and math.dist(real.agent, expect.agent) > metres:  # type: ignore[arg-type]
+            return False
+        turn = abs(real.heading - expect.heading) % 360.0
+        return min(turn, 360.0 - turn) <= degrees
 
     def as_verdict(self) -> Verdict:
         """A :class:`Verdict` for the failing step's guard, explained as the forecast."""
@@ -120,6 +133,26 @@ _STATE_FLAGS = (
 )
 #: Positions are compared to this many metres (a simulator's float noise is not a change).
 _GRID = 0.05
+#: How far (metres, degrees) the robot may stand from where a forecast predicted and the
+#: forecast still stand (a simulator's approach ends a few cm and degrees off the stand-off
+#: the symbolic effects predict) ...
+POSE_TOLERANCE = (0.25, 20.0)
+#: ... but for issues judged on where the robot stands, only float noise.
+_STRICT_POSE = (_GRID, 2.0)
+_POSE_CATEGORIES = frozenset(
+    c.value for c in (Category.OUT_OF_REACH, Category.OBSTRUCTED, Category.NOT_PRESENT)
+)
+
+
+class SceneFacts(NamedTuple):
+    """What :func:`scene_facts` reads off a scene: compare with :meth:`Forecast.holds_in`."""
+
+    #: A hash of the objects' states, containers and positions, the hand, the people.
+    things: int
+    #: Where the robot stands (x, y, z), or None when the scene does not say.
+    agent: tuple[float, float, float] | None
+    #: Which way it faces (degrees about y).
+    heading: float
 
 
 def _cell(position: Any) -> tuple[int, ...]:
@@ -128,13 +161,14 @@ def _cell(position: Any) -> tuple[int, ...]:
     return tuple(round(float(position.get(k) or 0.0) / _GRID) for k in ("x", "y", "z"))
 
 
-def scene_facts(scene: Any) -> int:
+def scene_facts(scene: Any) -> SceneFacts:
     """A cheap fingerprint of what a check reads in ``scene``: equal scenes, equal facts.
 
     Covers every object's id, state flags (:data:`_STATE_FLAGS`), containers and position
-    (held objects' positions left out: they follow the robot), what the robot holds, where
-    it stands and faces, and the people (id, position, hands, gaze), positions to 5 cm. Run on a
-    worker, never on the tick (a few hundred objects: well under a millisecond each).
+    (to 5 cm; held objects' positions left out: they follow the robot), what the robot holds,
+    the people (id, position, hands, gaze), and, apart (compared with a tolerance), where the
+    robot stands and faces. Run on a worker, never on the tick (a few hundred objects: well
+    under a millisecond each).
 
     Raises:
         AttributeError, TypeError, ValueError: ``scene`` is not a scene.
@@ -159,11 +193,17 @@ def scene_facts(scene: Any) -> int:
         (str(h.get("id")), _cell(h.get("position")), h.get("hands_free"), h.get("looking_at_robot"))
         for h in data.get("humans") or []
     )
-    heading = round(float(rotation.get("y") or 0.0)) % 360 if isinstance(rotation, dict) else 0
-    return hash(
-        (tuple(sorted(objects)), tuple(sorted(held, key=str)), _cell(agent.get("position")),
-         heading, people)
-    )  # fmt: skip
+    heading = float(rotation.get("y") or 0.0) % 360.0 if isinstance(rotation, dict) else 0.0
+    where = agent.get("position")
+    xyz = None
+    if isinstance(where, dict):
+        xyz = (
+            float(where.get("x") or 0.0),
+            float(where.get("y") or 0.0),
+            float(where.get("z") or 0.0),
+        )
+    things = hash((tuple(sorted(objects)), tuple(sorted(held, key=str)), people))
+    return SceneFacts(things, xyz, heading)
 
 
 def explain(step: int, of: int, action: str, reasons: Sequence[str]) -> str:

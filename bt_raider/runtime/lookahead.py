@@ -66,6 +66,7 @@ from bt_raider.runtime import worker
 from bt_raider.runtime.forecast import (  # re-exported: the look-ahead's public names
     Forecast,
     Forecaster,
+    SceneFacts,
     SceneForecaster,
     explain,
     forecast_scene,
@@ -82,6 +83,7 @@ __all__ = [
     "Forecast",
     "Forecaster",
     "LookAhead",
+    "SceneFacts",
     "SceneForecaster",
     "explain",
     "forecast_executor",

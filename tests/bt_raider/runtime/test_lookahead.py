@@ -8,6 +8,7 @@ Every tick of the decorator tests asserts the decorator's and the steps' statuse
 from __future__ import annotations
 
 import copy
+import dataclasses
 import threading
 import time
 from typing import Any
@@ -846,6 +847,17 @@ def test_forecast_facts_tell_whether_the_world_is_as_predicted():
     moved = copy.deepcopy(predicted)
     moved["agent"]["position"]["x"] += 0.5  # the robot stands elsewhere
     assert not f.holds_in(Scene.from_dict(moved))
+    nudged = copy.deepcopy(predicted)  # where a simulator's approach ends: a few cm, degrees off
+    nudged["agent"]["position"]["x"] += 0.08
+    nudged["agent"]["rotation"]["y"] = 355.0
+    assert f.holds_in(Scene.from_dict(nudged))
+    # ... unless the issue was judged on where the robot stands.
+    reach = dataclasses.replace(f, category="out_of_reach")
+    assert reach.holds_in(Scene.from_dict(predicted))
+    assert not reach.holds_in(Scene.from_dict(nudged))
+    other = copy.deepcopy(predicted)  # the same but the drawer: open
+    other["objects"][-1]["isOpen"] = True
+    assert not f.holds_in(Scene.from_dict(other))
     assert not f.holds_in(scene())  # the hand is free
     assert not f.holds_in(None) and not f.holds_in(kitchen())  # not a Scene: no
     assert not forecast_at(3, 0).holds_in(scene())  # no facts recorded: never stands
