@@ -450,9 +450,15 @@ class Grounder:
         "the apple left of the bowl" in a scene of thousands is a few C-level list scans.
         """
         if self._index is None or self._index[0] is not present:
-            ids = [o.id for o in present]
+            if all(type(o) is SceneObject for o in present):
+                # The scene's own objects: their dicts read directly (a property call per
+                # object and field is most of this table's cost in a scene of thousands).
+                ids = [o.raw["objectId"] for o in present]
+                types_of = [o.raw["objectType"] for o in present]
+            else:  # duck-typed objects of a user's perception
+                ids = [o.id for o in present]
+                types_of = [o.type for o in present]
             names = [o.name.lower() for o in present]
-            types_of = [o.type for o in present]
             types = set(types_of)
             if present is not self._present or len(present) != len(self.scene):
                 # Not every object is present (ids are unique): add the types of the rest.
