@@ -7,7 +7,8 @@ steps before them are done. A tick never waits for it: the forecast is submitted
 starts (and every N ticks, or when the world changes, see ``every``) and taken in when ready.
 Nor does a forecast delay the plan's own checks: forecasts run on a lane of their own
 (:func:`forecast_executor`), and wait before each step they judge while the plan's current
-guard has a check or a recovery's planning out.
+guard has a check or a recovery's planning out (and :data:`QUIET` seconds after, as the next
+step's check follows at once when an action ends at once).
 
 Two forecasters:
 
@@ -146,13 +147,18 @@ def forecast_executor() -> worker.WorkerPool:
         return _lane
 
 
+#: Seconds the plan's checks must have been quiet before a forecast judges a step: when a
+#: step's action ends at once (a simulator), the next guard's check follows within a tick or
+#: two, and a forecast that started judging meanwhile would share the GIL with it.
+QUIET = 0.01
+
+
 class _Yielding:
     """A forecast's cancel event that also makes the forecast wait its turn.
 
     Both forecasters ask ``cancel.is_set()`` before each step they judge; this one first
-    waits (up to ``budget`` seconds in all) while ``busy()`` says a guard of the plan has a
-    check or a recovery's planning out, so a forecast takes the CPU (and the GIL) only when
-    the plan's own checks do not need it.
+    waits (up to ``budget`` seconds in all) while ``busy()`` says the plan's checks need the
+    CPU, so a forecast takes the CPU (and the GIL) only when they do not.
     """
 
     def __init__(self, cancel: threading.Event, busy: Callable[[], bool], budget: float) -> None:
@@ -201,8 +207,9 @@ class LookAhead(py_trees.decorators.Decorator):
         name: the node's name (default ``Look ahead <child name>``).
         executor: where forecasts run (default: a lane of their own,
             :func:`forecast_executor`, not the pool guards check on). Wherever it runs, a
-            forecast waits before each step it judges while a guard of the plan has a check
-            or a recovery's planning out: a look-ahead never delays the plan's own checks.
+            forecast waits before each step it judges while the plan's current guard has a
+            check or a recovery's planning out, and :data:`QUIET` seconds after: a look-ahead
+            does not take the CPU from the plan's own checks.
             A replan runs on the shared pool (the plan waits for it) unless this is given.
         deadline: seconds a forecast (or a replan) may run; past it the forecast is
             ``unknown`` (a replan: FAILURE). None: no deadline.
@@ -289,6 +296,7 @@ class LookAhead(py_trees.decorators.Decorator):
         self._epoch = 0
         self._pending_epoch = 0
         self._watched: tuple[int, Any, int] | None = None
+        self._busy_at = -math.inf  # when a forecast last saw the plan's guard checking
         self._outcome: Status | None = None
         self._left: list[str] = []  # the step names left when a replan started
 
@@ -411,8 +419,16 @@ class LookAhead(py_trees.decorators.Decorator):
             node.phase is Phase.PLANNING or node.phase is Phase.RECOVERING
         )
 
+    def _busy(self) -> bool:
+        """The plan's current guard has a check or a recovery's planning out, or had one
+        less than :data:`QUIET` seconds ago (read on the forecast's thread)."""
+        now = time.monotonic()
+        if self._checking():
+            self._busy_at = now
+            return True
+        return now - self._busy_at < QUIET
+
     def _checking(self) -> bool:
-        """A guard of the plan has a check or a recovery's planning out (read on a worker)."""
         plan = self.decorated
         node = getattr(plan, "current_child", None)
         if not isinstance(node, RaiderGuard) or node.status is not Status.RUNNING:
@@ -460,7 +476,7 @@ class LookAhead(py_trees.decorators.Decorator):
     def _forecast_job(self, start: int, *, cancel: threading.Event) -> Forecast | None:
         # Half the deadline at most goes to waiting for the plan's checks.
         budget = 5.0 if self.deadline is None else self.deadline / 2
-        polite = _Yielding(cancel, self._checking, budget)
+        polite = _Yielding(cancel, self._busy, budget)
         if polite.is_set():  # the scene is read once the checks are in, not before
             return None
         return self.forecaster.forecast(start, self.depth, cancel=polite)  # type: ignore[arg-type]

@@ -238,7 +238,8 @@ def test_warn_in_a_plan_tree_posts_on_the_blackboard_and_to_the_guard(
         la.tick_once()
         if la.forecast is not None:
             break
-        time.sleep(0.002)
+        # A robot's action takes a while: forecasts run then, not while a guard checks.
+        time.sleep(0.02)
     f = la.forecast
     assert f is not None and f.step == 6 and not f.unknown
     guard = tree.children[6]
