@@ -405,6 +405,8 @@ class LookAhead(py_trees.decorators.Decorator):
             return
         self._epoch += 1
         self._due = True
+        if not self._replanning:
+            self._cancel_pending()  # its answer would be dropped: stop spending CPU on it
         self._clear_marks()
         self.forecast = None  # withdrawn with its marks
         self.feedback_message = (
@@ -420,8 +422,9 @@ class LookAhead(py_trees.decorators.Decorator):
         )
 
     def _busy(self) -> bool:
-        """The plan's current guard has a check or a recovery's planning out, or had one
-        less than :data:`QUIET` seconds ago (read on the forecast's thread)."""
+        """The plan's current guard has a check or a recovery's planning out, or is
+        recovering, or was less than :data:`QUIET` seconds ago (read on the forecast's
+        thread)."""
         now = time.monotonic()
         if self._checking():
             self._busy_at = now
@@ -434,6 +437,8 @@ class LookAhead(py_trees.decorators.Decorator):
         if not isinstance(node, RaiderGuard) or node.status is not Status.RUNNING:
             return False
         phase = node.phase
+        if phase is Phase.RECOVERING:
+            return True  # its re-check follows the recovery's last action
         if phase is not Phase.CHECKING and phase is not Phase.PLANNING:
             return False
         pending = node.pending
