@@ -38,13 +38,12 @@ from bt_raider.planners.preconditions import ground_preconditions, resolve
 from bt_raider.planners.world import PddlWorld, problem_at
 from bt_raider.recovery.contract import RecoveryPlan, RecoveryRequest
 from bt_raider.recovery.robot_actions import RobotActions
-from bt_raider.recovery.safecode import INTERACTION_ACTIONS, Vocabulary
+from bt_raider.recovery.safecode import INTERACTION_ACTIONS, CodeStep, Vocabulary
 from bt_raider.recovery.verify import (
     Proof,
-    answer_dependent,
-    observation_stop,
     step_label,
     value_of,
+    walk_robot_steps,
 )
 
 if TYPE_CHECKING:
@@ -182,20 +181,17 @@ class PddlVerifier:
             return Proof(True, "the plan only says why the action cannot be done")
         answers = dict(answers or {})
         state = self._start(plan)
-        used = answer_dependent(plan)
-        checked = 0
-        for code_step in plan.run.steps:
-            stop = observation_stop(code_step, used, answers)
-            if stop is not None:
-                return Proof(True, f"{step_label(plan, code_step)} {stop}", checked, True)
-            if code_step.action in INTERACTION_ACTIONS:
-                continue
-            label = step_label(plan, code_step)
+
+        def act(code_step: CodeStep) -> str | None:
+            nonlocal state
             step = Step(code_step.action, [str(value_of(a, answers)) for a in code_step.args])
             failure, state = self._apply(step, state)
-            if failure is not None:
-                return Proof(False, f"{label}: {failure}", checked)
-            checked += 1
+            return None if failure is None else f"{step_label(plan, code_step)}: {failure}"
+
+        walked = walk_robot_steps(plan, answers, act)
+        if isinstance(walked, Proof):
+            return walked
+        checked = walked
         if plan.resume is not None:
             values = [value_of(a, answers) for a in plan.resume.args]
             if any(v is None for v in values):

@@ -37,6 +37,7 @@ impossible); a replanner (``bt_raider.planners.replan``) reads either to plan ar
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -146,6 +147,32 @@ def step_label(plan: RecoveryPlan, step: CodeStep) -> str:
     return f"step {index}, {step.to_code()[:80]}"
 
 
+def walk_robot_steps(
+    plan: RecoveryPlan, answers: dict[str, str], act: Callable[[CodeStep], str | None]
+) -> Proof | int:
+    """Run ``act`` on each robot step of ``plan`` in order (``say`` and answered ``ask`` steps
+    pass; see :func:`observation_stop`): ``act`` checks a step, applies its effects and says
+    why it fails (None: it does not).
+
+    Returns:
+        A :class:`Proof` when the walk stops (a step fails, or waits on the person), else the
+        number of robot steps checked.
+    """
+    used = answer_dependent(plan)
+    checked = 0
+    for step in plan.run.steps:
+        stop = observation_stop(step, used, answers)
+        if stop is not None:
+            return Proof(True, f"{step_label(plan, step)} {stop}", checked, True)
+        if step.action in INTERACTION_ACTIONS:
+            continue
+        failure = act(step)
+        if failure is not None:
+            return Proof(False, failure, checked)
+        checked += 1
+    return checked
+
+
 def value_of(arg: Any, answers: dict[str, str]) -> str | None:
     """A step argument's value: the literal, or the answer bound to its variable (None: unknown)."""
     if isinstance(arg, Ref):
@@ -207,19 +234,12 @@ class SceneVerifier:
         if not isinstance(request.scene, Scene):
             return Proof(True, "not verified: the request has no scene to verify against")
         work = request.scene.copy()
-        used = answer_dependent(plan)
-        checked = 0
-        for step in plan.run.steps:
-            stop = observation_stop(step, used, answers)
-            if stop is not None:
-                return Proof(True, f"{step_label(plan, step)} {stop}", checked, True)
-            if step.action in INTERACTION_ACTIONS:
-                continue
-            failure = self._do(work, plan, request, step, answers)
-            if failure is not None:
-                return Proof(False, failure, checked)
-            checked += 1
-        return self._final(work, plan, request, answers, checked)
+        walked = walk_robot_steps(
+            plan, answers, lambda step: self._do(work, plan, request, step, answers)
+        )
+        if isinstance(walked, Proof):
+            return walked
+        return self._final(work, plan, request, answers, walked)
 
     # -- one robot step
     def _do(
