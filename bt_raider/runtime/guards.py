@@ -267,8 +267,7 @@ class RaiderGuard(py_trees.decorators.Decorator):
             and self.phase is _CHECKING
         ):
             # Waiting for room to send the check (SUBMIT_BUDGET): the same, until there is.
-            if SUBMIT_BUDGET.take():
-                self._send_check(unsent[0])
+            self._poll()  # with nothing pending, it only sends the check when there is room
             yield self
             return
         self.logger.debug(f"{self.__class__.__name__}.tick()")
