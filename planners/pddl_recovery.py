@@ -35,7 +35,7 @@ from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.errors import PlanningError, QueryError
 from bt_raider.planners.pddl import Step, parse_step, plan_steps, solve
 from bt_raider.planners.preconditions import ground_preconditions, resolve
-from bt_raider.planners.world import PddlWorld, problem_at
+from bt_raider.planners.world import PddlWorld
 from bt_raider.recovery.contract import RecoveryPlan, RecoveryRequest
 from bt_raider.recovery.robot_actions import RobotActions
 from bt_raider.recovery.safecode import INTERACTION_ACTIONS, CodeStep, Vocabulary
@@ -118,7 +118,7 @@ class PddlRecovery:
         problem = self.world.problem
         action, objects = resolve(problem, step)
         goals = ground_preconditions(problem, action, objects)
-        target = problem_at(problem, self.world.state, goals)
+        target = self.world.current_problem(goals)
         target.name = f"{problem.name}_recover_{code_name(action.name)}"
         return plan_steps(solve(target, self.engine, self.timeout))
 
