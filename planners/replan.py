@@ -48,7 +48,7 @@ from py_trees.common import Status
 
 from bt_raider.errors import BtRaiderError, PlanningError
 from bt_raider.planners import engines
-from bt_raider.planners.pddl import Step, plan_steps, solve
+from bt_raider.planners.pddl import Step, parse_step, plan_steps, solve
 from bt_raider.planners.tree import ActionRegistry, Guard, plan_to_tree
 from bt_raider.runtime.worker import Pending, submit
 
@@ -385,7 +385,7 @@ def plan_observed(
         PlanningError: no engine, time ran out, the engine failed, or ``cancel`` was set.
     """
     if engine == "auto":
-        found = [e for e in engines.ENGINES if e in engines.installed_engines()]
+        found = engines.installed_engines()  # already in ``auto`` order
         if not found:
             raise PlanningError("no planning engine installed: pip install up-pyperplan")
         engine = found[0]
@@ -394,7 +394,7 @@ def plan_observed(
         raise PlanningError("replanning was cancelled")
     answer = engines.run(engine, domain, problem, timeout=timeout)
     if answer.status == "solved":
-        return [Step(parts[0], parts[1:]) for parts in (s.strip("()").split() for s in answer.plan)]
+        return [parse_step(s) for s in answer.plan]
     if answer.status == "unsolvable":
         unreachable = state.unreachable()
         why = explain_unreachable(unreachable) if unreachable else ""
