@@ -39,6 +39,7 @@ from bt_raider.checking.verdict import Category
 from bt_raider.planners.pddl import GroundingError, Step, parse_step, plan_steps, resolve, simulator
 from bt_raider.planners.preconditions import PddlChecker, Preconditions
 from bt_raider.planners.world import PddlWorld, parse_fact
+from bt_raider.runtime.forecast import _describe
 from bt_raider.runtime.lookahead import Forecast, explain, unknown_forecast, window
 from bt_raider.runtime.scenes import SceneLike, read_scene, scene_source
 
@@ -292,11 +293,6 @@ class PddlForecaster:
             failed=failed,
             verdict=verdict,
         )
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def forecast_pddl(

@@ -69,6 +69,7 @@ from bt_raider.runtime.forecast import (  # re-exported: the look-ahead's public
     Forecaster,
     SceneFacts,
     SceneForecaster,
+    _describe,
     explain,
     forecast_scene,
     scene_facts,
@@ -106,11 +107,6 @@ POLICIES = ("warn", "recover", "replan")
 def forecast_key(node_name: str) -> str:
     """The blackboard key of the forecast for the step node ``node_name``."""
     return f"{FORECASTS_NAMESPACE}/{node_name.replace('/', '_')}"
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 # --------------------------------------------------------------------------- the decorator
@@ -165,15 +161,12 @@ class _Yielding:
         self._cancel = cancel
         self._busy = busy
         self._until = time.monotonic() + budget
-        self.yielded = 0.0
 
     def is_set(self) -> bool:
         cancel = self._cancel
         if not cancel.is_set() and time.monotonic() < self._until and self._busy():
-            t0 = time.monotonic()
             while self._busy() and not cancel.wait(0.002) and time.monotonic() < self._until:
                 pass
-            self.yielded += time.monotonic() - t0
         return cancel.is_set()
 
     def set(self) -> None:
@@ -454,10 +447,9 @@ class LookAhead(py_trees.decorators.Decorator):
         due = self._due or start != self._start
         if isinstance(self.every, int) and self._ticks % self.every == 0:
             due = True
-        if self.every == "change":
-            version = self.forecaster.version()
-            if version is not self._version and version != self._version:
-                due = True
+        version = self.forecaster.version() if self.every == "change" else None
+        if self.every == "change" and version is not self._version and version != self._version:
+            due = True
         if not due:
             return
         if self._pending is not None:
@@ -468,7 +460,7 @@ class LookAhead(py_trees.decorators.Decorator):
         self._due = False
         self._start = start
         if self.every == "change":
-            self._version = self.forecaster.version()
+            self._version = version  # read once per tick: version() runs on the tick
         self._pending_start = start
         self._pending_epoch = self._epoch
         self._pending = worker.submit(
