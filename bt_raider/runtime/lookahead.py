@@ -406,10 +406,9 @@ class LookAhead(py_trees.decorators.Decorator):
             f"step {now + 1} is recovering: the forecasts made before it no longer count"
         )
 
-    def _recovering(self) -> bool:
-        """The current step's guard is planning or running a recovery (the world is in flux)."""
-        now = self.current_step()
-        node = self.decorated.children[now] if now >= 0 else None
+    def _recovering(self, now: int) -> bool:
+        """Step ``now``'s guard is planning or running a recovery (the world is in flux)."""
+        node = self.decorated.children[now]
         return isinstance(node, RaiderGuard) and (
             node.phase is Phase.PLANNING or node.phase is Phase.RECOVERING
         )
@@ -441,7 +440,7 @@ class LookAhead(py_trees.decorators.Decorator):
         start = self.current_step()
         if start < 0:
             return
-        if self._recovering():
+        if self._recovering(start):
             self._due = True  # looked at once the recovery is over
             return
         due = self._due or start != self._start
