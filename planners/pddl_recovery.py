@@ -41,6 +41,7 @@ from bt_raider.recovery.robot_actions import RobotActions
 from bt_raider.recovery.safecode import INTERACTION_ACTIONS, CodeStep, Vocabulary
 from bt_raider.recovery.verify import (
     Proof,
+    resume_values,
     step_label,
     value_of,
     walk_robot_steps,
@@ -193,11 +194,10 @@ class PddlVerifier:
             return walked
         checked = walked
         if plan.resume is not None:
-            values = [value_of(a, answers) for a in plan.resume.args]
-            if any(v is None for v in values):
-                label = step_label(plan, plan.resume)
-                return Proof(True, f"{label} waits on an answer it uses", checked, True)
-            final = Step(plan.resume.action, [str(v) for v in values])
+            values = resume_values(plan, answers, checked)
+            if isinstance(values, Proof):
+                return values
+            final = Step(plan.resume.action, values)
         else:
             try:
                 final = parse_step(request.action)

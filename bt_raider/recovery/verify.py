@@ -181,6 +181,17 @@ def value_of(arg: Any, answers: dict[str, str]) -> str | None:
     return str(arg)
 
 
+def resume_values(plan: RecoveryPlan, answers: dict[str, str], checked: int) -> Proof | list[str]:
+    """The values of ``plan.resume``'s arguments, or the :class:`Proof` that waits on an answer
+    one of them uses (``plan.resume`` must be set)."""
+    assert plan.resume is not None
+    values = [value_of(a, answers) for a in plan.resume.args]
+    if any(v is None for v in values):
+        label = step_label(plan, plan.resume)
+        return Proof(True, f"{label} waits on an answer it uses", checked, True)
+    return [str(v) for v in values]
+
+
 def one_line(code: str, limit: int = 200) -> str:
     text = "; ".join(line.strip() for line in code.splitlines() if line.strip())
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -301,15 +312,10 @@ class SceneVerifier:
         checked: int,
     ) -> Proof:
         if plan.resume is not None:
-            values = [value_of(a, answers) for a in plan.resume.args]
-            if any(v is None for v in values):
-                return Proof(
-                    True,
-                    f"{step_label(plan, plan.resume)} waits on an answer it uses",
-                    checked,
-                    True,
-                )
-            query: Query | str = f"{plan.resume.action}({', '.join(str(v) for v in values)})"
+            values = resume_values(plan, answers, checked)
+            if isinstance(values, Proof):
+                return values
+            query: Query | str = f"{plan.resume.action}({', '.join(values)})"
         else:
             query = Query(request.action, bindings=dict(request.bindings))
         shown = query if isinstance(query, str) else query.text
