@@ -259,7 +259,10 @@ class PddlForecaster:
         return None
 
     def _judge(self, step: Step, state: State, i: int, n: int, start: int) -> Forecast | State:
-        """The forecast for ``step`` in ``state`` if it fails, else the state after it."""
+        """The forecast for ``step`` in ``state`` if it fails, else the state after it.
+
+        Called with ``self.lock`` held (the checker reads the state through the cursor).
+        """
         try:
             act, objects = resolve(self.problem, step)
         except GroundingError:  # an object the problem lacks: the checker names the category
@@ -268,8 +271,7 @@ class PddlForecaster:
         else:
             rep = self.preconditions.report(step, state)
             if rep.applicable:
-                with self.lock:
-                    after = self.simulator.apply(state, act, objects)
+                after = self.simulator.apply(state, act, objects)
                 if after is not None:
                     return after
                 failed = ("the simulator cannot apply it (conflicting effects or an invariant)",)
@@ -277,9 +279,8 @@ class PddlForecaster:
             else:
                 failed = tuple(rep.unsatisfied)
                 reasons = [_is_false(f) for f in failed]
-        with self.lock:  # the checker reads the state through the cursor
-            self._cursor[0] = state
-            verdict = self.checker.check(None, Query(step.text))
+        self._cursor[0] = state
+        verdict = self.checker.check(None, Query(step.text))
         failed = failed or (verdict.explanation,)
         reasons = reasons or list(failed)
         action = action_text(step)
