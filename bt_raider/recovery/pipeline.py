@@ -163,8 +163,9 @@ class Recovery:
         self.verifier: Verifier | None = None
         if verify:
             own = getattr(planner, "verifier", None)
-            self.verifier = verifier or (own if callable(getattr(own, "verify", None)) else None)
-            self.verifier = self.verifier or SceneVerifier()
+            if not callable(getattr(own, "verify", None)):
+                own = None
+            self.verifier = verifier or own or SceneVerifier()
         self.unrecoverable: Unrecoverable | None = None
         self.proved = 0
         self.refuted = 0
@@ -361,7 +362,6 @@ class Recovery:
                 plan.request,
                 variables,
                 on_refuted=partial(self._refuted_after_answer, plan),
-                name=f"verify the plan with {', '.join(variables)}",
             )
             tree.insert_child(check, index)
 
