@@ -277,11 +277,10 @@ class LookAhead(py_trees.decorators.Decorator):
         self.forecasts = 0
         self.replans = 0
         self._pending: worker.Pending[Any] | None = None
-        self._pending_start = -1
         self._replanning = False
         self._due = False
         self._ticks = 0
-        self._start = -1
+        self._start = -1  # the step the last forecast went out from
         self._version: Any = None
         self._marked: dict[int, Forecast] = {}
         # Recoveries seen (each changes the world as no step predicts): a forecast sent
@@ -460,7 +459,6 @@ class LookAhead(py_trees.decorators.Decorator):
         self._start = start
         if self.every == "change":
             self._version = version  # read once per tick: version() runs on the tick
-        self._pending_start = start
         self._pending_epoch = self._epoch
         self._pending = worker.submit(
             self._forecast_job,
@@ -491,7 +489,7 @@ class LookAhead(py_trees.decorators.Decorator):
         if self._replanning:
             self._on_replan(pending)
             return
-        start = self._pending_start
+        start = self._start  # the step the forecast went out from (set on submission)
         now = self.current_step()
         if now < 0:
             return  # the plan is over
