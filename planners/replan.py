@@ -198,6 +198,7 @@ class ObservedState:
         constants = _section(self._domain, ":constants")
         declared = _section(self._problem, ":objects")
         self.objects: dict[str, str] = dict(_typed(constants[1:])) if constants else {}
+        self._constants = set(self.objects)  # the domain's own: not listed under :objects
         self.objects.update(_typed(declared[1:]) if declared else [])
         for name, kind in (objects or {}).items():
             name, kind = str(name).lower(), str(kind).lower()
@@ -267,10 +268,9 @@ class ObservedState:
     def current_pddl(self) -> tuple[str, str]:
         """(domain text, problem text) with the observed facts as the initial state."""
         facts = self.observe_facts()
-        constants = self._constants()
         listed: SExp = [":objects"]
         for name, kind in self.objects.items():
-            if name not in constants:
+            if name not in self._constants:
                 listed += [name, "-", kind]
         init: SExp = [":init", *(read_sexp(f)[0] for f in facts)]
         problem: SExp = []
@@ -282,10 +282,6 @@ class ObservedState:
                 problem += [listed, init]
             problem.append(node)
         return self.domain_text, write_sexp(problem)
-
-    def _constants(self) -> set[str]:
-        constants = _section(self._domain, ":constants")
-        return {n for n, _ in _typed(constants[1:])} if constants else set()
 
     def unreachable(self, facts: Sequence[str] | None = None) -> dict[str, list[str]] | None:
         """Why the goal is out of reach, from the domain alone (a delete relaxation).
