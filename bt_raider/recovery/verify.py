@@ -245,12 +245,13 @@ class SceneVerifier:
         if not isinstance(request.scene, Scene):
             return Proof(True, "not verified: the request has no scene to verify against")
         work = request.scene.copy()
+        verbs: list[str] = []  # of the robot steps walked, for the final judgement
         walked = walk_robot_steps(
-            plan, answers, lambda step: self._do(work, plan, request, step, answers)
+            plan, answers, lambda step: self._do(work, plan, request, step, answers, verbs)
         )
         if isinstance(walked, Proof):
             return walked
-        return self._final(work, plan, request, answers, walked)
+        return self._final(work, plan, request, answers, walked, looks="move_to" in verbs)
 
     # -- one robot step
     def _do(
@@ -260,8 +261,12 @@ class SceneVerifier:
         request: RecoveryRequest,
         step: CodeStep,
         answers: dict[str, str],
+        verbs: list[str],
     ) -> str | None:
-        """Check ``step`` on ``work`` and apply its effects; the reason it fails, or None."""
+        """Check ``step`` on ``work`` and apply its effects; the reason it fails, or None.
+
+        The step's verb is appended to ``verbs``.
+        """
         label = step_label(plan, step)
         verb = _verb(step.action, request)
         if verb is None:
@@ -270,6 +275,7 @@ class SceneVerifier:
                 "verify the plan; use the robot's actions that pick, place, open, close, "
                 "turn on or off, slice, hand over or move"
             )
+        verbs.append(verb)
         values = [value_of(a, answers) for a in step.args]
         # What the robot receives: the plan's aliases (display name or PDDL name -> objectId).
         refs = [_ref(work, plan.aliases.get(v, v)) for v in values if v is not None]
@@ -310,6 +316,8 @@ class SceneVerifier:
         request: RecoveryRequest,
         answers: dict[str, str],
         checked: int,
+        *,
+        looks: bool,
     ) -> Proof:
         if plan.resume is not None:
             values = resume_values(plan, answers, checked)
@@ -325,11 +333,6 @@ class SceneVerifier:
             return Proof(
                 False, f"after the plan, checking {shown} raised {type(exc).__name__}: {exc}"
             )
-        looks = any(
-            _verb(s.action, request) == "move_to"
-            for s in plan.run.steps
-            if s.action not in INTERACTION_ACTIONS
-        )
         return judge_final(
             shown, request, verdict.category, _clean(verdict.explanation), checked, looks=looks
         )
