@@ -496,6 +496,8 @@ def answer_spaces(
             ambiguous = list(found)
             break
     names = _people_named(request, scene)
+    # The candidates' names when every one is a person (a None: one is not).
+    people = [_person_name(scene, ref) for ref in ambiguous] if scene is not None else []
     out: dict[str, AnswerSpace] = {}
     for var in plan.program.variables:
         uses = [
@@ -511,8 +513,8 @@ def answer_spaces(
             if all(step is plan.resume for step, _ in uses):
                 out[var] = AnswerSpace.unverified(ambiguous, what=_what(None, ambiguous))
             continue
-        if ambiguous and all(_is_person(scene, ref) for ref in ambiguous):
-            out[var] = AnswerSpace.people(scene, [_person_name(scene, r) for r in ambiguous])
+        if ambiguous and None not in people:
+            out[var] = AnswerSpace.people(scene, people)
             continue
         if ambiguous:
             out[var] = AnswerSpace.objects(scene, ambiguous, what=_what(scene, ambiguous))
@@ -542,17 +544,12 @@ def answer_spaces(
     return out
 
 
-def _is_person(scene: Scene, ref: str) -> bool:
+def _person_name(scene: Scene, ref: str) -> str | None:
+    """A person's recognised name (what the re-check grounds), else the id; None: no person."""
     try:
-        scene.human(ref)
+        person = scene.human(ref)
     except BtRaiderError:
-        return False
-    return True
-
-
-def _person_name(scene: Scene, ref: str) -> str:
-    """A person's recognised name (what the re-check grounds), else the id."""
-    person = scene.human(ref)
+        return None
     return person.name or person.id
 
 
