@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from bt_raider.checking.contract import check_query_text
+from bt_raider.checking.phrases import ArgPhrase, parse_phrase
 from bt_raider.checking.routes import (
     clause_breaks,
     direction_tail,
@@ -30,11 +31,8 @@ from bt_raider.checking.routes import (
 )
 from bt_raider.checking.vocabulary import (
     ACTIONS,
-    AMBIGUOUS_STATES,
     DESTINATION_PREPOSITIONS,
     DETERMINERS,
-    FILLERS,
-    GENERIC_HEADS,
     HAND_ARG,
     HAND_PARAM,
     LOCATION_ARG,
@@ -51,9 +49,10 @@ from bt_raider.checking.vocabulary import (
     ROBOT_ARG,
     ROBOT_PARAM,
     ROLES,
+    ROUTE_CLAUSE_WORDS,
+    ROUTE_VERBS,
     SPEAKER_WORDS,
     SPLIT_PARTICLES,
-    SUPERLATIVES,
     VERB_PHRASES,
     Vocab,
     state_vocab,
@@ -62,45 +61,6 @@ from bt_raider.errors import QueryError
 
 
 # --------------------------------------------------------------------------- data
-@dataclass(frozen=True)
-class ArgPhrase:
-    """One argument of a query, as written.
-
-    Attributes:
-        text: the phrase as given ("the fruit on the left of the bowl", ``Apple``); it is the
-            key of :attr:`~bt_raider.checking.verdict.Verdict.grounding`.
-        head: the head noun, lowercase, words separated by spaces ("fruit", "coffee machine");
-            empty for "the one on the left of ...". For an objectId it is the id itself.
-        states: state adjectives ("clean", "not sliced").
-        relation: a canonical relation of :data:`RELATIONS`, or None.
-        anchor: the phrase the relation is relative to.
-        role: ``object``, ``source``, ``destination``, ``person`` or ``target``.
-        detail: what a "with" modifier says is there ("the table with the lamp on it": the
-            lamp); it narrows nothing in grounding, but says where a thing is.
-    """
-
-    text: str
-    head: str
-    states: tuple[str, ...] = ()
-    relation: str | None = None
-    anchor: ArgPhrase | None = None
-    role: str = "object"
-    detail: ArgPhrase | None = None
-
-    @property
-    def generic(self) -> bool:
-        """True when the head means "any object" ("the item to the left of the plate")."""
-        return self.head in GENERIC_HEADS
-
-    def describe(self) -> str:
-        """A short readable form: ``clean mug [left of: bowl]``."""
-        parts = [*self.states, self.head or "object"]
-        out = " ".join(p for p in parts if p)
-        if self.relation and self.anchor is not None:
-            out += f" [{self.relation}: {self.anchor.describe()}]"
-        return out
-
-
 @dataclass(frozen=True)
 class ParsedQuery:
     """A query split into its action and argument phrases.
@@ -368,6 +328,9 @@ def _parse_natural(text: str, vocab: Vocab) -> ParsedQuery:
         if words[0] in DETERMINERS and re.search(r"\bplease\b", text, re.IGNORECASE):
             return _request(words, text, vocab)  # "The salt shaker, please."
         raise _unknown_action(words[0])
+    carry = _carry_route(rest, text, vocab) if words[0] in _CARRY_VERBS else None
+    if carry is not None:
+        return carry
     if words[0] in _CARRY_VERBS and action == "pick" and _recipient_to(rest):
         action = "handover"  # "take the medicine to Adriana"
     if action == "pick" and len(rest) > 1 and rest[0] in SPEAKER_WORDS:
@@ -411,6 +374,20 @@ def _route(words: list[str], text: str, vocab: Vocab) -> ParsedQuery | None:
     if best is None:
         return None
     return ParsedQuery("approach", [_with_role(best, "target")], "natural", text)
+
+
+def _carry_route(rest: list[str], text: str, vocab: Vocab) -> ParsedQuery | None:
+    """A carry followed by a route ("carry the bread and turn right to find the stove"): an
+    approach to where the route ends, with what is carried."""
+    k = next(
+        (k for k in range(1, len(rest) - 1) if rest[k] == "and" and rest[k + 1] in ROUTE_VERBS),
+        None,
+    )
+    route = _route(rest[k + 1 :], text, vocab) if k is not None else None
+    if route is None:
+        return None
+    carried = parse_phrase(" ".join(_original_words(text, rest[:k]) or rest[:k]), vocab=vocab)
+    return replace(route, pick_args=(_with_role(carried, "object"),))
 
 
 def names_an_action(text: str) -> bool:
@@ -463,12 +440,29 @@ def _stems(gerund: str) -> list[str]:
 _CARRY_VERBS = frozenset({"bring", "carry", "take"})
 
 
+#: A particle between what is carried and its "to" ("carry the racket over to the dresser").
+_CARRY_PARTICLES = frozenset({"over", "back", "across", "up", "down", "along"})
+
+#: Words that end a recipient phrase: a new clause ("... to the dresser so that you face it").
+_CLAUSE_ENDS = ROUTE_CLAUSE_WORDS - {"and", "where"}
+
+
+def recipient_to(words: list[str]) -> int | None:
+    """Where the recipient "to" of a carry or handover is: the first "to" that starts no
+    relation ("to the left of") and ends none ("next to", "close to"), or None."""
+    in_relation = {k for s, n, _ in relation_spans(words) for k in range(s, s + n)}
+    tos = [i for i, w in enumerate(words) if w == "to" and i > 0]
+    plain = [i for i in tos if i not in in_relation]
+    if plain:
+        return plain[0]
+    # "bring the remote to the left of the TV": the relation is where it goes.
+    near = ("next", "close", "closest", "nearest", "near")
+    return next((i for i in reversed(tos) if words[i - 1] not in near), None)
+
+
 def _recipient_to(words: list[str]) -> bool:
     """Whether ``words`` hold a recipient "to" (not "next to", "close to")."""
-    return any(
-        w == "to" and i > 0 and words[i - 1] not in ("next", "close", "closest", "nearest", "near")
-        for i, w in enumerate(words)
-    )
+    return recipient_to(words) is not None
 
 
 def _names_an_object(phrase: ArgPhrase, vocab: Vocab) -> bool:
@@ -608,12 +602,13 @@ class _Splitter:
     def handover(self) -> list[ArgPhrase]:
         """``hand X to P``, ``give P the X``, ``give P X``."""
         words = self.words[: direction_tail(self.words)]  # "... to the table to your left"
-        if "to" in words:
-            i = len(words) - 1 - words[::-1].index("to")
-            # "next to" / "close to" belong to a relation of the object phrase.
-            if i > 0 and words[i - 1] not in ("next", "close", "closest", "nearest", "near"):
-                parts = (self.phrase(0, i), self.phrase(i + 1, len(words)))
-                return [p for p in parts if p is not None]
+        i = recipient_to(words)
+        if i is not None:
+            # "carry the racket over to the dresser so that ...": no particle, no new clause.
+            cut = i - 1 if words[i - 1] in _CARRY_PARTICLES else i
+            end = next((k for k in range(i + 1, len(words)) if words[k] in _CLAUSE_ENDS), None)
+            parts = (self.phrase(0, cut), self.phrase(i + 1, end or len(words)))
+            return [p for p in parts if p is not None]
         if len(words) >= 2:
             # Double object: the recipient comes first ("give Adriana the medicine").
             cut = next((i for i in range(1, len(words)) if words[i] in DETERMINERS), 1)
@@ -631,150 +626,3 @@ class _Splitter:
         if len(self.words) > 2 and self.words[-1] in ("inside", "there", "here", "out"):
             return [p for p in (self.phrase(0, len(self.words) - 1),) if p is not None]
         return self.whole()
-
-
-# --------------------------------------------------------------------------- noun phrases
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_DISPLAY_NAME = re.compile(r"^[A-Za-z]+_\d+$")
-
-
-def parse_phrase(text: str, *, pddl: bool = False, vocab: Vocab | None = None) -> ArgPhrase:
-    """Parse one argument phrase: determiners, state adjectives, head, relation and anchor.
-
-    ``parse_phrase("the clean mug to the left of the bowl")`` gives head ``mug``, states
-    ``("clean",)``, relation ``left of`` and anchor ``bowl``. Object ids (``Bowl|+00.27|...``)
-    and display names (``Cabinet_2``) are kept whole.
-    """
-    raw = text.strip()
-    if "|" in raw or _DISPLAY_NAME.match(raw):
-        return ArgPhrase(raw, raw.lower() if "|" not in raw else raw)
-    words = _words(raw, pddl=pddl)
-    return _parse_words(raw, words, vocab or state_vocab(None))
-
-
-def _words(text: str, *, pddl: bool) -> list[str]:
-    out: list[str] = []
-    for tok in re.sub(r"[?!.;,()\"]+", " ", text).split():
-        if "_" in tok and not _DISPLAY_NAME.match(tok):
-            tok = tok.replace("_", " ")
-        elif pddl and "-" in tok:
-            tok = tok.replace("-", " ")
-        tok = _CAMEL.sub(" ", tok) if any(c.isupper() for c in tok[1:]) else tok
-        out.extend(tok.lower().split())
-    if out and out[0].endswith("'s"):
-        # "adriana's medicine" -> possessive modifier, handled like any modifier.
-        out[0] = out[0][:-2]
-    return [re.sub(r"'s$", "", w) for w in out]
-
-
-#: Most spatial relations one phrase may chain ("the cup on the plate on the table left of the
-#: sink" chains 3): parsing and grounding recurse once per relation, so the chain is bounded.
-MAX_RELATION_DEPTH = 10
-
-
-def _parse_words(text: str, words: list[str], vocab: Vocab, depth: int = 0) -> ArgPhrase:
-    if depth > MAX_RELATION_DEPTH:
-        raise QueryError(
-            f"the phrase chains more than {MAX_RELATION_DEPTH} spatial relations "
-            f"(... {text[:40]!r}...): name the object with at most {MAX_RELATION_DEPTH}"
-        )
-    # A conditional clause adds nothing we can check ("the bowl if it is empty" -> bowl, empty).
-    if "if" in words:
-        i = words.index("if")
-        tail = [w for w in words[i + 1 :] if w in vocab.single and w not in AMBIGUOUS_STATES]
-        words = words[:i] + tail
-    words, detail_words = _drop_modifiers(words)
-    detail = None
-    if detail_words:
-        detail = _parse_words(" ".join(detail_words), detail_words, vocab, depth + 1)
-    spans = relation_spans(words)
-    # "on"/"off" at the end are states ("the stove that is on"), not relations.
-    spans = [s for s in spans if not (s[2] == "on top of" and s[1] == 1 and s[0] == len(words) - 1)]
-    relation = anchor = None
-    for start, n, rel in spans:
-        if start == 0:
-            continue
-        if start + n >= len(words):
-            continue
-        relation = rel
-        anchor_words = words[start + n :]
-        anchor = _parse_words(" ".join(anchor_words), anchor_words, vocab, depth + 1)
-        words = words[:start]
-        break
-    states, head_words = _split_states(words, vocab)
-    head = " ".join(w for w in head_words if w not in DETERMINERS and w not in FILLERS)
-    return ArgPhrase(text, head, tuple(states), relation, anchor, detail=detail)
-
-
-#: Post-modifiers that say what is at or in the head ("the table with the lamp").
-_WITH_WORDS = frozenset({"with", "containing", "contains", "holding", "holds", "having", "has"})
-
-#: Who a distance may be measured from without naming an object.
-_LISTENERS = frozenset({"you", "me", "us", "yourself", "myself"})
-
-
-def _drop_modifiers(words: list[str]) -> tuple[list[str], list[str]]:
-    """Words of a phrase without what names no object or relation: a distance adjective
-    before the head ("the closest pillow" -> "the pillow") and a post-modifier after it up to
-    the next relation that has an anchor of its own ("the mug with the pen in it on the table"
-    -> "the mug on the table"; :data:`POST_MODIFIERS`). Also returns the words of a "with"
-    modifier ("the pen in it"), the phrase's :attr:`ArgPhrase.detail`."""
-    lead = 0
-    while lead < len(words) and words[lead] in DETERMINERS:
-        lead += 1
-    if lead < len(words) - 1 and words[lead] in SUPERLATIVES and words[lead + 1] != "to":
-        words = words[:lead] + words[lead + 1 :]
-    for k in range(lead + 1, len(words) - 2):
-        # "the bowl closest to you on the table": closest to the speaker, no anchor object.
-        if words[k] in SUPERLATIVES and words[k + 1] == "to" and words[k + 2] in _LISTENERS:
-            words = words[:k] + words[k + 3 :]
-            break
-    spans = relation_spans(words)
-    first = spans[0][0] if spans else len(words)
-    cut = next(
-        (k for k in range(lead + 1, first) if words[k] in POST_MODIFIERS and words[k - 1] != "to"),
-        None,
-    )
-    if cut is None:
-        return words, []
-    end = len(words)
-    for start, n, _rel in spans:
-        after = words[start + n : start + n + 1]
-        if start > cut and after and after[0] not in ("it", "them", "its", "their"):
-            end = start  # "... to the left of the stove" still applies
-            break
-    detail = words[cut + 1 : end] if words[cut] in _WITH_WORDS else []
-    return words[:cut] + words[end:], detail
-
-
-def _split_states(words: list[str], vocab: Vocab) -> tuple[list[str], list[str]]:
-    states: list[str] = []
-    rest: list[str] = []
-    i = 0
-    negate = False
-    while i < len(words):
-        w = words[i]
-        if w in ("not", "isn't", "isnt", "non"):
-            negate = True
-            i += 1
-            continue
-        multi = next((m for m in vocab.multi if tuple(words[i : i + len(m)]) == m), None)
-        if multi:
-            states.append(("not " if negate else "") + " ".join(multi))
-            i += len(multi)
-            negate = False
-            continue
-        is_last = i == len(words) - 1
-        if w in vocab.single and (w not in AMBIGUOUS_STATES or (is_last and i > 0)):
-            # "cut" is a state only after the head ("the tomato that is cut").
-            if w == "cut" and not is_last:
-                rest.append(w)
-            else:
-                states.append(("not " if negate else "") + w)
-            i += 1
-            negate = False
-            continue
-        negate = False
-        rest.append(w)
-        i += 1
-    return states, rest

@@ -43,6 +43,9 @@ class Phrase(Protocol):
     @property
     def anchor(self) -> Phrase | None: ...
 
+    @property
+    def detail(self) -> Phrase | None: ...
+
 
 #: Words that start a new clause after a comma ("walk to the table, turn right").
 _CLAUSE_STARTS = frozenset(
@@ -54,6 +57,10 @@ _BEFORE_SIDE = frozenset(ROUTE_VERBS | DIRECTION_WORDS | {"over", "way"})
 
 #: Words that end a "where" clause ("where the fridge is").
 _WHERE_ENDS = frozenset(ROUTE_CLAUSE_WORDS | {"is", "are", "was", "stands", "sits"})
+
+#: Words a route may start with once its verb is gone ("turn left and to the microwave": the
+#: prefix "turn left and" is read, "to the microwave" is left).
+_VERBLESS_STARTS = frozenset({"to", "towards", "toward", "left", "right", "around", "straight"})
 
 #: Relations right after the verb that say where to go: "go next to the radio".
 NEAR_MARKERS = (("next", "to"), ("close", "to"), ("beside",), ("near",), ("by",))
@@ -124,6 +131,8 @@ def is_route(
         return True  # "take a step to the left and face the sink"
     if action == "turnoff" and words[0] == "stop":  # "stop in front of the TV stand"
         return words[1:2] in (["in"], ["at"], ["by"], ["next"], ["near"], ["beside"])
+    if action is None and words[0] in _VERBLESS_STARTS:
+        return True  # "turn left and [go] to the microwave", "[turn] left again to the tub"
     if words[0] not in ROUTE_VERBS:
         return False
     if action is None:
@@ -227,6 +236,8 @@ def route_destination(
         found = phrase(start, end)
         if found is not None and directional(found.head) and found.anchor is not None:
             found = found.anchor  # "go to the left of the sink": to the sink
+        if found is not None and directional(found.head) and found.detail is not None:
+            found = found.detail  # "walk to the corner with a trash bin": to the bin
         if (found is None or directional(found.head)) and words[end : end + 1] == ["where"]:
             # "walk to the far corner where the fridge is": the fridge says where.
             stop = next(

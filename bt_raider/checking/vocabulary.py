@@ -214,7 +214,12 @@ POLITE_PREFIXES = re.compile(
     r"|(?:go\s+and|try\s+to|be\s+so\s+kind\s+as\s+to)\s+"
     r"|(?:you\s+(?:should|must|need\s+to|have\s+to))\s+"
     # Navigation and tool preambles: "turn around and walk to ...", "use the knife to slice ...".
-    r"|(?:turn|step|spin)\s+(?:(?:a)?round|left|right|back)(?:\s+\w+)?\s+and\s+(?:then\s+)?"
+    r"|(?:(?:turn|step|spin)\s+(?:(?:a)?round|left|right|back)|turnaround)(?:\s+\w+)?\s+and\s+"
+    r"(?:then\s+)?"
+    # What the robot holds on the way: "holding the mug, turn ...", "with the rag in hand go ...".
+    r"|(?:holding|hold|carrying|with)\s+(?:the|a|an|your)\s+(?:[\w']+\s+){1,4}?(?:and\s+)?"
+    r"(?=(?:turn|walk|go|move|head|step|face|cross|veer)\b)"
+    r"|(?:begin|start|keep)\s+(?=(?:walking|moving|heading|going|turning)\b)"
     r"|use\s+(?:the\s+|a\s+|your\s+)?\w+(?:\s+\w+)?\s+to\s+(?=\w))"
 )
 
@@ -243,7 +248,8 @@ POLITE_SUFFIXES = re.compile(
 #: a route is an approach to where it ends (see :data:`ROUTE_MARKERS`).
 ROUTE_VERBS = frozenset(
     "walk walks go goes head heads move moves turn turns step steps proceed continue face veer "
-    "cross hang make travel come return back stand look run".split()
+    "cross hang make travel come return back stand look run walking moving heading going "
+    "turning".split()
 )
 
 
@@ -406,6 +412,10 @@ RELATION_PATTERNS: list[tuple[tuple[str, ...], str]] = sorted(
             ("on the right of", "right of"),
             ("on the right side of", "right of"),
             ("on the right hand side of", "right of"),
+            ("to the left side of", "left of"),
+            ("to the left hand side of", "left of"),
+            ("to the right side of", "right of"),
+            ("to the right hand side of", "right of"),
             ("to the right of", "right of"),
             ("to right of", "right of"),
             ("at the right of", "right of"),

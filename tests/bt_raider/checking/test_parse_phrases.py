@@ -208,3 +208,123 @@ def test_an_adverb_before_a_relation_is_no_part_of_the_head():
     )
     dest = parsed.arg("destination")
     assert (dest.head, dest.relation, dest.anchor.head) == ("table", "left of", "other credit card")
+
+
+# --------------------------------------------------------------------------- issue 13, item 4
+@pytest.mark.parametrize(
+    ("text", "carried", "target"),
+    [
+        ("take the bowl to the counter to the left of the sink", "bowl", "counter"),
+        ("turn back around and carry the CD to the desk next to the bed", "cd", "desk"),
+        (
+            "Carry the tennis racket over to the dresser so that you face the lamp",
+            "tennis racket",
+            "dresser",
+        ),
+        (
+            "carry the remote to the floor lamp that is to the left of the red chair",
+            "remote",
+            "floor lamp",
+        ),
+    ],
+)
+def test_a_carry_goes_to_the_first_to_that_starts_no_relation(text, carried, target):
+    parsed = parse_query(text)
+    assert (parsed.action, parsed.args[0].head) == ("approach", target)
+    assert [a.head for a in parsed.pick_args] == [carried]
+
+
+def test_a_handover_to_a_person_beside_a_thing_keeps_the_object_whole():
+    parsed = parse_query("give the cup to the left of the plate to Adriana")
+    assert parsed.action == "handover"
+    obj, person = parsed.args
+    assert (obj.head, obj.relation, obj.anchor.head) == ("cup", "left of", "plate")
+    assert person.text == "Adriana"
+
+
+@pytest.mark.parametrize(
+    ("text", "head", "detail"),
+    [
+        ("the counter the apple is sitting on", "counter", "apple"),
+        ("the cabinet the microwave is on", "cabinet", "microwave"),
+        ("the table that the tv is on", "table", "tv"),
+        ("the shelf the vase was on", "shelf", "vase"),
+    ],
+)
+def test_a_relative_clause_without_a_pronoun_leaves_the_head(text, head, detail):
+    phrase = parse_phrase(text)
+    assert (phrase.head, phrase.relation) == (head, None)
+    assert phrase.detail is not None and phrase.detail.head == detail
+
+
+@pytest.mark.parametrize(
+    ("text", "head", "relation", "anchor"),
+    [
+        ("the apple that is on the table", "apple", "on top of", "table"),
+        ("the mug on the table the lamp is on", "mug", "on top of", "table"),
+    ],
+)
+def test_a_relation_is_no_relative_clause(text, head, relation, anchor):
+    phrase = parse_phrase(text)
+    assert (phrase.head, phrase.relation, phrase.anchor.head) == (head, relation, anchor)
+
+
+@pytest.mark.parametrize(
+    ("text", "relation", "anchor"),
+    [
+        ("the credit card to the right side of the desk", "right of", "desk"),
+        ("the pen to the left hand side of the laptop", "left of", "laptop"),
+    ],
+)
+def test_to_a_side_of_a_thing_is_a_relation(text, relation, anchor):
+    phrase = parse_phrase(text)
+    assert (phrase.relation, phrase.anchor.head) == (relation, anchor)
+    assert phrase.head in ("credit card", "pen")
+
+
+@pytest.mark.parametrize(
+    ("text", "head"),
+    [
+        ("Step back up to the counter the apple is sitting on.", "counter"),
+        ("turn right, turn left, walk to the corner with a trash bin", "trash bin"),
+        ("Turn left and to the microwave.", "microwave"),
+        ("Turn left and then left again to stand in front of the tub.", "tub"),
+        ("Holding the credit card, turn around, then walk to the lamp in the corner.", "lamp"),
+        ("With the wash rag in hand turn and go to the sink.", "sink"),
+        (
+            "With the spatula in your hand turn to your left and move in front of the stove.",
+            "stove",
+        ),
+        ("Hold the egg and turn to the left and face the microwave on the left.", "microwave"),
+        (
+            "Turn right and begin walking across the room, then hang a left and walk over to the "
+            "small bin below the mirror",
+            "small bin",
+        ),
+        ("turnaround and head towards the microwave oven", "microwave oven"),
+    ],
+)
+def test_routes_people_write_end_at_their_place(text, head):
+    parsed = parse_query(text)
+    assert (parsed.action, parsed.args[0].head) == ("approach", head)
+
+
+@pytest.mark.parametrize("text", ["to the left", "Hold the egg", "with the knife in hand"])
+def test_a_route_with_no_place_is_still_no_action(text):
+    from bt_raider.errors import QueryError
+
+    with pytest.raises(QueryError):
+        parse_query(text)
+
+
+def test_a_carry_then_a_route_ends_where_the_route_does():
+    parsed = parse_query(
+        "Carry the bread and turn to the right then the right again to find the stove"
+    )
+    assert (parsed.action, parsed.args[0].head) == ("approach", "stove")
+    assert [a.head for a in parsed.pick_args] == ["bread"]
+
+
+def test_a_carry_to_a_side_of_a_thing_still_has_a_recipient():
+    parsed = parse_query("bring the remote controller to the left of the television")
+    assert parsed.arg("object").head == "remote controller"
