@@ -22,13 +22,21 @@ only and put back afterwards, under a lock that also serialises this module's fo
 torch work elsewhere in the process may run with that count while an embedding runs. Every vector comes back unit-length, so cosine similarity is a dot
 product and hnswlib's ``cosine`` space agrees with :func:`numpy.dot`.
 
-One text at a time (a query): after :meth:`TransformersEmbedder.setup` (the robot's start-up;
-``trace=False`` to skip it) the model's forward pass for a single text runs as a TorchScript
-trace (run without the optimising executor, which would recompile for every new length), which computes the same vectors (checked when traced) with less Python per
-layer: a query's embedding took 0.77x the time of the eager model (issue 11,
-``benchmarks/memory_load.py``). Tracing takes about a second, so it happens in ``setup()`` only:
-a one-shot command that embeds lazily never pays it. The unused pooler layer of BERT-like
-models is dropped at load (the vector is the mean of the token states).
+One text at a time (a query) runs on the fastest proven runtime:
+
+* **ONNX Runtime** (``runtime="auto"``, the default, once ``bt-raider memory prepare`` has
+  exported the model; :mod:`bt_raider.memory.onnx_model`): two intra-op threads that sleep
+  while they wait, no torch at all on the query path. A query took 0.5-0.6x the time of the
+  traced torch model idle, and about a third of it with both cores busy (issue 11).
+* otherwise a **TorchScript trace** made by :meth:`TransformersEmbedder.setup` (run without
+  the optimising executor, which would recompile for every new length): the same vectors
+  with less Python per layer, 0.77x the eager model's time. Tracing takes about a second, so it
+  happens in ``setup()`` only; a one-shot command that embeds lazily never pays it.
+
+Every runtime is checked against the eager model before it is used (the trace on two probe
+texts; the ONNX file by its checksum and the probe vectors stored at export), so all compute
+the same vectors to float32 rounding and can share one memory. The unused pooler layer of
+BERT-like models is dropped at load (the vector is the mean of the token states).
 """
 
 from __future__ import annotations
@@ -62,6 +70,10 @@ _LOADED: dict[tuple[str, str], tuple[Any, Any]] = {}
 #: The traced single-text forward of each loaded model (None: it could not be traced).
 _TRACED: dict[tuple[str, str], Any] = {}
 _LOAD_LOCK = threading.Lock()
+#: How single texts run: "auto" (ONNX Runtime when prepared, else torch), "onnx", "torch".
+RUNTIMES = ("auto", "onnx", "torch")
+#: Proven ONNX sessions per (folder, threads, cache folder), shared like the weights.
+_ONNX: dict[tuple[str, int | None, str], Any] = {}
 #: Texts a trace is checked on against the eager model (two lengths: the trace must not keep
 #: the example's length).
 TRACE_PROBES = ("the robot", "put the mug in the sink and turn on the tap, then bring me a spoon")
@@ -120,6 +132,12 @@ class TransformersEmbedder:
             torch's default always. Set for each forward pass and restored after it (see the
             module docstring).
         trace: let :meth:`setup` trace the model for single texts (see the module docstring).
+        runtime: ``"auto"`` (the default): single texts run on ONNX Runtime when the model has
+            been exported (``bt-raider memory prepare``; :meth:`prepare`) and
+            ``onnxruntime`` is installed, else on torch; ``"onnx"``: always ONNX Runtime,
+            exporting in :meth:`setup` if needed (about 15 s, once per machine); ``"torch"``:
+            never. ``num_threads`` sets the session's threads too (None: two, sleeping when
+            idle; 0: ONNX Runtime's default).
     """
 
     def __init__(
@@ -131,7 +149,12 @@ class TransformersEmbedder:
         device: str = "cpu",
         num_threads: int | None = None,
         trace: bool = True,
+        runtime: str = "auto",
     ) -> None:
+        if runtime not in RUNTIMES:
+            raise BackendError(f"unknown embedding runtime {runtime!r}: expected one of {RUNTIMES}")
+        self.runtime = runtime
+        self._onnx: Any = None  # set by setup() when a proven ONNX export is there
         self._path = Path(model_path) if model_path is not None else None
         self.trace = bool(trace)
         self._traced: Any = None  # set by setup() when tracing worked
@@ -183,11 +206,22 @@ class TransformersEmbedder:
         """Single texts run through the traced model (after :meth:`setup`)."""
         return self._traced is not None
 
-    def setup(self) -> None:
-        """Load the tokenizer and weights, then trace the single-text forward pass.
+    @property
+    def runs_on(self) -> str:
+        """What single texts run on now: ``onnxruntime``, ``torch (traced)`` or ``torch``."""
+        if self._onnx is not None:
+            return "onnxruntime"
+        return "torch (traced)" if self._traced is not None else "torch"
 
-        Idempotent and thread-safe; with ``trace=False`` it only loads.
+    def setup(self) -> None:
+        """Make single texts fast: open the proven ONNX export, else load and trace torch.
+
+        With an ONNX export (``runtime`` ``"auto"`` or ``"onnx"``) torch is not even imported
+        until a batch of more than :data:`SMALL_BATCH` texts arrives. Idempotent and
+        thread-safe; with ``trace=False`` and no ONNX it only loads.
         """
+        if self._onnx is None and self.runtime != "torch" and self._open_onnx():
+            return
         self._load()
         if not self.trace or self._traced is not None:
             return
@@ -196,6 +230,41 @@ class TransformersEmbedder:
             if key not in _TRACED:
                 _TRACED[key] = _trace(self._tokenizer, self._model, self.device, self.max_length)
             self._traced = _TRACED[key]
+
+    def _open_onnx(self) -> bool:
+        """Open (with ``runtime="onnx"``: export first if needed) the ONNX session."""
+        from bt_raider.memory import onnx_model
+
+        threads = self.num_threads
+        key = (str(self.path.resolve()), threads, str(onnx_model.cache_dir()))
+        with _LOAD_LOCK:
+            if key in _ONNX:
+                self._onnx = _ONNX[key]
+                return True
+        try:
+            model = onnx_model.load(self.path, threads=threads, max_length=self.max_length)
+        except BackendError as exc:
+            if self.runtime == "auto":
+                # Not prepared (or refused): torch computes the same vectors, only slower.
+                logger.info("embedding on torch: %s", exc)
+                return False
+            self.prepare()
+            model = onnx_model.load(self.path, threads=threads, max_length=self.max_length)
+        with _LOAD_LOCK:
+            self._onnx = _ONNX.setdefault(key, model)
+        return True
+
+    def prepare(self) -> Path:
+        """Export the model for ONNX Runtime into the cache folder (once per machine).
+
+        Needs ``torch``, ``onnx`` and ``onnxscript``; takes about 15 s. Returns the file.
+        """
+        from bt_raider.memory import onnx_model
+
+        self._load()
+        return onnx_model.prepare(
+            self.path, self._tokenizer, self._model, max_length=self.max_length
+        )
 
     def _load(self) -> None:
         """Load tokenizer and weights (idempotent, thread-safe)."""
@@ -241,6 +310,9 @@ class TransformersEmbedder:
         texts = [str(t) for t in texts]
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        onnx = self._onnx
+        if onnx is not None and len(texts) <= SMALL_BATCH:
+            return np.stack([onnx.embed_one(text) for text in texts])
         self._load()
         import torch
 
@@ -280,7 +352,7 @@ class TransformersEmbedder:
         return 1 if n <= SMALL_BATCH else None
 
     def __repr__(self) -> str:
-        return f"TransformersEmbedder({self.name!r}, loaded={self.loaded}, traced={self.traced})"
+        return f"TransformersEmbedder({self.name!r}, runs_on={self.runs_on!r})"
 
 
 def _mean_pool(torch: Any, hidden: Any, attention_mask: Any) -> Any:

@@ -4,6 +4,8 @@ project's own small kitchen (the testing kit's, ``bt_raider/testing/data/kitchen
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 
 import pytest
 
@@ -11,6 +13,11 @@ from bt_raider.testing.scenes import KITCHEN_PATH
 from tests.shared_data import DATA, KITCHEN, PDDL, ROOT, SHARED, require
 
 __all__ = ["DATA", "KITCHEN", "PDDL", "ROOT", "SHARED"]
+
+# The tests' own cache folder: an ONNX export the user prepared (bt-raider memory prepare) must
+# not change which runtime a test sees; tests that want one export it themselves. Set at import
+# so subprocesses (CLI tests) inherit it.
+os.environ["BT_RAIDER_CACHE"] = tempfile.mkdtemp(prefix="bt-raider-test-cache-")
 
 #: The project's own small kitchen (AI2-THOR format, our objects and numbers; 39 objects).
 OWN_KITCHEN = KITCHEN_PATH

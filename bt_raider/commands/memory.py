@@ -7,7 +7,9 @@ Sub-commands (all take ``--db PATH``; the index lives next to it as ``PATH.hnsw`
 * ``stats`` -- counts, theta, sizes, rules;
 * ``calibrate PAIRS`` -- theta from labelled pairs (JSONL ``{"a", "b", "conflict"}``) by ROC;
 * ``trim [--queries FILE]`` -- Algorithm 1 over queries (default: every stored record);
-* ``delete ID`` -- hide a record judged wrong (its history stays).
+* ``delete ID`` -- hide a record judged wrong (its history stays);
+* ``prepare`` -- export the embedding model for ONNX Runtime, once per machine (no ``--db``):
+  queries then embed in about half the time, and keep that speed when the robot is busy.
 
 The model is loaded only by the sub-commands that embed text (add, query, calibrate, trim
 with --queries); stats, delete and self-trimming work from the database alone.
@@ -94,6 +96,14 @@ def add_parser(sub: argparse._SubParsersAction, argv: Sequence[str] = ()) -> Non
     p.add_argument("-k", type=int, default=10, help="contexts retrieved per query (default 10)")
     common(p)
 
+    p = actions.add_parser(
+        "prepare", help="export the embedding model for ONNX Runtime (once per machine)"
+    )
+    p.add_argument("--embedder", help="'minilm' (default, bundled) or a transformers model folder")
+    p.add_argument("--force", action="store_true", help="export again even if a proven copy exists")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.set_defaults(run=prepare)
+
     p = actions.add_parser("delete", help="hide a record judged wrong (kept in the history)")
     p.add_argument("record_id", metavar="ID")
     p.add_argument("--reason", default="judged wrong")
@@ -178,6 +188,38 @@ def run(args: argparse.Namespace) -> int:
         ) from exc
     except OSError as exc:
         raise MemoryStoreError(f"memory database {db!r}: {exc}") from exc
+
+
+def prepare(args: argparse.Namespace) -> int:
+    """Export the model for ONNX Runtime unless a proven export is already there."""
+    import time
+
+    from bt_raider.errors import BackendError
+    from bt_raider.memory import TransformersEmbedder, make_embedder, onnx_model
+
+    embedder = make_embedder(args.embedder)
+    if not isinstance(embedder, TransformersEmbedder):
+        raise BackendError(
+            f"--embedder {args.embedder!r} runs on a server: only a transformers model folder "
+            "or 'minilm' can be exported"
+        )
+    start = time.perf_counter()
+    path, exported = onnx_model.model_file(embedder.path), True
+    try:
+        if args.force:
+            raise BackendError("--force")
+        onnx_model.load(embedder.path, max_length=embedder.max_length)
+        exported = False
+    except BackendError:
+        path = embedder.prepare()
+    seconds = time.perf_counter() - start
+    what = f"exported in {seconds:.1f} s" if exported else "already prepared and proven"
+    _print(
+        args,
+        {"model": embedder.name, "onnx": str(path), "exported": exported, "seconds": seconds},
+        f"{embedder.name}: {path} ({what}); queries embed on onnxruntime",
+    )
+    return 0
 
 
 def _add_items(args: argparse.Namespace) -> list[dict[str, Any]]:
