@@ -33,6 +33,7 @@ from bt_raider.checking.vocabulary import (
     ACTIONS,
     DESTINATION_PREPOSITIONS,
     DETERMINERS,
+    DIRECTION_WORDS,
     HAND_ARG,
     HAND_PARAM,
     LOCATION_ARG,
@@ -556,6 +557,9 @@ class _Splitter:
         "put the knife inside" puts it in "it" (what an earlier step named).
         """
         words = self.words[: direction_tail(self.words)]
+        clause = next((k for k, w in enumerate(words) if w in _CLAUSE_ENDS), len(words))
+        if 1 < clause < len(words) and words[clause - 1] in ("inside", "in", "there"):
+            words = words[:clause]  # "place the card inside before closing it": inside it
         if len(words) >= 2 and words[-1] in ("inside", "in", "there") and "it" not in words:
             obj = self.phrase(0, len(words) - 1)
             dest = ArgPhrase("it", "it")
@@ -584,7 +588,8 @@ class _Splitter:
         i, n = best
         start = i + n
         if words[i] in ("inside", "in") and start < len(words) and self._describes(start):
-            # "place the card inside to the left of the other card": inside what was opened.
+            # "place the card inside to the left of the other card": inside what was opened;
+            # "put the lotion inside all the way to the right" too.
             return [p for p in (self.phrase(0, i), ArgPhrase("it", "it")) if p is not None]
         lead = PART_OF_PREFIX.match(" ".join(words[start:]) + " ")
         if lead is not None and start + len(lead.group(0).split()) < len(words):
@@ -592,11 +597,15 @@ class _Splitter:
         dest = self.phrase(start, len(words))
         if dest is not None and directional(dest.head) and dest.anchor is not None:
             dest = dest.anchor  # "on the front right of the counter": on the counter
+        elif dest is not None and dest.head and directional(dest.head):
+            dest = ArgPhrase("it", "it")  # "in the front left corner": of what was named
         return [p for p in (self.phrase(0, i), dest) if p is not None]
 
     def _describes(self, k: int) -> bool:
         """Whether ``words[k:]`` start a modifier or relation, not a noun phrase."""
         w = self.words[k]
+        if all(w in DIRECTION_WORDS or w in ("all", "to", "the", "your") for w in self.words[k:]):
+            return True  # "inside all the way to the right"
         return w in POST_MODIFIERS or any(start == k for start, _, _ in relation_spans(self.words))
 
     def handover(self) -> list[ArgPhrase]:

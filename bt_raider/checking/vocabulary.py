@@ -307,7 +307,9 @@ ROUTE_TAIL_WORDS = frozenset(
 
 
 #: Words that end a route phrase: a new clause begins ("then", "and", "where", "so").
-ROUTE_CLAUSE_WORDS = frozenset("then and where so until when while once after before stop".split())
+ROUTE_CLAUSE_WORDS = frozenset(
+    "then and where so until when while once after before stop but".split()
+)
 
 
 #: Words inside a route phrase that start the next marker ("turn to face the island").
@@ -441,6 +443,7 @@ RELATION_PATTERNS: list[tuple[tuple[str, ...], str]] = sorted(
             ("close to", "near"),
             ("nearby", "near"),
             ("next to", "next to"),
+            ("adjacent to", "next to"),
             ("beside", "next to"),
             ("by", "next to"),
             ("closest to", "closest to"),

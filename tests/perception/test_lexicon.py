@@ -70,6 +70,14 @@ def test_every_kitchen_type_has_a_category_and_resolves_by_name(lex, small_kitch
         ("CoffeeMachine", {"CoffeeMachine"}),
         ("the Coffee-Machine", {"CoffeeMachine"}),
         ("shaker", {"SaltShaker", "PepperShaker"}),  # head noun
+        ("soap container", {"SoapBottle"}),
+        ("roll", {"ToiletPaper", "PaperTowelRoll"}),
+        ("vanity", {"Cabinet"}),  # the cabinet under a bathroom sink
+        ("end table", {"SideTable"}),
+        ("dust bin", {"GarbageCan"}),
+        ("tv set", {"Television"}),
+        ("television stand", {"TVStand"}),
+        ("entertainment center", {"TVStand"}),
         ("nonsense widget", set()),
         ("", set()),
     ],
@@ -260,7 +268,8 @@ def test_bad_files_are_named(tmp_path):
         ("cup of coffee", {"Mug"}),  # the compound "coffee cup"
         ("the top of the counter", {"CounterTop"}),  # a part of B names B
         ("glass of water", {"Cup"}),  # else the container
-        ("towel", {"Towel", "HandTowel"}),  # a type's name names the types it heads
+        ("towel", {"Towel", "HandTowel", "Cloth"}),  # a hand towel is a towel; so is a cloth
+        ("the left door of the cabinet", {"Cabinet"}),  # a part of B names B
         ("nonsense of widgets", set()),
     ],
 )

@@ -328,3 +328,40 @@ def test_a_carry_then_a_route_ends_where_the_route_does():
 def test_a_carry_to_a_side_of_a_thing_still_has_a_recipient():
     parsed = parse_query("bring the remote controller to the left of the television")
     assert parsed.arg("object").head == "remote controller"
+
+
+@pytest.mark.parametrize(
+    ("text", "head", "detail"),
+    [
+        ("the dining table where the apple is", "dining table", "apple"),
+        (
+            "the other end of the table where there is a yellow apple",
+            "other end of table",
+            "yellow apple",
+        ),
+        ("the wood desk where the desk lamp is sitting", "wood desk", "desk lamp"),
+    ],
+)
+def test_a_where_clause_says_what_is_at_the_place(text, head, detail):
+    phrase = parse_phrase(text)
+    assert phrase.head == head
+    assert phrase.detail is not None and phrase.detail.head == detail
+
+
+def test_adjacent_to_is_next_to():
+    phrase = parse_phrase("the counter adjacent to the fridge")
+    assert (phrase.head, phrase.relation, phrase.anchor.head) == ("counter", "next to", "fridge")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "place the CD in the front left corner",
+        "place the other credit card inside before closing it again",
+        "put the bottle of lotion inside all the way to the right",
+        "put the mug in the back corner",
+    ],
+)
+def test_a_destination_that_is_only_a_side_or_corner_is_in_what_was_named_before(text):
+    parsed = parse_query(text)
+    assert (parsed.action, parsed.arg("destination").head) == ("place", "it")
