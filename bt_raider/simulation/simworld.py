@@ -182,7 +182,9 @@ class SimWorld(WorldEvents):
     def observe(self) -> Scene:
         """A snapshot of the scene (a deep copy: later actions do not change it)."""
         with self._lock:
-            return self.scene.copy()
+            # Validated when the world was made; every change since went through a checked
+            # helper, so the copy skips a second validation (a third of its cost).
+            return self.scene.copy(validate=False)
 
     def execute(self, action: str, args: Sequence[Any]) -> str:
         """Run one action to completion.

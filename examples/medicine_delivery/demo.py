@@ -63,6 +63,7 @@ from bt_raider.recovery.pipeline import Recovery
 from bt_raider.recovery.symbolic import SymbolicRecovery
 from bt_raider.runtime.actions import ActionBehaviour, SyncRobot
 from bt_raider.runtime.guards import RaiderGuard
+from bt_raider.runtime.worker import wait_for_any
 from bt_raider.simulation.simworld import SimWorld
 
 DEFAULT_OUT = "./out/medicine_delivery"
@@ -298,6 +299,7 @@ def run_scenario(
     on_recorder: Callable[[Any], Any] | None = None,
     variant: str = "default",
     replan: bool | None = None,
+    wake_early: bool = True,
 ) -> DemoResult:
     """Plan, build the (guarded) tree and tick it in the simulated kitchen until it ends.
 
@@ -316,6 +318,9 @@ def run_scenario(
             and an LLM recovery planner takes its few-shot examples from it (None: no memory).
         echo: where the step-by-step lines go.
         tick_period: seconds between ticks.
+        wake_early: tick as soon as a check or a recovery plan finishes instead of waiting
+            for the rest of the period (False: a tick every ``tick_period``, as ``--view``
+            runs to be watched).
         on_recorder: called with the run's TraceRecorder before the first tick (a live view).
         variant: the scenario (``default``, ``second-box``, ``no-medicine``; see
             :data:`~bt_raider.examples.medicine_delivery.scenario.VARIANTS`).
@@ -418,8 +423,13 @@ def run_scenario(
                 root.stop(py_trees.common.Status.INVALID)  # cancels pending checks
                 echo(f"\nstopped: the tree was still running after {limit:g} s")
                 break
-            # A tick every period, not a period after each tick's own work.
-            time.sleep(max(0.0, start + ticks * tick_period - time.monotonic()))
+            # A tick every period, not a period after each tick's own work; sooner when a
+            # check or a recovery plan finishes (not under --view: that pace is for watching).
+            wait = max(0.0, start + ticks * tick_period - time.monotonic())
+            if wake_early:
+                wait_for_any(wait)
+            else:
+                time.sleep(wait)
     elapsed = time.monotonic() - start
     recorder.finish()
     for rec, node in zip(records, reporter.guards, strict=True):
@@ -592,6 +602,7 @@ def run(args: argparse.Namespace) -> int:
         tick_period=VIEW_TICK_PERIOD if watch else TICK_PERIOD,
         on_recorder=serve if watch else None,
         variant=variant,
+        wake_early=not watch,
     )
     for line in summary_lines(result):
         print(line)

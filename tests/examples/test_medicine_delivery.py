@@ -446,6 +446,14 @@ def test_the_default_run_prints_what_it_printed_before_the_scenarios(guarded):
     assert all(n.status.value == "SUCCESS" for n in result.root.iterate())
 
 
+def test_a_tick_every_period_prints_what_waking_on_finished_work_prints(guarded):
+    result, lines = guarded  # ticks as soon as a check or recovery plan finishes
+    paced: list[str] = []
+    slow = demo.run_scenario(echo=paced.append, wake_early=False, tick_period=0.02)
+    assert paced == lines and slow.delivered and result.delivered
+    assert slow.elapsed_s >= 0.02 * (slow.ticks - 1)  # each tick of it waited its period
+
+
 # ---------------------------------------------------------------- the scenarios
 def test_scenario_scenes_are_the_shipped_scene_changed_in_code():
     shipped = scenario.load_scene_dict()
