@@ -91,3 +91,41 @@ def test_the_page_carries_the_trace_and_nothing_escapes_its_script():
     assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")
     assert "https://" not in page
     assert root.status is Status.SUCCESS
+
+
+def _fake_dot(tmp_path, body: str):
+    """A ``dot`` on PATH that runs ``body`` (sh) before the real graphviz, or instead of it."""
+    script = tmp_path / "bin" / "dot"
+    script.parent.mkdir()
+    script.write_text(f"#!/bin/sh\n{body}\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz is not installed")
+def test_a_graphviz_without_the_gd_plugin_draws_the_plain_png(tmp_path, monkeypatch):
+    real = shutil.which("dot")
+    seen = tmp_path / "formats"
+    fake = _fake_dot(
+        tmp_path,
+        f'echo "$1" >> {seen}\n'
+        'case "$1" in -Tpng:cairo:gd) echo \'Format: "png:cairo:gd" not recognized. '
+        "Use one of: png svg' >&2; exit 1;; esac\n"
+        f'exec {real} "$@"',
+    )
+    monkeypatch.setattr("shutil.which", lambda name: fake if name == "dot" else None)
+    files = write_pictures(_ran_tree(), tmp_path / "out", "tree")
+    assert set(files) == {"dot", "png", "svg", "html"}
+    assert seen.read_text().split() == ["-Tpng:cairo:gd", "-Tpng"]
+    assert (tmp_path / "out" / "tree.png").read_bytes()[:4] == b"\x89PNG"
+    assert "<svg" in (tmp_path / "out" / "tree.svg").read_text()
+
+
+def test_a_failing_graphviz_leaves_the_dot_and_the_page_with_a_note(tmp_path, monkeypatch):
+    fake = _fake_dot(tmp_path, "echo 'Error: syntax error in line 1' >&2; exit 3")
+    monkeypatch.setattr("shutil.which", lambda name: fake if name == "dot" else None)
+    files = write_pictures(_ran_tree(), tmp_path / "out", "tree")
+    note = files.pop("note")
+    assert "exit status 3" in note and "syntax error in line 1" in note
+    assert set(files) == {"dot", "html"}
+    assert '<script id="bt-trace"' in (tmp_path / "out" / "tree.html").read_text()
