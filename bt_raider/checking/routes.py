@@ -238,12 +238,21 @@ def route_destination(
             found = found.anchor  # "go to the left of the sink": to the sink
         if found is not None and directional(found.head) and found.detail is not None:
             found = found.detail  # "walk to the corner with a trash bin": to the bin
-        if (found is None or directional(found.head)) and words[end : end + 1] == ["where"]:
-            # "walk to the far corner where the fridge is": the fridge says where.
+        if words[end : end + 1] == ["where"]:
             stop = next(
                 (k for k in range(end + 1, len(words)) if words[k] in _WHERE_ENDS), len(words)
             )
-            found = phrase(end + 1, stop)
+            if found is None or directional(found.head):
+                found = phrase(end + 1, stop)  # "the far corner where the fridge is": the fridge
+            else:
+                # "the table where the apple is": the table, with the apple there.
+                stop += words[stop : stop + 1] in (["is"], ["are"], ["was"], ["sits"], ["stands"])
+                if words[end + 1 : end + 2] == ["there"]:  # "where there is an apple"
+                    stop = next(
+                        (k for k in range(stop + 1, len(words)) if words[k] in ROUTE_CLAUSE_WORDS),
+                        len(words),
+                    )
+                found = phrase(start, stop) or found
             end = stop
         if found is not None and not directional(found.head):
             if marker in (("find",), ("locate",)):

@@ -71,3 +71,20 @@ def test_clause_breaks_are_indices_of_the_words(tokens):
     text = " ".join(tokens)
     words = [t for t in tokens if t not in (",", ".")]
     assert clause_breaks(text, words) <= set(range(1, len(words)))
+
+
+@pytest.mark.parametrize(
+    ("text", "head", "detail"),
+    [
+        ("Go to the right side of the dining table where the apple is.", "dining table", "apple"),
+        (
+            "Walk to the other end of the table where there is a yellow apple.",
+            "table",
+            "yellow apple",
+        ),
+    ],
+)
+def test_a_where_clause_after_a_place_says_what_is_there(text, head, detail):
+    parsed = parse_query(text)
+    assert (parsed.action, parsed.args[0].head) == ("approach", head)
+    assert parsed.args[0].detail is not None and parsed.args[0].detail.head == detail
