@@ -40,8 +40,9 @@ class ArgPhrase:
         relation: a canonical relation of :data:`RELATIONS`, or None.
         anchor: the phrase the relation is relative to.
         role: ``object``, ``source``, ``destination``, ``person`` or ``target``.
-        detail: what a "with" modifier says is there ("the table with the lamp on it": the
-            lamp); it narrows nothing in grounding, but says where a thing is.
+        detail: what a "with" modifier or a clause says is there ("the table with the lamp on
+            it", "the table where the lamp is", "the table the lamp is on": the lamp); it
+            narrows nothing in grounding, but says where a thing is.
     """
 
     text: str

@@ -365,3 +365,34 @@ def test_adjacent_to_is_next_to():
 def test_a_destination_that_is_only_a_side_or_corner_is_in_what_was_named_before(text):
     parsed = parse_query(text)
     assert (parsed.action, parsed.arg("destination").head) == ("place", "it")
+
+
+_CLAUSE_WORDS = st.sampled_from(
+    "the a counter apple is was sitting on in where there that table lamp with to left of".split()
+)
+
+
+@given(st.lists(_CLAUSE_WORDS, min_size=1, max_size=12))
+def test_relative_and_where_clauses_keep_heads_and_details_to_the_phrases_words(words):
+    phrase = parse_phrase(" ".join(words))
+    assert set(phrase.head.split()) <= set(words)
+    if phrase.detail is not None:
+        assert set(phrase.detail.head.split()) <= set(words)
+
+
+_ROUTE_WORDS = st.sampled_from(
+    "turn left right and to the sink with mug in hand holding walk go begin walking where is "
+    "corner table carry take counter of then so".split()
+)
+
+
+@given(st.lists(_ROUTE_WORDS, min_size=1, max_size=14))
+def test_any_route_like_text_parses_or_is_refused_with_a_query_error(words):
+    from bt_raider.errors import QueryError
+
+    try:
+        parsed = parse_query(" ".join(words))
+    except QueryError:
+        return
+    for arg in parsed.args:
+        assert set(arg.head.split()) <= set(words) | {"it", "me"}
