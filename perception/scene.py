@@ -17,6 +17,7 @@ import copy
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -275,16 +276,19 @@ class Scene:
     def reindex(self) -> None:
         """Recompute display names and lookups after objects were added or removed."""
         raws = self.data["objects"]
-        by_type: dict[str, list[dict[str, Any]]] = {}
-        for raw in raws:
-            by_type.setdefault(raw["objectType"], []).append(raw)
+        # Rows of each type, in scene order: display names number them, of_types reads them.
+        by_type: dict[str, list[int]] = {}
+        for row, raw in enumerate(raws):
+            by_type.setdefault(raw["objectType"], []).append(row)
         names: dict[str, str] = {}
-        for otype, group in by_type.items():
-            if len(group) == 1:
-                names[group[0]["objectId"]] = otype
+        for otype, rows in by_type.items():
+            if len(rows) == 1:
+                names[raws[rows[0]]["objectId"]] = otype
             else:
-                for i, raw in enumerate(sorted(group, key=lambda r: r["objectId"]), start=1):
-                    names[raw["objectId"]] = f"{otype}_{i}"
+                ids = sorted(raws[row]["objectId"] for row in rows)
+                for i, object_id in enumerate(ids, start=1):
+                    names[object_id] = f"{otype}_{i}"
+        self._type_rows = by_type
         self._objects = [SceneObject(raw, names[raw["objectId"]]) for raw in raws]
         self._by_id = {o.id: o for o in self._objects}
         self._by_name = {o.name.lower(): o for o in self._objects}
@@ -328,6 +332,32 @@ class Scene:
         """Objects of one AI2-THOR type (case-insensitive)."""
         t = object_type.lower()
         return [o for o in self._objects if o.type.lower() == t]
+
+    def of_types(self, types: Iterable[str]) -> list[SceneObject]:
+        """Objects whose type is one of ``types`` (exact AI2-THOR names), in scene order.
+
+        Read from the rows :meth:`reindex` groups by type, as display names are: an object's
+        objectId and objectType are fixed between two reindexes (change them, then reindex).
+        """
+        groups = [self._type_rows[t] for t in set(types) if t in self._type_rows]
+        rows = groups[0] if len(groups) == 1 else sorted(chain.from_iterable(groups))
+        return [self._objects[row] for row in rows]
+
+    def object_types(self) -> set[str]:
+        """The types of the scene's objects (a new set)."""
+        return set(self._type_rows)
+
+    def find(self, ref: str) -> SceneObject | None:
+        """The first object, in scene order, whose objectId is ``ref`` or whose display name is
+        ``ref`` in any case; None when there is none (types and near-misses: :meth:`resolve`)."""
+        by_id, by_name = self._by_id.get(ref), self._by_name.get(ref.lower())
+        if len(self._by_id) != len(self._objects) or len(self._by_name) != len(self._objects):
+            # Ids or names alike (objects added since validation): the first one counts.
+            low = ref.lower()
+            return next((o for o in self._objects if o.id == ref or o.name.lower() == low), None)
+        if by_id is None or by_name is None or by_id is by_name:
+            return by_id or by_name
+        return next(o for o in self._objects if o is by_id or o is by_name)
 
     def whole_of(self, obj: SceneObject) -> SceneObject | None:
         """The object ``obj`` is a part of (its objectId extends the whole's with ``|``), or None."""

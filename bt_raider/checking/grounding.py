@@ -224,6 +224,8 @@ class Grounder:
         self.scene = runner.scene
         self.lexicon = lexicon
         self._present: list[SceneObject] | None = None
+        # present() is every object of the scene, in its order: the scene's own tables answer.
+        self._whole_scene = False
         self._words_of_types: dict[str, int] = {}
         self._index: tuple[Any, ...] | None = None  # see _lookup
 
@@ -238,6 +240,7 @@ class Grounder:
                 # the list, and what the robot holds is in it (asked all the same, for the trace).
                 self.held()
                 self._present = objects
+                self._whole_scene = True
                 return objects
             found: dict[str, SceneObject] = {}
             by_name = {o.name: o for o in objects}
@@ -435,19 +438,18 @@ class Grounder:
         if phrase.relation or phrase.states:
             return None
         text = _LEADING.sub("", phrase.text.strip())
+        if self._whole_scene and present is self._present:
+            return self.scene.find(text)
         ids, names = self._lookup(present)[:2]
         # The first object of ``present`` whose id or name matches, as a scan would find it.
         hits = [h for h in (_row(ids, text), _row(names, text.lower())) if h is not None]
         return present[min(hits)] if hits else None
 
-    def _lookup(
-        self, present: list[SceneObject]
-    ) -> tuple[list[str], list[str], list[str], set[str]]:
-        """For ``present`` (read once per check): ids, lower-case names and types, row by row,
-        and the scene's types.
+    def _lookup(self, present: list[SceneObject]) -> tuple[list[str], list[str], list[str]]:
+        """For ``present`` (read once per check): ids, lower-case names and types, row by row.
 
-        Every phrase of a query looks objects up here instead of reading the scene again:
-        "the apple left of the bowl" in a scene of thousands is a few C-level list scans.
+        When perception reports only some objects (else the scene's own tables answer), every
+        phrase of a query looks them up here instead of reading the scene again.
         """
         if self._index is None or self._index[0] is not present:
             if all(type(o) is SceneObject for o in present):
@@ -459,15 +461,13 @@ class Grounder:
                 ids = [o.id for o in present]
                 types_of = [o.type for o in present]
             names = [o.name.lower() for o in present]
-            types = set(types_of)
-            if present is not self._present or len(present) != len(self.scene):
-                # Not every object is present (ids are unique): add the types of the rest.
-                types |= {o.type for o in self.scene.objects}
-            self._index = (present, ids, names, types_of, types)
-        return self._index[1], self._index[2], self._index[3], self._index[4]
+            self._index = (present, ids, names, types_of)
+        return self._index[1], self._index[2], self._index[3]
 
     def _of_types(self, present: list[SceneObject], types: set[str]) -> list[SceneObject]:
         """The objects of ``present`` whose type is one of ``types``, in ``present``'s order."""
+        if self._whole_scene and present is self._present:
+            return self.scene.of_types(types)
         types_of = self._lookup(present)[2]
         return [present[i] for i, t in enumerate(types_of) if t in types]
 
@@ -481,7 +481,7 @@ class Grounder:
         """
         if not head or head in GENERIC_HEADS:
             return set(), "AS"
-        scene_types = set(self._lookup(present)[3])
+        scene_types = self.scene.object_types()
         head = re.sub(r"[ _]?\d+$", "", head.strip()) or head
         words = head.split()
         # No sub-phrase longer than the longest name known can name anything: capping the span

@@ -338,3 +338,62 @@ def test_blocked_must_name_objects_of_the_scene(small_kitchen_dict):
     small_kitchen_dict["blocked"] = {apple: ["Ghost|+1|+1|+1"]}
     with pytest.raises(SceneError, match=r"blocked\..*'Ghost\|\+1\|\+1\|\+1' is not an objectId"):
         Scene(small_kitchen_dict)
+
+
+# ---------------------------------------------------------------------- tables of a scene state
+@st.composite
+def typed_scenes(draw: st.DrawFn) -> Scene:
+    """Scenes of 1-12 objects of few types, ids and display names that may look alike."""
+    n = draw(st.integers(1, 12))
+    types = draw(
+        st.lists(
+            st.sampled_from(["Apple", "Mug", "Bowl", "apple", "Apple_1"]), min_size=n, max_size=n
+        )
+    )
+    objects = [
+        {"objectId": f"{t}|{i}", "objectType": t, "position": {"x": float(i), "y": 0.0, "z": 0.0}}
+        for i, t in enumerate(types)
+    ]
+    return Scene({"objects": draw(st.permutations(objects))})
+
+
+def _scan_find(scene: Scene, ref: str):
+    return next((o for o in scene if o.id == ref or o.name.lower() == ref.lower()), None)
+
+
+@given(
+    typed_scenes(), st.sets(st.sampled_from(["Apple", "Mug", "Bowl", "apple", "Apple_1", "Cup"]))
+)
+def test_of_types_and_object_types_are_a_scan_of_the_objects(scene, types):
+    assert scene.of_types(types) == [o for o in scene if o.type in types]
+    assert scene.object_types() == {o.type for o in scene}
+
+
+@given(typed_scenes(), st.data())
+def test_find_is_the_first_object_by_id_or_display_name(scene, data):
+    refs = [o.id for o in scene] + [o.name for o in scene] + [o.name.upper() for o in scene]
+    ref = data.draw(st.sampled_from([*refs, "Apple", "apple_1", "Cup|0", "Mug|99"]))
+    assert scene.find(ref) is _scan_find(scene, ref)
+
+
+def test_tables_follow_reindex_and_an_unindexed_object_is_unknown_everywhere():
+    s = Scene(tiny())
+    extra = {"objectId": "Apple|0", "objectType": "Apple", "position": {"x": 0.0, "z": 0.0}}
+    s.data["objects"].append(extra)
+    # Not reindexed yet: no table knows it, as objects and resolve do not.
+    assert len(s.of_types({"Apple"})) == 1 and s.find("Apple|0") is None
+    s.reindex()
+    assert [o.id for o in s.of_types({"Apple"})] == ["Apple|1", "Apple|0"]
+    assert s.find("apple_1").id == "Apple|0" and s.find("Apple|1").name == "Apple_2"
+    s.data["objects"][:] = [o for o in s.data["objects"] if o["objectType"] != "Mug"]
+    s.reindex()
+    assert s.of_types({"Mug"}) == [] and s.object_types() == {"Apple"}
+    assert s.find("Mug|a") is None and s.find("mug_1") is None
+
+
+def test_find_after_ids_alike_takes_the_first():
+    s = Scene(tiny())
+    s.data["objects"].append(dict(s.data["objects"][1], position={"x": 9.0, "z": 9.0}))
+    s.reindex()  # two objects named Mug|b: objects added after validation are not checked
+    assert s.find("Mug|b") is s.objects[1]
+    assert s.find("Mug|a") is s.objects[2]

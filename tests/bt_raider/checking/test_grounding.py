@@ -107,6 +107,35 @@ def test_present_is_what_perception_reports_in_its_order(small_kitchen_dict):
     assert [o.id for o in g.present()] == everything[::-1]
 
 
+PHRASES = [
+    "the bowl",
+    BOWL,
+    "cabinet_2",
+    "the Cabinet_2",
+    "coffee machine",
+    "a fruit",
+    "the mugs",
+    "the clean mug",
+    "the apple on the left of the bowl",
+    "the tomato near the bowl",
+    "the thing on the counter top",
+    "the object inside the fridge",
+    "the spaceship",
+]
+
+
+@pytest.mark.parametrize("text", PHRASES)
+def test_the_scene_tables_and_a_perception_list_ground_alike(small_kitchen, text):
+    """Every object reported: the scene's tables answer; a list perception made itself (the
+    same objects, one name twice) is read row by row: the same candidates, reasons, levels."""
+    names = [o.name for o in small_kitchen.objects]
+    tables, _ = grounder(small_kitchen)
+    rows, _ = grounder(small_kitchen, _detecting([*names, names[0]]))
+    assert tables.present() == rows.present() == small_kitchen.objects
+    a, b = tables.ground(parse_phrase(text)), rows.ground(parse_phrase(text))
+    assert (a.candidates, a.level, a.reason) == (b.candidates, b.level, b.reason)
+
+
 # --------------------------------------------------------------------------- AN
 def test_an_category_grounds_through_the_lexicon(small_kitchen):
     fruit, _ = ground(small_kitchen, "a fruit")
