@@ -210,3 +210,40 @@ def test_the_medicine_demo_runs_without_numpy_scipy_or_unified_planning(tmp_path
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.splitlines() == ["0 True", "[]"], proc.stdout
+
+
+def _console(argv: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
+    """``bt-raider ARGV`` as the console script runs it, with an atexit handler and a line
+    after ``main()`` that only a normal interpreter exit would reach."""
+    code = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('atexit ran', file=sys.stderr))\n"
+        "from bt_raider.cli import main\n"
+        f"sys.argv = ['bt-raider', *{argv!r}]\n"
+        "code = main()\n"
+        "print('after main', code, file=sys.stderr)\n"
+        "sys.exit(code)\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+
+
+def test_a_console_check_exits_past_the_clean_up_with_its_verdict_and_atexit(tmp_path):
+    from bt_raider.testing.scenes import KITCHEN_PATH
+
+    proc = _console(["check", "--scene", str(KITCHEN_PATH), "open the fridge"], tmp_path)
+    assert proc.returncode == 0 and proc.stderr == "atexit ran\n", proc.stderr[-2000:]
+    assert proc.stdout.endswith("}\n") and '"final_response"' in proc.stdout
+    # Bad input keeps the usual path: one line, exit 2, the interpreter's own exit.
+    proc = _console(["check", "--scene", str(tmp_path / "missing.json"), "x"], tmp_path)
+    assert proc.returncode == 2 and "after main 2" in proc.stderr
+
+
+def test_a_console_demo_exits_past_the_clean_up_with_every_file_written(tmp_path):
+    proc = _console(["demo", "medicine-delivery", "--no-memory", "--out", "out"], tmp_path)
+    assert proc.returncode == 0 and proc.stderr == "atexit ran\n", proc.stderr[-2000:]
+    assert proc.stdout.rstrip().endswith(f"trace: {Path('out') / 'trace.json'}")
+    trace = (tmp_path / "out" / "trace.json").read_text()
+    assert trace.rstrip().endswith("}")  # complete, not cut by the exit
+    assert (tmp_path / "out" / "medicine_delivery_tree.html").stat().st_size > 0
