@@ -55,7 +55,6 @@ from bt_raider.checking.grounding import (
     tool_name,
 )
 from bt_raider.checking.parse import ParsedQuery, parse_query
-from bt_raider.checking.plan_facts import PlanFacts
 from bt_raider.checking.steps import check_steps, split_steps
 from bt_raider.checking.verdict import PRIORITY, Category, ToolCall, Verdict
 from bt_raider.errors import SceneError, ToolError
@@ -348,6 +347,9 @@ class _Check:
         }
         rules[self.action]()
         if self.query.preconditions or self.query.unsatisfied:
+            # Imported for a plan's facts only: its 16 patterns compile at import.
+            from bt_raider.checking.plan_facts import PlanFacts
+
             PlanFacts(self).check()
 
     # -- shared questions
