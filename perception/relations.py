@@ -479,7 +479,14 @@ def _blockers(scene: Any, y: Any, resting: list[Any]) -> list[Any]:
 
 # ---------------------------------------------------------------------- read from the index
 def _pick(index: SpatialIndex, rows: Iterable[int], y: Any) -> list[Any]:
-    return [index.objects[i] for i in rows if not _same(index.objects[i], y)]
+    """The objects of ``rows`` but Y (:func:`_same`, Y's id read once)."""
+    objects = index.objects
+    y_id = getattr(y, "id", None)
+    if y_id is None:
+        return [objects[i] for i in rows if objects[i] is not y]
+    return [
+        x for x in map(objects.__getitem__, rows) if x is not y and getattr(x, "id", None) != y_id
+    ]
 
 
 def _by_rule(index: SpatialIndex, rel: str, y: Any) -> list[Any]:

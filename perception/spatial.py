@@ -17,9 +17,11 @@ import math
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from operator import itemgetter
+from itertools import chain
+from operator import attrgetter, itemgetter, methodcaller
 from typing import TYPE_CHECKING, Any
 
+from bt_raider.perception.scene import SceneObject
 from bt_raider.perception.validation import MAX_MAGNITUDE, plain_xyz
 
 if TYPE_CHECKING:  # numpy and scipy are imported where a large scene needs them
@@ -75,6 +77,14 @@ def finite_box(box: Box) -> bool:
     return all(math.isfinite(v) for corner in box for v in corner)
 
 
+def _raws(objects: Sequence[Any]) -> list[dict[str, Any]] | None:
+    """The scene's own objects' dicts, in order; None when any object is not a SceneObject
+    (a duck type is read through its own attributes)."""
+    if set(map(type, objects)) <= {SceneObject}:
+        return list(map(attrgetter("raw"), objects))
+    return None
+
+
 def _batch_xyz(objects: Sequence[Any]) -> tuple[list[Any], list[Any], list[Any]] | None:
     """Every object's raw x, y, z (three lists, one C-level pass each) when all are floats,
     else None.
@@ -92,7 +102,7 @@ def _batch_xyz(objects: Sequence[Any]) -> tuple[list[Any], list[Any], list[Any]]
             ys = [p.get("y", 0.0) for p in ps]
     except (AttributeError, KeyError, TypeError):
         return None
-    if set(map(type, xs + ys + zs)) <= {float}:
+    if set(map(type, chain(xs, ys, zs))) <= {float}:
         return xs, ys, zs
     return None
 
@@ -124,6 +134,7 @@ class SpatialIndex:
         self._boxes: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._links: dict[str, list[int]] | None = None
         self._by_id: dict[str, list[int]] | None = None
+        self._ids: list[str] | None = None
 
     # ------------------------------------------------------------------ positions
     def coords(self) -> tuple[list[float], list[float]]:
@@ -139,7 +150,7 @@ class SpatialIndex:
             if batch is not None:
                 import numpy as np
 
-                xyz3 = np.array(batch[0] + batch[1] + batch[2], dtype=float).reshape(3, -1)
+                xyz3 = np.array(batch, dtype=float).reshape(3, -1)
                 if (np.abs(xyz3) <= MAX_MAGNITUDE).all():
                     self._xz = np.ascontiguousarray(xyz3[[0, 2]].T)
                     self._xz_finite = True
@@ -279,29 +290,39 @@ class SpatialIndex:
         """
         if not hasattr(y, "children"):
             return []
-        if self._links is None:
-            links: dict[str, list[int]] = {}
-            for i, o in enumerate(self.objects):
-                raw = getattr(o, "raw", None)
-                parents = raw.get("parentReceptacles") if type(raw) is dict else o.parents
-                if parents:
-                    for parent in parents:
-                        links.setdefault(parent, []).append(i)
-            self._links = links
-        found = set(self._links.get(y.id, ()))
+        links, ids = self._parent_links()
+        found = set(links.get(y.id, ()))
         children = y.children
         if children:
-            linked = {self.objects[i].id for i in found}
+            linked = {ids[i] for i in found}
             missing = [c for c in children if c not in linked]
             if missing:
                 if self._by_id is None:
                     by_id: dict[str, list[int]] = {}
-                    for i, o in enumerate(self.objects):
-                        by_id.setdefault(o.id, []).append(i)
+                    for i, oid in enumerate(ids):
+                        by_id.setdefault(oid, []).append(i)
                     self._by_id = by_id
                 for child in missing:
                     found.update(self._by_id.get(child, ()))
         return sorted(found)
+
+    def _parent_links(self) -> tuple[dict[str, list[int]], list[str]]:
+        """Rows by the receptacle their ``parentReceptacles`` names, and every object's id:
+        one pass over the objects' dicts (each object's own properties for a duck type)."""
+        if self._links is None or self._ids is None:
+            raws = _raws(self.objects)
+            if raws is not None:
+                parents = list(map(methodcaller("get", "parentReceptacles"), raws))
+                ids = list(map(itemgetter("objectId"), raws))
+            else:
+                parents = [o.parents for o in self.objects]
+                ids = [o.id for o in self.objects]
+            links: dict[str, list[int]] = {}
+            for i in [i for i, ps in enumerate(parents) if ps]:
+                for parent in parents[i]:
+                    links.setdefault(parent, []).append(i)
+            self._links, self._ids = links, ids
+        return self._links, self._ids
 
 
 # ---------------------------------------------------------------------- sharing

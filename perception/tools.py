@@ -75,6 +75,8 @@ def resolve_object(scene: Scene, ref: Any) -> SceneObject:
         ToolError: unknown or ambiguous name (the message lists the candidates).
     """
     obj = scene.resolve(ref)
+    if ref == obj.name:  # a display name, as tools are mostly told: no near miss to weigh
+        return obj
     key = _squash(ref)
     if key in (_squash(obj.name), _squash(obj.type)) or ref.strip() == obj.id:
         return obj
@@ -102,6 +104,8 @@ def _find_location(scene: Scene, ref: str) -> Place | None:
 
 
 def _find_human(scene: Scene, ref: str) -> Human | None:
+    if not scene.humans:  # nobody to find: no error to raise and catch
+        return None
     try:
         return scene.human(ref)
     except ToolError:

@@ -226,7 +226,7 @@ class Grounder:
         self._present: list[SceneObject] | None = None
         # present() is every object of the scene, in its order: the scene's own tables answer.
         self._whole_scene = False
-        self._words_of_types: dict[str, int] = {}
+        self._longest: tuple[set[str], int] | None = None  # see _longest_name
         self._index: tuple[Any, ...] | None = None  # see _lookup
 
     # ------------------------------------------------------------------ what is there
@@ -515,9 +515,10 @@ class Grounder:
 
     def _longest_name(self, scene_types: set[str]) -> int:
         """Words in the longest noun the lexicon or a scene type spells, plus slack for filler."""
-        if self._words_of_types.keys() != scene_types:
-            self._words_of_types = {t: len(split_type(t).split()) for t in scene_types}
-        return max([_longest_noun(self.lexicon), *self._words_of_types.values()]) + SPAN_SLACK
+        if self._longest is None or self._longest[0] != scene_types:
+            longest = max(map(_type_words, scene_types), default=1)
+            self._longest = scene_types, max(_longest_noun(self.lexicon), longest) + SPAN_SLACK
+        return self._longest[1]
 
     def _types_of_phrase(self, phrase: str, scene_types: set[str]) -> tuple[set[str], str] | None:
         for form in (phrase, *singulars(phrase)):
@@ -678,6 +679,13 @@ def _row(values: list[str], value: str) -> int | None:
         return values.index(value)
     except ValueError:
         return None
+
+
+@lru_cache(maxsize=4096)
+def _type_words(object_type: str) -> int:
+    """Words in a type spelled out (``CoffeeMachine``: 2); a scene's types recur check after
+    check."""
+    return len(split_type(object_type).split())
 
 
 @lru_cache(maxsize=32)
