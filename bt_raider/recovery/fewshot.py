@@ -13,7 +13,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import re
@@ -54,6 +53,8 @@ def builtin_examples(text: str, k: int) -> list[tuple[str, str]]:
 
 def record_id(information: str, goal: str) -> str:
     """A stable id for an ``[information -> goal]`` pair, so re-recording adds nothing."""
+    import hashlib  # loads OpenSSL (~5 ms): only when a recovery is recorded
+
     digest = hashlib.sha1(f"{information}\n->\n{goal}".encode()).hexdigest()
     return f"recovery-{digest[:16]}"
 
