@@ -289,7 +289,8 @@ class Scene:
                 for i, object_id in enumerate(ids, start=1):
                     names[object_id] = f"{otype}_{i}"
         self._type_rows = by_type
-        self._objects = [SceneObject(raw, names[raw["objectId"]]) for raw in raws]
+        self._names = [names[raw["objectId"]] for raw in raws]
+        self._objects = list(map(SceneObject, raws, self._names))
         self._by_id = {o.id: o for o in self._objects}
         self._by_name = {o.name.lower(): o for o in self._objects}
         # A part extends its whole's objectId with "|": Sink|x|y|z|SinkBasin is the Sink's basin.
@@ -332,6 +333,10 @@ class Scene:
         """Objects of one AI2-THOR type (case-insensitive)."""
         t = object_type.lower()
         return [o for o in self._objects if o.type.lower() == t]
+
+    def display_names(self) -> list[str]:
+        """Every object's display name, in scene order (a new list)."""
+        return list(self._names)
 
     def of_types(self, types: Iterable[str]) -> list[SceneObject]:
         """Objects whose type is one of ``types`` (exact AI2-THOR names), in scene order.

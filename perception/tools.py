@@ -166,7 +166,7 @@ def object_detection(scene: Scene) -> list[str]:
     Returns:
         the display names of all objects (a name like Cabinet_2 marks one of several).
     """
-    return [o.name for o in scene.objects]
+    return scene.display_names()
 
 
 def dist_to_target(scene: Scene, target: str) -> float:

@@ -235,7 +235,7 @@ class Grounder:
         if self._present is None:
             names = self.runner.call("object_detection") or []
             objects = self.scene.objects
-            if names == [o.name for o in objects]:
+            if names == self.scene.display_names():
                 # Perception reports every object, in scene order (the usual tool): that is
                 # the list, and what the robot holds is in it (asked all the same, for the trace).
                 self.held()

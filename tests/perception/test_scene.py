@@ -367,6 +367,7 @@ def _scan_find(scene: Scene, ref: str):
 def test_of_types_and_object_types_are_a_scan_of_the_objects(scene, types):
     assert scene.of_types(types) == [o for o in scene if o.type in types]
     assert scene.object_types() == {o.type for o in scene}
+    assert scene.display_names() == [o.name for o in scene]
 
 
 @given(typed_scenes(), st.data())
@@ -385,6 +386,7 @@ def test_tables_follow_reindex_and_an_unindexed_object_is_unknown_everywhere():
     s.reindex()
     assert [o.id for o in s.of_types({"Apple"})] == ["Apple|1", "Apple|0"]
     assert s.find("apple_1").id == "Apple|0" and s.find("Apple|1").name == "Apple_2"
+    assert s.display_names() == ["Apple_2", "Mug_2", "Mug_1", "Apple_1"]
     s.data["objects"][:] = [o for o in s.data["objects"] if o["objectType"] != "Mug"]
     s.reindex()
     assert s.of_types({"Mug"}) == [] and s.object_types() == {"Apple"}
