@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
-from bt_raider.errors import SceneNumberError, ToolError
+from bt_raider.errors import BtRaiderError, SceneNumberError, ToolError
 from bt_raider.perception.spatial import (
     Box,
     SpatialIndex,
@@ -35,6 +35,7 @@ from bt_raider.perception.spatial import (
     finite_box,
     index_of,
     indexed,
+    shared_index,
     xyz,
 )
 
@@ -50,6 +51,7 @@ __all__ = [
     "SpatialIndex",
     "blocker_ids",
     "closest",
+    "expect",
     "holds",
     "horizontal_distance",
     "index_of",
@@ -450,6 +452,35 @@ def related(scene: Any, relation: str, y: Any) -> list[Any]:
     return _indexed_related(index_of(scene), normalize_relation(relation), y)
 
 
+def expect(scene: Any, relation: str, anchors: Iterable[Any]) -> None:
+    """Say that :func:`related` is about to be asked of each anchor, inside :func:`indexed`.
+
+    A large scene's index then finds the neighbourhoods of all the anchors in one pass (the
+    same answers, asked one by one). A hint: outside :func:`indexed`, for a relation read
+    from links or for anything it cannot read, it does nothing; the answers never change.
+
+    Args:
+        scene: the scene.
+        relation: a canonical name or phrase.
+        anchors: the reference objects that will be asked about.
+    """
+    try:
+        rel = normalize_relation(relation)
+    except ToolError:
+        return  # the call itself will say so
+    index = shared_index(scene)
+    if index is None or rel not in ("left_of", "right_of", "near", "next_to"):
+        return
+    points = []
+    for y in anchors:
+        try:
+            x, _, z = xyz(y)
+        except (BtRaiderError, AttributeError, TypeError, ValueError, KeyError, IndexError):
+            continue  # asked one by one, the relation names what is wrong
+        points.append((x, z))
+    index.expect(points, SIDE_RANGE if rel in ("left_of", "right_of") else NEAR_DISTANCE)
+
+
 def related_brute_force(scene: Any, relation: str, y: Any) -> list[Any]:
     """:func:`related` by the definition: :func:`holds` for every other object (for tests)."""
     rel = normalize_relation(relation)
@@ -546,22 +577,26 @@ def _beside(index: SpatialIndex, rel: str, y: Any) -> list[Any]:
     rx, rz = _right_xz(index.scene) if side else (0.0, 0.0)
     xs, zs = index.coords()
     objects = index.objects
+    y_id = getattr(y, "id", None)  # _same, Y's side read once
+    hypot, isfinite, right = math.hypot, math.isfinite, rel == "right_of"
     out = []
     for i in index.within(yx, yz, limit):
         x = objects[i]
-        if _same(x, y):
+        if x is y or (y_id is not None and getattr(x, "id", None) == y_id):
             continue
         dx, dz = xs[i] - yx, zs[i] - yz
-        dist = math.hypot(dx, dz)
-        if not math.isfinite(dist):  # a duck-typed position: the rule names it
-            return _by_rule(index, rel, y)
-        if dist > limit:
+        dist = hypot(dx, dz)
+        if not dist <= limit:
+            if not isfinite(dist):  # a duck-typed position: the rule names it
+                return _by_rule(index, rel, y)
             continue
         if not side:
             out.append(x)
             continue
-        s = _finite(dx * rx + dz * rz, "side offset", x, y)
-        if (s > SIDE_MARGIN) if rel == "right_of" else (s < -SIDE_MARGIN):
+        s = dx * rx + dz * rz
+        if not isfinite(s):
+            _finite(s, "side offset", x, y)
+        if (s > SIDE_MARGIN) if right else (s < -SIDE_MARGIN):
             out.append(x)
     return out
 

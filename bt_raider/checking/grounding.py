@@ -587,6 +587,8 @@ class Grounder:
         else:
             # One spatial index for every anchor: 39 bowls must not read the scene 39 times.
             with relations.indexed(self.scene):
+                if phrase.relation in RELATION_ARG:  # every anchor's neighbourhood at once
+                    relations.expect(self.scene, RELATION_ARG[phrase.relation], anchors)
                 for a in anchors:
                     for obj in self.related(phrase.relation, a):
                         if obj.id in pool and obj.id != a.id:

@@ -185,6 +185,36 @@ def test_indexed_relations_match_the_pair_by_pair_rule_in_order(scene, path):
                     assert got == expected[rel, y.id], (path, rel, y.id)
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(grid, anywhere, edges), st.sampled_from(sorted(PATHS)), st.data())
+def test_expected_anchors_get_the_rules_answers(scene, path, data):
+    # expect() answers the neighbourhoods of many anchors in one pass (numpy: one KD-tree
+    # query); each answer, and those of anchors it was not told of, is still the rule's.
+    told = data.draw(st.lists(st.sampled_from(scene.objects), max_size=6))
+    with numpy_from(PATHS[path]):
+        for rel in EVERY:
+            with relations.indexed(scene):
+                relations.expect(scene, rel, told)
+                for y in scene.objects:
+                    got = [o.id for o in relations.related(scene, rel, y)]
+                    want = [o.id for o in relations.related_brute_force(scene, rel, y)]
+                    assert got == want, (path, rel, y.id)
+
+
+def test_expect_is_a_hint_that_never_fails():
+    objects = [_object(i, "Apple", 0.2 * i, 0.9, 0.0, None) for i in range(4)]
+    scene = Scene({"objects": objects})
+    relations.expect(scene, "near", scene.objects)  # outside indexed(): nothing to prepare
+    with numpy_from(0), relations.indexed(scene):
+        relations.expect(scene, "no such relation", scene.objects)
+        relations.expect(scene, "inside", scene.objects)  # read from links: nothing to do
+        relations.expect(scene, "near", [*scene.objects, object(), scene.objects[0]])
+        for y in scene.objects:
+            got = [o.id for o in relations.related(scene, "near", y)]
+            assert got == [o.id for o in relations.related_brute_force(scene, "near", y)]
+            assert len(got) in (2, 3)
+
+
 @settings(max_examples=60, deadline=None)
 @given(grid)
 def test_receptacle_relations_match_the_parent_links(scene):
