@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from itertools import chain
@@ -343,10 +344,11 @@ class SpatialIndex:
             else:
                 parents = [o.parents for o in self.objects]
                 ids = [o.id for o in self.objects]
-            links: dict[str, list[int]] = {}
-            for i in [i for i, ps in enumerate(parents) if ps]:
-                for parent in parents[i]:
-                    links.setdefault(parent, []).append(i)
+            links: defaultdict[str, list[int]] = defaultdict(list)  # read with .get only
+            for i, ps in enumerate(parents):
+                if ps:
+                    for parent in ps:
+                        links[parent].append(i)
             self._links, self._ids = links, ids
         return self._links, self._ids
 
