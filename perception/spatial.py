@@ -136,7 +136,6 @@ class SpatialIndex:
         self._boxes: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._links: dict[str, list[int]] | None = None
         self._by_id: dict[str, list[int]] | None = None
-        self._ids: list[str] | None = None
 
     # ------------------------------------------------------------------ positions
     def coords(self) -> tuple[list[float], list[float]]:
@@ -317,40 +316,37 @@ class SpatialIndex:
         """
         if not hasattr(y, "children"):
             return []
-        links, ids = self._parent_links()
-        found = set(links.get(y.id, ()))
+        found = set(self._parent_links().get(y.id, ()))
         children = y.children
         if children:
-            linked = {ids[i] for i in found}
+            linked = {self.objects[i].id for i in found}
             missing = [c for c in children if c not in linked]
             if missing:
                 if self._by_id is None:
                     by_id: dict[str, list[int]] = {}
-                    for i, oid in enumerate(ids):
-                        by_id.setdefault(oid, []).append(i)
+                    for i, o in enumerate(self.objects):
+                        by_id.setdefault(o.id, []).append(i)
                     self._by_id = by_id
                 for child in missing:
                     found.update(self._by_id.get(child, ()))
         return sorted(found)
 
-    def _parent_links(self) -> tuple[dict[str, list[int]], list[str]]:
-        """Rows by the receptacle their ``parentReceptacles`` names, and every object's id:
-        one pass over the objects' dicts (each object's own properties for a duck type)."""
-        if self._links is None or self._ids is None:
+    def _parent_links(self) -> dict[str, list[int]]:
+        """Rows by the receptacle their ``parentReceptacles`` names: one C-level pass over the
+        objects' dicts (each object's own ``parents`` for a duck type)."""
+        if self._links is None:
             raws = _raws(self.objects)
             if raws is not None:
                 parents = list(map(methodcaller("get", "parentReceptacles"), raws))
-                ids = list(map(itemgetter("objectId"), raws))
             else:
                 parents = [o.parents for o in self.objects]
-                ids = [o.id for o in self.objects]
             links: defaultdict[str, list[int]] = defaultdict(list)  # read with .get only
             for i, ps in enumerate(parents):
                 if ps:
                     for parent in ps:
                         links[parent].append(i)
-            self._links, self._ids = links, ids
-        return self._links, self._ids
+            self._links = links
+        return self._links
 
 
 # ---------------------------------------------------------------------- sharing
