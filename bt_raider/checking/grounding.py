@@ -591,8 +591,9 @@ class Grounder:
                     relations.expect(self.scene, RELATION_ARG[phrase.relation], anchors)
                 for a in anchors:
                     for obj in self.related(phrase.relation, a):
-                        if obj.id in pool and obj.id != a.id:
-                            kept[obj.id] = obj
+                        oid = obj.id
+                        if oid in pool and oid != a.id:
+                            kept[oid] = obj
         ordered = [o for o in candidates if o.id in kept]
         anchor_names = listing([a.name for a in anchors], limit=4)
         rel = "in or on" if phrase.relation == "from" else phrase.relation
