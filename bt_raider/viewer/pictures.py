@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +135,7 @@ def write_pictures(
     name: str,
     *,
     trace: dict[str, Any] | TraceRecorder | None = None,
+    while_drawing: Callable[[], Any] | None = None,
 ) -> dict[str, str]:
     """Write ``name.dot``, ``name.png`` and ``name.svg`` (with graphviz) and ``name.html``.
 
@@ -143,6 +145,8 @@ def write_pictures(
         name: the files' stem.
         trace: the run's trace (a recorder or its JSON) for the page; None: one snapshot of
             ``root`` as it is now.
+        while_drawing: called while graphviz draws, after the page is written (the caller's
+            own files are written meanwhile instead of after).
 
     Returns:
         format -> file written, plus ``"note"`` when no PNG/SVG could be made.
@@ -170,6 +174,8 @@ def write_pictures(
     html = out / f"{name}.html"
     try:
         html.write_text(static_page(trace), encoding="utf-8")
+        if while_drawing is not None:
+            while_drawing()
     finally:
         failure = drawing.wait() if dot else ""
     if dot:

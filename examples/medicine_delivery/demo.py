@@ -471,17 +471,22 @@ def run_scenario(
 
 # ---------------------------------------------------------------------------- outputs
 def write_tree_picture(
-    root: Any, out: Path, name: str = "medicine_delivery_tree", trace: Any = None
+    root: Any,
+    out: Path,
+    name: str = "medicine_delivery_tree",
+    trace: Any = None,
+    while_drawing: Callable[[], Any] | None = None,
 ) -> dict[str, str]:
     """The tree coloured by status with its recovery subtrees (``.dot``; PNG/SVG with
-    graphviz) and the viewer page with ``trace`` inside (``.html``, always).
+    graphviz) and the viewer page with ``trace`` inside (``.html``, always); ``while_drawing``
+    is called while graphviz draws.
 
     Returns:
         format -> file written, plus ``"note"`` when a picture could not be made.
     """
     from bt_raider.viewer.pictures import write_pictures
 
-    return write_pictures(root, out, name, trace=trace)
+    return write_pictures(root, out, name, trace=trace, while_drawing=while_drawing)
 
 
 def summary_lines(result: DemoResult) -> list[str]:
@@ -606,12 +611,17 @@ def run(args: argparse.Namespace) -> int:
     )
     for line in summary_lines(result):
         print(line)
-    files = write_tree_picture(result.root, out, trace=result.recorder)
+    written: dict[str, Path] = {}
+
+    def write_trace() -> None:  # while graphviz draws the tree
+        summary = result.to_json()
+        summary.pop("events")  # the ticks hold every event, with its tick
+        written["trace"] = result.recorder.write(out / "trace.json", indent=1, **summary)
+
+    files = write_tree_picture(result.root, out, trace=result.recorder, while_drawing=write_trace)
     note = files.pop("note", None)
     result.files = files
-    summary = result.to_json()
-    summary.pop("events")  # the ticks hold every event, with its tick
-    trace = result.recorder.write(out / "trace.json", indent=1, **summary)
+    trace = written["trace"]
     for kind, path in sorted(files.items()):
         print(f"tree ({kind}): {path}")
     if note:

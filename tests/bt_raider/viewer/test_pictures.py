@@ -129,3 +129,26 @@ def test_a_failing_graphviz_leaves_the_dot_and_the_page_with_a_note(tmp_path, mo
     assert "exit status 3" in note and "syntax error in line 1" in note
     assert set(files) == {"dot", "html"}
     assert '<script id="bt-trace"' in (tmp_path / "out" / "tree.html").read_text()
+
+
+def test_the_callers_writing_runs_while_graphviz_draws(tmp_path):
+    seen = []
+
+    def write_mine():
+        seen.append((tmp_path / "tree.html").exists())
+        (tmp_path / "mine.json").write_text("{}")
+
+    files = write_pictures(_ran_tree(), tmp_path, "tree", while_drawing=write_mine)
+    assert seen == [True]  # once, with the page already there
+    expected = {"dot", "png", "svg", "html"} if shutil.which("dot") else {"dot", "html", "note"}
+    assert set(files) == expected and (tmp_path / "mine.json").read_text() == "{}"
+
+
+def test_an_error_in_the_callers_writing_surfaces_after_graphviz_is_waited_for(tmp_path):
+    def fail():
+        raise OSError("No space left on device")
+
+    with pytest.raises(OSError, match="No space left"):
+        write_pictures(_ran_tree(), tmp_path, "tree", while_drawing=fail)
+    if shutil.which("dot"):  # the drawing was waited for, not left running
+        assert (tmp_path / "tree.png").read_bytes()[:4] == b"\x89PNG"
