@@ -16,8 +16,10 @@ Queries, through the symbolic checker (``make_checker("symbolic")``):
 
 Every timed run checks a fresh scene state: a new :class:`Scene` over the same (validated)
 dicts, re-indexed, so nothing a check could keep about a scene or its objects (no such cache
-exists; this makes sure) survives into the next run. The relational queries are five distinct
-texts, each run in turn.
+exists; this makes sure) survives into the next run. What the scene makes when it is indexed
+(display names, its objects' rows by type: ids and types change only with a reindex) is part of
+the state, as in any check; positions and receptacle links, which change in place, are read
+afresh by every check. The relational queries are five distinct texts, each run in turn.
 
 Before each timed run the garbage collector runs (untimed), so a run does not pay for the
 garbage of the fresh states made before it.
