@@ -297,6 +297,38 @@ def test_a_position_that_is_not_finite_is_refused_on_either_path(path):
                 relations.related(room, rel, a)  # the anchor's own position
 
 
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_a_duck_typed_scene_rests_things_through_its_own_links(path):
+    # Objects of a user's perception: no raw dicts, their own parents and children.
+    class Thing:
+        def __init__(self, name: str, parents=(), children=()) -> None:
+            self.name = self.id = self.type = name
+            self.position = (0.0, 0.9, 0.0)
+            self.parents, self.children = list(parents), list(children)
+
+        def flag(self, key: str) -> bool:
+            return False
+
+    class Room:
+        blocked: dict = {}
+        objects = [
+            Thing("cup", parents=["table"]),
+            Thing("pen"),
+            Thing("table", children=["pen", "cup"]),
+            Thing("book", parents=["table", "shelf"]),
+            Thing("shelf"),
+        ]
+
+    room = Room()
+    with numpy_from(PATHS[path]), relations.indexed(room):
+        for y in room.objects:
+            for rel in ("on_top_of", "inside", "blocking"):
+                got = [o.id for o in relations.related(room, rel, y)]
+                assert got == [o.id for o in relations.related_brute_force(room, rel, y)]
+        on_table = [o.id for o in relations.related(room, "on_top_of", room.objects[2])]
+        assert on_table == ["cup", "pen", "book"]
+
+
 def test_a_small_scene_is_related_without_numpy():
     # bt-raider check on a room must not pay numpy's import: every relation, in and out of a
     # scope, on a scene below NUMPY_FROM objects, in a fresh interpreter.
