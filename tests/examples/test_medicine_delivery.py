@@ -235,6 +235,12 @@ def test_a_person_who_will_not_say_who_she_is_is_not_replanned_around():
 
 # ---------------------------------------------------------------- the command
 def test_command_line_writes_trace_and_tree(tmp_path, capsys):
+    # Under pytest every bt_raider module is rewritten with ast.parse as it is imported, and
+    # CPython 3.11 fails ast.parse on two threads at once ("AST constructor recursion depth
+    # mismatch"): the memory's modules, imported on its background thread while a recovery
+    # parses its code, are imported here first. The command line rewrites nothing.
+    import bt_raider.memory.onnx_model  # noqa: F401
+    import bt_raider.memory.vector  # noqa: F401
     from bt_raider.cli import main
 
     out = tmp_path / "md"
