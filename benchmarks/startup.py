@@ -37,11 +37,15 @@ folders, into the usual git-ignored ``__pycache__``) unless ``--no-compile``.
 
 Side by side with an older commit (``--before DIR``): the runs alternate between the two trees so
 both see the same machine load. DIR is a checkout importable as ``bt_raider`` from
-``PYTHONPATH``::
+``PYTHONPATH`` (``git archive`` leaves the repository's worktree list alone)::
 
-    git worktree add /tmp/before e315e05
+    mkdir /tmp/before && git archive e315e05 | tar -x -C /tmp/before
     for d in perception memory planners examples; do ln -s ../$d /tmp/before/bt_raider/$d; done
     python3 benchmarks/startup.py --before /tmp/before
+
+The other tree is this working tree: while someone edits it, a file changed since the last
+compile is compiled at every start. Bytecode is refreshed before each command's runs; for
+figures of one commit, time a ``git archive`` of it as DIR against another.
 
     python3 benchmarks/startup.py [--runs 15] [--demo-runs 5] [--scene SCENE.json]
         [--query Q] [--before DIR] [--exe BT_RAIDER ...] [--no-compile]
@@ -101,10 +105,27 @@ def _time(cmd: list[str], tree: Path | None, out_dir: bool) -> tuple[float, floa
     return elapsed, _children_cpu() - cpu
 
 
+def compile_trees(trees: dict[str, Path | None]) -> None:
+    """Bytecode for every source folder of each tree (``compileall``: only what changed)."""
+    for tree in trees.values():
+        base = tree if tree is not None else ROOT
+        for folder in FOLDERS:
+            path = base / folder
+            if path.is_dir():
+                compileall.compile_dir(str(path), quiet=1)
+
+
+#: Compile again before each command's runs (unless --no-compile): a file edited since the
+#: last compile (someone working in the tree) would otherwise be compiled at every start.
+RECOMPILE = True
+
+
 def measure(
     label: str, cmd: list[str], runs: int, trees: dict[str, Path | None], out_dir: bool = False
 ) -> None:
     """Time ``cmd`` ``runs`` times in each tree, alternating, and print one line per tree."""
+    if RECOMPILE:
+        compile_trees(trees)
     for tree in trees.values():
         _time(cmd, tree, out_dir)  # warm the file cache
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
@@ -196,6 +217,8 @@ def main() -> int:
     )
     parser.add_argument("--no-compile", action="store_true", help="leave bytecode as it is")
     args = parser.parse_args()
+    global RECOMPILE
+    RECOMPILE = not args.no_compile
 
     installed = Path(sys.executable).parent / "bt-raider"
     exe = str(installed) if installed.exists() else shutil.which("bt-raider")
@@ -219,12 +242,7 @@ def main() -> int:
     if args.before is not None:
         trees = {"before": args.before.resolve(), "now": None}
     if not args.no_compile:
-        for tree in trees.values():
-            base = tree if tree is not None else ROOT
-            for folder in FOLDERS:
-                path = base / folder
-                if path.is_dir():
-                    compileall.compile_dir(str(path), quiet=1)
+        compile_trees(trees)
     note = " (set: bytecode compiled first)" if not args.no_compile else " (set)"
     if os.environ.get("PYTHONDONTWRITEBYTECODE"):
         print(f"PYTHONDONTWRITEBYTECODE{note}")
