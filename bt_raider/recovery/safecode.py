@@ -30,6 +30,7 @@ import ast
 import builtins
 import keyword
 import math
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
@@ -61,6 +62,10 @@ DEFAULT_ACTIONS: dict[str, tuple[tuple[int, ...], str]] = {
 }
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
+#: One parse at a time: CPython 3.11 keeps the AST builder's recursion depth in state shared by
+#: threads, and two guards' recoveries parsed at once (a garbage collection switching threads
+#: mid-parse) fail with "SystemError: AST constructor recursion depth mismatch".
+_PARSE_LOCK = threading.Lock()
 
 
 def _check_action_name(name: str) -> None:
@@ -496,7 +501,8 @@ def parse_recovery(
         line = code[: code.index("\x00")].count("\n") + 1
         raise RecoveryCodeError(f"line {line}: a NUL byte is not allowed; expected {ALLOWED}")
     try:
-        module = ast.parse(code, mode="exec")
+        with _PARSE_LOCK:
+            module = ast.parse(code, mode="exec")
     except SyntaxError as exc:
         where = f"line {exc.lineno}: " if exc.lineno else ""
         raise RecoveryCodeError(f"{where}syntax error ({exc.msg}); expected {ALLOWED}") from None

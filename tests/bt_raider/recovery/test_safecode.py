@@ -365,3 +365,52 @@ def test_a_question_back_to_a_request_is_asked_again() -> None:
     run(tree)
     assert tree.status == Status.SUCCESS
     assert [e.kind for e in human.transcript] == ["ask", "say", "ask"]
+
+
+# ------------------------------------------------- recoveries parsed on several threads at once
+
+
+class _Cyclic:
+    """Garbage whose finaliser lets another thread run: a collection that starts while a
+    parse builds its syntax tree hands the interpreter to the next thread mid-parse."""
+
+    def __del__(self) -> None:
+        time.sleep(0.0001)
+
+
+def test_recoveries_parsed_on_several_threads_at_once_all_parse() -> None:
+    # CPython 3.11 shares the AST builder's recursion depth between threads: without the
+    # module's lock this fails with "SystemError: AST constructor recursion depth mismatch".
+    import gc
+    import threading
+
+    code = "item = ask('which cup, the left or the right one?')\nplace(item, 'CounterTop')\n" * 15
+    want = parse_recovery(code)
+    errors: list[str] = []
+    results: list[object] = []
+
+    def parse_many() -> None:
+        for _ in range(60):
+            for _ in range(3):  # cyclic garbage for the parse's own allocations to collect
+                garbage = _Cyclic()
+                garbage.self = garbage  # type: ignore[attr-defined]
+            del garbage
+            try:
+                results.append(parse_recovery(code))
+            except Exception as exc:  # noqa: BLE001 - any failure is the finding
+                errors.append(repr(exc))
+                return
+
+    threshold = gc.get_threshold()
+    gc.set_threshold(20)
+    try:
+        workers = [threading.Thread(target=parse_many) for _ in range(3)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join(timeout=120)
+    finally:
+        gc.set_threshold(*threshold)
+        gc.collect()
+    assert errors == []
+    assert len(results) == 180 and all(r == want for r in results)
