@@ -31,44 +31,30 @@ Run: ``python3 benchmarks/cases/build_cases.py`` (prints the distribution).
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from collections import Counter
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 # detect.py and recovery.py import this module as cases.build_cases; heldout_build.py and
-# ``python3 build_cases.py`` see it as build_cases, with its folder first on sys.path.
-if __package__:
-    from .casebook import (
-        ambiguity,
-        none,
-        not_present,
-        obstructed,
-        out_of_reach,
-        paraphrases,
-        robot_state,
-        wrong_property,
-        wrong_state,
-    )
-    from .casebook.book import CaseBook
-    from .casebook.kitchen import OPEN_FLOOR, REACH_IN, Kitchen, side
-    from .casebook.patch import KITCHEN, Op, apply_patch, build_scene, load_kitchen
-else:
-    from casebook import (
-        ambiguity,
-        none,
-        not_present,
-        obstructed,
-        out_of_reach,
-        paraphrases,
-        robot_state,
-        wrong_property,
-        wrong_state,
-    )
-    from casebook.book import CaseBook
-    from casebook.kitchen import OPEN_FLOOR, REACH_IN, Kitchen, side
-    from casebook.patch import KITCHEN, Op, apply_patch, build_scene, load_kitchen
+# ``python3 build_cases.py`` see it as build_cases, with its folder first on sys.path: the
+# parts are found under whichever name this module has.
+_BOOK = f"{__package__}.casebook" if __package__ else "casebook"
+
+
+def _part(name: str) -> ModuleType:
+    return importlib.import_module(f"{_BOOK}.{name}")
+
+
+_patch, _kitchen = _part("patch"), _part("kitchen")
+KITCHEN, Op, apply_patch = _patch.KITCHEN, _patch.Op, _patch.apply_patch
+build_scene, load_kitchen = _patch.build_scene, _patch.load_kitchen
+OPEN_FLOOR, REACH_IN = _kitchen.OPEN_FLOOR, _kitchen.REACH_IN
+Kitchen, side = _kitchen.Kitchen, _kitchen.side
+CaseBook = _part("book").CaseBook
 
 __all__ = [
     "KITCHEN",
@@ -88,16 +74,19 @@ HERE = Path(__file__).resolve().parent
 
 #: The categories in the order their cases are written: ids and the order of variants.json
 #: follow it, and the paraphrases reuse variants the others define, so they come last.
-CATEGORIES = (
-    none,
-    ambiguity,
-    not_present,
-    out_of_reach,
-    obstructed,
-    wrong_state,
-    wrong_property,
-    robot_state,
-    paraphrases,
+CATEGORIES = tuple(
+    _part(name)
+    for name in (
+        "none",
+        "ambiguity",
+        "not_present",
+        "out_of_reach",
+        "obstructed",
+        "wrong_state",
+        "wrong_property",
+        "robot_state",
+        "paraphrases",
+    )
 )
 
 

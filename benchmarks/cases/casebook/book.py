@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .kitchen import Kitchen
-from .patch import Op
+from .patch import Op, define_variant
 
 
 class CaseBook:
@@ -58,10 +58,7 @@ class CaseBook:
 
     def variant(self, name: str, *ops: Op) -> str:
         """Define variant ``name`` (again, identically, is fine) and return its name."""
-        if name in self.variants and self.variants[name] != list(ops):
-            raise ValueError(f"variant {name!r} defined twice differently")
-        self.variants[name] = list(ops)
-        return name
+        return define_variant(self.variants, name, ops)
 
     def case(
         self,

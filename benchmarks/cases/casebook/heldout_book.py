@@ -11,7 +11,7 @@ from collections import Counter
 from typing import Any
 
 from .heldout_oracle import oracle, related
-from .patch import Op, build_scene, load_kitchen
+from .patch import Op, build_scene, define_variant, load_kitchen
 
 
 class HeldoutBook:
@@ -29,10 +29,7 @@ class HeldoutBook:
 
     def variant(self, name: str, *ops: Op) -> str:
         """Define variant ``name`` (again, identically, is fine) and return its name."""
-        if name in self.variants and self.variants[name] != list(ops):
-            raise ValueError(f"variant {name!r} defined twice differently")
-        self.variants[name] = list(ops)
-        return name
+        return define_variant(self.variants, name, ops)
 
     def case(
         self,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -143,3 +144,11 @@ def build_scene(variants: dict[str, list[Op]], variant: str, kitchen: dict[str, 
     """The scene dict of one variant (a fresh copy of the kitchen with its ops applied)."""
     base = copy.deepcopy(kitchen if kitchen is not None else load_kitchen())
     return apply_patch(base, variants[variant])
+
+
+def define_variant(variants: dict[str, list[Op]], name: str, ops: Sequence[Op]) -> str:
+    """Add variant ``name`` to ``variants`` (again, identically, is fine); return its name."""
+    if name in variants and variants[name] != list(ops):
+        raise ValueError(f"variant {name!r} defined twice differently")
+    variants[name] = list(ops)
+    return name
