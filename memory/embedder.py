@@ -26,8 +26,8 @@ One text at a time (a query) runs on the fastest proven runtime:
 
 * **ONNX Runtime** (``runtime="auto"``, the default, once ``bt-raider memory prepare`` has
   exported the model; :mod:`bt_raider.memory.onnx_model`): two intra-op threads that sleep
-  while they wait, no torch at all on the query path. A query took 0.5-0.6x the time of the
-  traced torch model idle, and about a third of it with both cores busy (issue 11).
+  while they wait, no torch at all on the query path. A query took 0.4-0.5x the time of the
+  traced torch model, idle and with both cores busy (issue 11).
 * otherwise a **TorchScript trace** made by :meth:`TransformersEmbedder.setup` (run without
   the optimising executor, which would recompile for every new length): the same vectors
   with less Python per layer, 0.77x the eager model's time. Tracing takes about a second, so it

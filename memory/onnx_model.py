@@ -1,9 +1,9 @@
 """The embedding model as an ONNX Runtime session: a query's vector at about half the cost.
 
 One short query through all-MiniLM-L6-v2 is a chain of small matrix products; ONNX Runtime
-runs it in 0.5-0.6x the time of the traced torch model on one core, and its threads sleep
-instead of spinning while they wait, so two of them still help when the robot keeps both cores
-busy (torch's OpenMP threads collapse then: issue 11, ``benchmarks/memory_load.py``).
+on two threads runs it in under half the time of the traced torch model on one, idle or with
+both cores busy, because its threads sleep instead of spinning while they wait (torch's OpenMP
+threads collapse on a busy machine: issue 11, ``benchmarks/memory_load.py``).
 
 The model is exported once per machine, never at run time of a robot: ``bt-raider memory
 prepare`` (or :func:`prepare`) exports the weights with ``torch.onnx`` into the cache folder,
@@ -209,7 +209,15 @@ def prepare(
     require("onnx", "all")
     require("onnxscript", "all")
     target = model_file(model_path, folder)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, tmp = tempfile.mkstemp(suffix=".onnx", dir=target.parent)
+    except OSError as exc:
+        raise BackendError(
+            f"cannot write the ONNX export to {target.parent} ({exc.strerror or exc}): set "
+            f"{CACHE_ENV} to a writable folder"
+        ) from exc
+    os.close(handle)
 
     class _Hidden(torch.nn.Module):  # named inputs in, token states out
         def __init__(self, encoder: Any) -> None:
@@ -224,8 +232,6 @@ def prepare(
     example = tokenizer([PROBES[1]], return_tensors="pt", truncation=True, max_length=max_length)
     length = torch.export.Dim("tokens", max=max_length)
     shapes = {"input_ids": {1: length}, "attention_mask": {1: length}}
-    handle, tmp = tempfile.mkstemp(suffix=".onnx", dir=target.parent)
-    os.close(handle)
     quiet = logging.getLogger("torch.onnx")
     level = quiet.level
     quiet.setLevel(logging.ERROR)  # "torchvision is not installed" notes: not ours to act on
@@ -244,7 +250,9 @@ def prepare(
             program.save(tmp)
             probes = []
             for text in PROBES:
-                batch = tokenizer([text], return_tensors="pt", truncation=True)
+                batch = tokenizer(
+                    [text], return_tensors="pt", truncation=True, max_length=max_length
+                )
                 hidden = model(**batch).last_hidden_state.numpy()
                 probes.append(mean_pool(hidden, batch["attention_mask"].numpy())[0].tolist())
         meta = {
@@ -255,8 +263,6 @@ def prepare(
             "torch": str(torch.__version__),
         }
         os.replace(tmp, target)
-    except BackendError:
-        raise
     except Exception as exc:  # noqa: BLE001 - the exporter raises many types
         raise BackendError(f"cannot export {model_path.name} to ONNX: {exc}") from exc
     finally:

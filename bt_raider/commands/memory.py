@@ -204,13 +204,9 @@ def prepare(args: argparse.Namespace) -> int:
             "or 'minilm' can be exported"
         )
     start = time.perf_counter()
-    path, exported = onnx_model.model_file(embedder.path), True
-    try:
-        if args.force:
-            raise BackendError("--force")
-        onnx_model.load(embedder.path, max_length=embedder.max_length)
-        exported = False
-    except BackendError:
+    path = onnx_model.model_file(embedder.path)
+    exported = args.force or not _proven(embedder)
+    if exported:
         path = embedder.prepare()
     seconds = time.perf_counter() - start
     what = f"exported in {seconds:.1f} s" if exported else "already prepared and proven"
@@ -220,6 +216,18 @@ def prepare(args: argparse.Namespace) -> int:
         f"{embedder.name}: {path} ({what}); queries embed on onnxruntime",
     )
     return 0
+
+
+def _proven(embedder: Any) -> bool:
+    """An export of ``embedder``'s model is there and proves itself."""
+    from bt_raider.errors import BackendError
+    from bt_raider.memory import onnx_model
+
+    try:
+        onnx_model.load(embedder.path, max_length=embedder.max_length)
+    except BackendError:
+        return False
+    return True
 
 
 def _add_items(args: argparse.Namespace) -> list[dict[str, Any]]:

@@ -135,8 +135,22 @@ def test_an_unknown_runtime_names_the_valid_ones():
 
 
 def test_the_threads_setting_reaches_the_session(exported, minilm):
-    assert onnx_model.load(minilm.path, folder=exported, threads=1).threads == 1
-    assert onnx_model.load(minilm.path, folder=exported).threads == onnx_model.default_threads()
+    def session_threads(model):
+        return model.session.get_session_options().intra_op_num_threads
+
+    assert session_threads(onnx_model.load(minilm.path, folder=exported, threads=1)) == 1
+    default = onnx_model.load(minilm.path, folder=exported)
+    assert session_threads(default) == onnx_model.default_threads() == default.threads
+
+
+def test_an_unwritable_cache_folder_is_one_clear_error(minilm, tmp_path):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    with pytest.raises(BackendError, match=r"cannot write the ONNX export to .*a-file.*BT_RAIDER"):
+        onnx_model.prepare(
+            minilm.path, minilm._tokenizer, minilm._model, max_length=256, folder=blocked / "x"
+        )
+    assert blocked.read_text() == "not a folder"  # nothing written, nothing lost
 
 
 def _run(code: str, cache) -> subprocess.CompletedProcess:
