@@ -66,7 +66,10 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     Args:
         argv: the command line (without the program name); its first word that is not an
             option selects the sub-command whose module is imported and whose options are
-            added. The other sub-commands are listed by name and help line only.
+            added. When it names one, the others are left out: their parsers (a few
+            milliseconds of argparse and gettext lookups) would never be used. Otherwise (no
+            command, an unknown one, ``--help``) every sub-command is listed by name and help
+            line.
     """
     argv = list(argv)
     parser = _Parser(
@@ -80,12 +83,12 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     sub.required = True
     chosen = next((i for i, word in enumerate(argv) if not word.startswith("-")), None)
     name = argv[chosen] if chosen is not None else None
+    if name in HELP:
+        module = importlib.import_module(f"bt_raider.commands.{name}")
+        module.add_parser(sub, argv[chosen + 1 :])
+        return parser
     for command, help_text in HELP.items():
-        if command == name:
-            module = importlib.import_module(f"bt_raider.commands.{command}")
-            module.add_parser(sub, argv[chosen + 1 :])
-        else:
-            sub.add_parser(command, help=help_text)
+        sub.add_parser(command, help=help_text)
     return parser
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -95,16 +94,26 @@ class _Points(Mapping[str, "np.ndarray"]):
         return f"{{{', '.join(f'{k!r}: {v}' for k, v in self._points.items())}}}"
 
 
-@dataclass
 class SceneObject:
     """One AI2-THOR object, with its display name.
 
     The underlying dict is :attr:`raw`; properties read it live, so changes made by a
-    simulated world are seen at once.
+    simulated world are seen at once. Two objects are equal when their dicts and names are.
+    (A plain class, not a dataclass: ``bt-raider check`` imports it at every start, and
+    making a dataclass costs about a millisecond.)
     """
 
-    raw: dict[str, Any]
-    name: str
+    __slots__ = ("raw", "name")
+    __hash__ = None  # type: ignore[assignment]  # equal by value, and the dict may change
+
+    def __init__(self, raw: dict[str, Any], name: str) -> None:
+        self.raw = raw
+        self.name = name
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not SceneObject:
+            return NotImplemented
+        return self.name == other.name and self.raw == other.raw
 
     @property
     def id(self) -> str:
@@ -153,11 +162,20 @@ class SceneObject:
         return f"SceneObject({self.name!r}, {self.id!r})"
 
 
-@dataclass
 class Human:
-    """A person from the ``humans`` extension."""
+    """A person from the ``humans`` extension (equal to another when their dicts are)."""
 
-    raw: dict[str, Any]
+    __slots__ = ("raw",)
+    __hash__ = None  # type: ignore[assignment]  # equal by value, and the dict may change
+
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.raw = raw
+
+    def __eq__(self, other: object) -> bool:
+        return self.raw == other.raw if type(other) is Human else NotImplemented
+
+    def __repr__(self) -> str:
+        return f"Human(raw={self.raw!r})"
 
     @property
     def id(self) -> str:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bt_raider.errors import ToolError
@@ -43,13 +42,32 @@ if TYPE_CHECKING:
 
 
 # ---------------------------------------------------------------------- lookups
-@dataclass(frozen=True)
 class Place:
-    """A named location from the scene's ``locations`` (has what the relations need)."""
+    """A named location from the scene's ``locations`` (has what the relations need).
 
-    name: str
-    #: ``(x, y, z)`` in metres (plain floats: the checks need no numpy).
-    position: XYZ = field(repr=False, compare=False)
+    A place is its name: two places of one name are equal and hash alike, whatever their
+    positions (a plain class rather than a dataclass: ``bt-raider check`` loads it at every
+    start, and dataclasses cost a millisecond a class to make).
+
+    Attributes:
+        name: the location's name in the scene.
+        position: ``(x, y, z)`` in metres (plain floats: the checks need no numpy).
+    """
+
+    __slots__ = ("name", "position")
+
+    def __init__(self, name: str, position: XYZ) -> None:
+        self.name = name
+        self.position = position
+
+    def __eq__(self, other: object) -> bool:
+        return self.name == other.name if isinstance(other, Place) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        return f"Place(name={self.name!r})"
 
     @property
     def id(self) -> str:

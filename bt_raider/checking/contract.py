@@ -8,8 +8,8 @@ matching ``check`` method is a :class:`Checker`.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from bt_raider.errors import QueryError
 
@@ -45,9 +45,8 @@ def check_query_text(text: object) -> str:
     return text
 
 
-@dataclass(frozen=True)
 class Query:
-    """One action to check.
+    """One action to check (immutable; :meth:`replace` makes a changed copy).
 
     Attributes:
         text: the query as given: ``pick(Apple)``, ``(pick tiago medicine counter)`` or
@@ -56,16 +55,69 @@ class Query:
             human-readable strings (``"(at tiago counter)"``), with those already known to be
             unsatisfied in the planner's state listed in ``unsatisfied``.
         unsatisfied: preconditions unified-planning's simulator found false in the current state.
-        bindings: for a PDDL action, parameter name -> scene name the user mapped it to.
+        bindings: for a PDDL action, parameter name -> scene name the user mapped it to. Not
+            part of equality or the hash: two queries of one text and preconditions are equal.
+
+    A plain class, not a frozen dataclass: ``bt-raider check`` loads it at every start (see
+    :mod:`bt_raider.checking.verdict`).
+
+    Raises:
+        QueryError: an empty query, or one over :data:`MAX_QUERY_CHARS` characters.
     """
 
-    text: str
-    preconditions: tuple[str, ...] = ()
-    unsatisfied: tuple[str, ...] = ()
-    bindings: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+    __slots__ = ("text", "preconditions", "unsatisfied", "bindings")
 
-    def __post_init__(self) -> None:
-        check_query_text(self.text)
+    text: str
+    preconditions: tuple[str, ...]
+    unsatisfied: tuple[str, ...]
+    bindings: dict[str, str]
+
+    def __init__(
+        self,
+        text: str,
+        preconditions: tuple[str, ...] = (),
+        unsatisfied: tuple[str, ...] = (),
+        bindings: Mapping[str, str] | None = None,
+    ) -> None:
+        check_query_text(text)
+        # Set past the refusal of __setattr__ below: a query never changes once made.
+        init = object.__setattr__
+        init(self, "text", text)
+        init(self, "preconditions", preconditions)
+        init(self, "unsatisfied", unsatisfied)
+        init(self, "bindings", {} if bindings is None else bindings)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"a Query cannot change: cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a Query cannot change: cannot delete field {name!r}")
+
+    def _key(self) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+        return (self.text, self.preconditions, self.unsatisfied)
+
+    def __eq__(self, other: object) -> bool:
+        return self._key() == other._key() if type(other) is Query else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (
+            f"Query(text={self.text!r}, preconditions={self.preconditions!r}, "
+            f"unsatisfied={self.unsatisfied!r}, bindings={self.bindings!r})"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled by its constructor: the default would set fields through __setattr__.
+        return (Query, (self.text, self.preconditions, self.unsatisfied, self.bindings))
+
+    def replace(self, **changes: Any) -> Query:
+        """A copy with ``changes`` (field name -> new value), checked as a new query."""
+        fields = {name: getattr(self, name) for name in self.__slots__}
+        return Query(**{**fields, **changes})
+
+    __replace__ = replace
 
     def __str__(self) -> str:
         return self.text

@@ -21,10 +21,9 @@ import math
 import re
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from bt_raider.checking.parse import ArgPhrase
 from bt_raider.checking.verdict import ToolCall
@@ -146,9 +145,8 @@ class ToolRunner:
 Referent = SceneObject | Human | Place
 
 
-@dataclass
-class Grounded:
-    """What one phrase grounded to.
+class Grounded(NamedTuple):
+    """What one phrase grounded to (immutable).
 
     Attributes:
         phrase: the phrase.
@@ -161,10 +159,10 @@ class Grounded:
 
     phrase: ArgPhrase
     kind: str
-    candidates: list[Referent] = field(default_factory=list)
+    candidates: Sequence[Referent] = ()
     level: str = "AS"
     reason: str = ""
-    unrecognised: list[Human] = field(default_factory=list)
+    unrecognised: Sequence[Human] = ()
 
     @property
     def ids(self) -> list[str]:

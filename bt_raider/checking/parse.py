@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from types import MappingProxyType
+from typing import Any, Literal, NamedTuple
 
 from bt_raider.checking.contract import check_query_text
 from bt_raider.checking.phrases import ArgPhrase, parse_phrase
@@ -60,11 +60,13 @@ from bt_raider.checking.vocabulary import (
 )
 from bt_raider.errors import QueryError
 
-
 # --------------------------------------------------------------------------- data
-@dataclass(frozen=True)
-class ParsedQuery:
-    """A query split into its action and argument phrases.
+#: The PDDL names of a query that is no PDDL instance: none, and shared read-only.
+NO_NAMES: Mapping[str, str] = MappingProxyType({})
+
+
+class ParsedQuery(NamedTuple):
+    """A query split into its action and argument phrases (immutable: ``_replace`` copies).
 
     Attributes:
         action: one of :data:`ACTIONS`.
@@ -85,11 +87,11 @@ class ParsedQuery:
     args: list[ArgPhrase]
     source: Literal["structured", "pddl", "natural"]
     text: str = ""
-    pddl_args: tuple[str, ...] = field(default=())
-    pddl_names: dict[str, str] = field(default_factory=dict)
-    pddl_robots: tuple[str, ...] = field(default=())
+    pddl_args: tuple[str, ...] = ()
+    pddl_names: Mapping[str, str] = NO_NAMES
+    pddl_robots: tuple[str, ...] = ()
     request: bool = False
-    pick_args: tuple[ArgPhrase, ...] = field(default=())
+    pick_args: tuple[ArgPhrase, ...] = ()
 
     def arg(self, role: str) -> ArgPhrase | None:
         """The argument with this role, or None."""
@@ -99,7 +101,7 @@ class ParsedQuery:
         """A request as the pick it comes down to when nobody can be handed the object."""
         if not self.request:
             return self
-        return replace(self, action="pick", args=list(self.pick_args))
+        return self._replace(action="pick", args=list(self.pick_args))
 
 
 # --------------------------------------------------------------------------- entry point
@@ -175,7 +177,7 @@ def _check_arity(action: str, args: list[ArgPhrase], text: str) -> list[ArgPhras
 
 
 def _with_role(arg: ArgPhrase, role: str) -> ArgPhrase:
-    return replace(arg, role=role)
+    return arg._replace(role=role)
 
 
 # --------------------------------------------------------------------------- structured
@@ -224,8 +226,7 @@ def _parse_pddl(text: str, bindings: Mapping[str, str | None], vocab: Vocab) -> 
     )
 
 
-@dataclass(frozen=True)
-class _Slot:
+class _Slot(NamedTuple):
     """One argument of a PDDL instance: its parameter (when known), PDDL name, scene name."""
 
     param: str | None
@@ -388,7 +389,7 @@ def _carry_route(rest: list[str], text: str, vocab: Vocab) -> ParsedQuery | None
     if route is None:
         return None
     carried = parse_phrase(" ".join(_original_words(text, rest[:k]) or rest[:k]), vocab=vocab)
-    return replace(route, pick_args=(_with_role(carried, "object"),))
+    return route._replace(pick_args=(_with_role(carried, "object"),))
 
 
 def names_an_action(text: str) -> bool:

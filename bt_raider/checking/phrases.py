@@ -10,7 +10,7 @@ adjective ("the closest pillow") names no anchor. Purely syntactic: it never see
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from bt_raider.checking.routes import relation_spans
 from bt_raider.checking.vocabulary import (
@@ -27,9 +27,8 @@ from bt_raider.checking.vocabulary import (
 from bt_raider.errors import QueryError
 
 
-@dataclass(frozen=True)
-class ArgPhrase:
-    """One argument of a query, as written.
+class ArgPhrase(NamedTuple):
+    """One argument of a query, as written (immutable; ``_replace`` makes a changed copy).
 
     Attributes:
         text: the phrase as given ("the fruit on the left of the bowl", ``Apple``); it is the

@@ -33,9 +33,8 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 from bt_raider.checking.contract import Query, as_query
 from bt_raider.checking.grounding import (
@@ -96,13 +95,12 @@ TOGGLES = {
 }
 
 
-@dataclass
-class Finding:
+class Finding(NamedTuple):
     """One issue found while answering a question."""
 
     category: Category
     explanation: str
-    objects: list[str] = field(default_factory=list)
+    objects: Sequence[str] = ()
 
 
 class SymbolicReasoner:

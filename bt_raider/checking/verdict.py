@@ -2,12 +2,18 @@
 
 This is the ``check`` output contract of ``docs/scene-format.md`` section 4. Every backend
 (symbolic, LLM, local model) returns a :class:`Verdict`.
+
+:class:`Verdict` and :class:`ToolCall` are plain classes, not dataclasses: ``bt-raider check``
+loads them at every start, and the dataclasses module (with ``inspect``, which it imports) and
+the making of each class cost more than a tenth of the command's 150 ms. They keep what the
+dataclasses gave: keyword construction, a readable ``repr``, equality by fields, and
+``replace(**changes)`` (also ``copy.replace`` from Python 3.13).
 """
 
 from __future__ import annotations
 
+import copy
 import json
-from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -88,14 +94,46 @@ def parse_category(value: str | Category) -> Category:
     raise ValueError(f"unknown issue category {value!r}: expected one of {valid}")
 
 
-@dataclass
 class ToolCall:
-    """One tool call made while checking: what was asked and what came back."""
+    """One tool call made while checking: what was asked and what came back.
 
-    tool: str
-    args: list[Any]
-    result: Any = None
-    error: str | None = None
+    Attributes:
+        tool: the tool's name.
+        args: the arguments it was called with.
+        result: what it returned (None after an error).
+        error: the error it raised, as text, or None.
+    """
+
+    __slots__ = ("tool", "args", "result", "error")
+    __hash__ = None  # type: ignore[assignment]  # mutable and equal by value
+
+    def __init__(
+        self, tool: str, args: list[Any], result: Any = None, error: str | None = None
+    ) -> None:
+        self.tool = tool
+        self.args = args
+        self.result = result
+        self.error = error
+
+    def _values(self) -> tuple[Any, ...]:
+        return (self.tool, self.args, self.result, self.error)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not ToolCall:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __repr__(self) -> str:
+        return (
+            f"ToolCall(tool={self.tool!r}, args={self.args!r}, result={self.result!r}, "
+            f"error={self.error!r})"
+        )
+
+    def replace(self, **changes: Any) -> ToolCall:
+        """A copy with ``changes`` (field name -> new value); the fields not named are shared."""
+        return ToolCall(**{**_fields(self, self.__slots__), **changes})
+
+    __replace__ = replace
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"tool": self.tool, "args": list(self.args), "result": self.result}
@@ -104,7 +142,6 @@ class ToolCall:
         return out
 
 
-@dataclass
 class Verdict:
     """The verdict on one action.
 
@@ -125,19 +162,66 @@ class Verdict:
             is then the first step with an issue, else ``none``. Empty for one action.
     """
 
-    category: Category
-    explanation: str
-    grounding: dict[str, list[str]] = field(default_factory=dict)
-    objects: list[str] = field(default_factory=list)
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    questions: list[str] = field(default_factory=list)
-    trace: list[dict[str, Any]] = field(default_factory=list)
-    action: str | None = None
-    elapsed_s: float = 0.0
-    steps: list[dict[str, Any]] = field(default_factory=list)
+    #: The fields, in order (as the constructor takes them positionally).
+    FIELDS = (
+        "category",
+        "explanation",
+        "grounding",
+        "objects",
+        "tool_calls",
+        "questions",
+        "trace",
+        "action",
+        "elapsed_s",
+        "steps",
+    )
+    __hash__ = None  # type: ignore[assignment]  # mutable and equal by value
 
-    def __post_init__(self) -> None:
-        self.category = parse_category(self.category)
+    def __init__(
+        self,
+        category: Category | str,
+        explanation: str,
+        grounding: dict[str, list[str]] | None = None,
+        objects: list[str] | None = None,
+        tool_calls: list[ToolCall] | None = None,
+        questions: list[str] | None = None,
+        trace: list[dict[str, Any]] | None = None,
+        action: str | None = None,
+        elapsed_s: float = 0.0,
+        steps: list[dict[str, Any]] | None = None,
+    ) -> None:
+        self.category: Category = parse_category(category)
+        self.explanation = explanation
+        # None means a fresh empty container: one verdict's lists are never another's.
+        self.grounding: dict[str, list[str]] = {} if grounding is None else grounding
+        self.objects: list[str] = [] if objects is None else objects
+        self.tool_calls: list[ToolCall] = [] if tool_calls is None else tool_calls
+        self.questions: list[str] = [] if questions is None else questions
+        self.trace: list[dict[str, Any]] = [] if trace is None else trace
+        self.action = action
+        self.elapsed_s = elapsed_s
+        self.steps: list[dict[str, Any]] = [] if steps is None else steps
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Verdict:
+            return NotImplemented
+        return tuple(getattr(self, f) for f in self.FIELDS) == tuple(
+            getattr(other, f) for f in self.FIELDS
+        )
+
+    def __repr__(self) -> str:
+        body = ", ".join(f"{f}={getattr(self, f)!r}" for f in self.FIELDS)
+        return f"Verdict({body})"
+
+    def replace(self, **changes: Any) -> Verdict:
+        """A copy with ``changes`` (field name -> new value); the fields not named are shared.
+
+        Raises:
+            TypeError: for a name that is not a field.
+        """
+        return Verdict(**{**_fields(self, self.FIELDS), **changes})
+
+    __replace__ = replace
 
     @property
     def final_response(self) -> Response:
@@ -172,7 +256,14 @@ class Verdict:
 
     def as_dict(self) -> dict[str, Any]:
         """Everything, including questions and trace (for logs and the blackboard)."""
-        out = asdict(self)
+        out = {f: copy.deepcopy(getattr(self, f)) for f in self.FIELDS}
+        out["tool_calls"] = [
+            {f: copy.deepcopy(getattr(tc, f)) for f in tc.__slots__} for tc in self.tool_calls
+        ]
         out["category"] = self.category.value
         out["final_response"] = self.final_response.value
         return out
+
+
+def _fields(record: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    return {name: getattr(record, name) for name in names}

@@ -7,8 +7,7 @@ Data, not logic: :mod:`bt_raider.checking.parse` reads queries with it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from bt_raider.perception.lexicon import CategoryLexicon
 
@@ -359,8 +358,7 @@ STATE_WORDS: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Vocab:
+class Vocab(NamedTuple):
     """State adjectives a parser recognises: multi-word ones and single words."""
 
     multi: tuple[tuple[str, ...], ...]

@@ -102,7 +102,7 @@ class Forecast:
     def as_verdict(self) -> Verdict:
         """A :class:`Verdict` for the failing step's guard, explained as the forecast."""
         if self.verdict is not None:
-            return dataclasses.replace(self.verdict, explanation=self.explanation, steps=[])
+            return self.verdict.replace(explanation=self.explanation, steps=[])
         return Verdict(self.category, self.explanation)
 
     def as_dict(self) -> dict[str, Any]:
@@ -300,7 +300,7 @@ def forecast_scene(
             raise _Cancelled
         q = span[len(verdicts)]
         # A pronoun the steps resolved ("close it" -> "close Fridge") changes the text only.
-        query = q if text == q.text else dataclasses.replace(q, text=text)
+        query = q if text == q.text else q.replace(text=text)
         verdict = checker.check(state, query)
         if not isinstance(verdict, Verdict):
             raise TypeError(f"the checker returned {verdict!r} for {text!r}, not a Verdict")

@@ -399,3 +399,23 @@ def test_find_after_ids_alike_takes_the_first():
     s.reindex()  # two objects named Mug|b: objects added after validation are not checked
     assert s.find("Mug|b") is s.objects[1]
     assert s.find("Mug|a") is s.objects[2]
+
+
+def test_scene_objects_and_people_are_equal_by_value_not_hashable():
+    from bt_raider.perception.scene import Human, SceneObject
+    from bt_raider.perception.tools import Place
+
+    raw = {"objectId": "Apple|1", "objectType": "Apple", "position": {"x": 0, "y": 0, "z": 0}}
+    a, b = SceneObject(dict(raw), "Apple"), SceneObject(dict(raw), "Apple")
+    assert a == b and a in [b] and a != SceneObject(dict(raw), "Apple_2")
+    b.raw["isOpen"] = True  # the dict is live: equality follows it
+    assert a != b
+    assert Human({"id": "p1"}) == Human({"id": "p1"}) != Human({"id": "p2"})
+    assert a != Human(raw)
+    for thing in (a, Human({"id": "p1"})):
+        with pytest.raises(TypeError):
+            hash(thing)
+    # A place is its name, wherever a scene put it.
+    assert Place("door", (0.0, 0.0, 0.0)) == Place("door", (1.0, 0.0, 0.0))
+    assert len({Place("door", (0.0, 0.0, 0.0)), Place("door", (2.0, 0.0, 0.0))}) == 1
+    assert Place("door", (0.0, 0.0, 0.0)) != Place("bed", (0.0, 0.0, 0.0))

@@ -57,3 +57,33 @@ def test_a_query_over_the_length_cap_is_refused_naming_length_and_cap():
 def test_the_cap_counts_every_character(text):
     with pytest.raises(QueryError, match="over the limit"):
         as_query(text)
+
+
+def test_a_query_cannot_change_and_replace_checks_the_new_text():
+    q = Query("pick(Apple)", preconditions=("(at tiago counter)",), bindings={"?o": "Apple"})
+    with pytest.raises(AttributeError, match="cannot change"):
+        q.text = "pick(Mug)"
+    with pytest.raises(AttributeError, match="cannot change"):
+        del q.preconditions
+    r = q.replace(text="pick(Mug)")
+    assert (r.text, r.preconditions, r.bindings) == ("pick(Mug)", q.preconditions, q.bindings)
+    assert q.text == "pick(Apple)"
+    with pytest.raises(QueryError, match="non-empty"):
+        q.replace(text=" ")
+
+
+def test_queries_equal_and_hash_by_text_and_preconditions_not_bindings():
+    a = Query("pick(Apple)", ("(at tiago counter)",), bindings={"?o": "Apple"})
+    b = Query("pick(Apple)", ("(at tiago counter)",), bindings={"?o": "Apple_2"})
+    assert a == b and hash(a) == hash(b) and len({a, b}) == 1
+    assert a != Query("pick(Apple)") and a != Query("pick(Apple)", ("(at tiago counter)",), ("x",))
+    assert a != "pick(Apple)" and str(a) == "pick(Apple)"
+
+
+def test_a_query_survives_pickle_and_copy():
+    import copy
+    import pickle
+
+    q = Query("pick(Apple)", ("(at tiago counter)",), ("(hand-free)",), {"?o": "Apple"})
+    for again in (pickle.loads(pickle.dumps(q)), copy.copy(q), copy.deepcopy(q)):
+        assert again == q and again.bindings == q.bindings and again.unsatisfied == q.unsatisfied

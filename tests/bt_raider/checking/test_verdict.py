@@ -91,3 +91,95 @@ def test_categories_print_as_their_value(cat):
 def test_responses_print_as_their_value():
     assert str(Response.UNFEASIBILITY) == "unfeasibility" and f"{Response.NONE}" == "none"
     assert str(Category.ROBOT_STATE) == "robot_state"
+
+
+# ---------------------------------------------------------------- a plain class, dataclass-like
+def _full_verdict() -> Verdict:
+    return Verdict(
+        "ambiguity",
+        "Which cup?",
+        grounding={"the cup": ["Cup|1", "Cup|2"]},
+        objects=["Cup|1", "Cup|2"],
+        tool_calls=[ToolCall("object_detection", [], ["Cup_1", "Cup_2"])],
+        questions=["Is there a cup?"],
+        trace=[{"role": "ask", "content": "Is there a cup?"}],
+        action="pick",
+        elapsed_s=0.5,
+        steps=[{"query": "pick the cup", "verdict": {"category": "ambiguity"}}],
+    )
+
+
+def test_verdicts_are_equal_by_every_field_and_unhashable():
+    assert _full_verdict() == _full_verdict()
+    for field, value in [
+        ("explanation", "Which mug?"),
+        ("objects", ["Cup|1"]),
+        ("tool_calls", []),
+        ("questions", []),
+        ("trace", []),
+        ("action", "place"),
+        ("elapsed_s", 0.25),
+        ("steps", []),
+        ("grounding", {}),
+    ]:
+        assert _full_verdict().replace(**{field: value}) != _full_verdict(), field
+    assert Verdict("none", "fine") != ("none", "fine")
+    with pytest.raises(TypeError):
+        hash(Verdict("none", "fine"))
+
+
+def test_verdict_defaults_are_fresh_containers():
+    a, b = Verdict("none", "fine"), Verdict("none", "fine")
+    a.objects.append("Apple|1")
+    a.trace.append({"role": "x", "content": "y"})
+    assert b.objects == [] and b.trace == [] and b.steps == []
+
+
+def test_verdict_replace_changes_only_what_it_names_and_checks_the_category():
+    v = _full_verdict()
+    r = v.replace(category="none", explanation="fine")
+    assert r.category is Category.NONE and r.final_response is Response.NONE
+    assert (r.grounding, r.tool_calls, r.action) == (v.grounding, v.tool_calls, v.action)
+    assert v.category is Category.AMBIGUITY  # the original is untouched
+    with pytest.raises(ValueError, match="unknown issue category"):
+        v.replace(category="fine")
+    with pytest.raises(TypeError):
+        v.replace(colour="red")
+
+
+def test_verdict_repr_names_every_field():
+    text = repr(_full_verdict())
+    for field in Verdict.FIELDS:
+        assert f"{field}=" in text
+
+
+def test_as_dict_is_a_deep_copy_with_tool_calls_as_dicts():
+    v = _full_verdict()
+    d = v.as_dict()
+    assert d["tool_calls"] == [
+        {"tool": "object_detection", "args": [], "result": ["Cup_1", "Cup_2"], "error": None}
+    ]
+    assert d["category"] == "ambiguity" and d["final_response"] == "ambiguity"
+    assert set(d) == {*Verdict.FIELDS, "final_response"}
+    d["trace"][0]["content"] = "changed"
+    d["grounding"]["the cup"].append("Cup|3")
+    assert v.trace[0]["content"] == "Is there a cup?" and v.grounding["the cup"] == [
+        "Cup|1",
+        "Cup|2",
+    ]
+    json.dumps(d)  # every value is JSON
+
+
+def test_tool_calls_compare_by_value_and_replace():
+    a = ToolCall("dist_to_target", ["Fridge"], 3.13)
+    assert a == ToolCall("dist_to_target", ["Fridge"], 3.13)
+    assert a != ToolCall("dist_to_target", ["Fridge"], 3.14)
+    b = a.replace(result=None, error="no such object")
+    assert (b.tool, b.args, b.result, b.error) == (
+        "dist_to_target",
+        ["Fridge"],
+        None,
+        "no such object",
+    )
+    assert a.error is None
+    assert "error=None" in repr(a)
