@@ -59,10 +59,22 @@ class LexiconError(BtRaiderError, ValueError):
     """A lexicon file or dict is malformed (the message names the source and the entry)."""
 
 
+class _Blanks(dict[int, str | None]):
+    """The ``str.translate`` table of :func:`clean_phrase`: a-z and 0-9 kept, ``'`` dropped,
+    any other character a space (not stored: a stream of distinct characters cannot grow it)."""
+
+    def __missing__(self, char: int) -> str:
+        return " "
+
+
+_KEPT = "abcdefghijklmnopqrstuvwxyz0123456789"
+_CLEAN = _Blanks({c: chr(c) if chr(c) in _KEPT else " " for c in range(128)} | {ord("'"): None})
+
+
 def clean_phrase(text: str) -> str:
     """Lower case, single spaces, no punctuation or leading articles: ``"The Apples!"`` -> ``"apples"``."""
-    text = re.sub(r"[_\-]+", " ", str(text).lower()).replace("'", "")
-    words = re.sub(r"[^a-z0-9 ]+", " ", text).split()
+    # One C pass (no regex to compile at start-up): the words are the runs of a-z and 0-9.
+    words = str(text).lower().translate(_CLEAN).split()
     while len(words) > 1 and words[0] in _DETERMINERS:
         words = words[1:]
     return " ".join(words)
@@ -101,6 +113,16 @@ class CategoryLexicon:
     """
 
     def __init__(self, data: Mapping[str, Any], source: str = "<dict>") -> None:
+        self._build(data, source, owned=False)
+
+    @classmethod
+    def _of_own_data(cls, data: dict[str, Any], source: str) -> CategoryLexicon:
+        """A lexicon of ``data`` that nobody else holds (just read from a file): kept, not copied."""
+        lex = cls.__new__(cls)
+        lex._build(data, source, owned=True)
+        return lex
+
+    def _build(self, data: Mapping[str, Any], source: str, *, owned: bool) -> None:
         self.source = source
         if not isinstance(data, Mapping):
             raise LexiconError(
@@ -143,13 +165,25 @@ class CategoryLexicon:
                 if not isinstance(val, bool):
                     raise LexiconError(f"{where}.{flag}: must be true or false, got {val!r}")
             self._states[clean_phrase(adj)] = dict(flags)
-        self._data = {k: copy.deepcopy(data[k]) for k in SECTIONS if k in data}
+        # A caller's dict may change later: keep a copy (to_dict copies again on the way out).
+        keep = (lambda v: v) if owned else copy.deepcopy
+        self._data = {k: keep(data[k]) for k in SECTIONS if k in data}
         known = set(self._object_types)
         for group in (*self._categories.values(), *self._synonyms.values()):
             known.update(group)
         self._known = frozenset(known)
         self._squashed = {t.lower(): t for t in sorted(known)}
-        self._words = {t: split_type(t).split() for t in sorted(known)}
+        self._type_words: dict[str, list[str]] | None = None
+
+    @property
+    def _words(self) -> dict[str, list[str]]:
+        """Each known type spelled as words (``"coffee machine"``), for head nouns: made when a
+        noun first misses the synonyms and categories, not at start-up."""
+        words = self._type_words
+        if words is None:
+            words = {t: split_type(t).split() for t in sorted(self._known)}
+            self._type_words = words
+        return words
 
     # ------------------------------------------------------------------ construction
     def _section(self, data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
@@ -188,6 +222,10 @@ class CategoryLexicon:
         Raises:
             LexiconError: for an unreadable file, bad JSON or a malformed entry.
         """
+        # A file's data is ours alone (kept as read); a caller's dict may change later (copied).
+        from_file = not isinstance(path_or_dict, Mapping)
+        own = from_file and cls.__init__ is CategoryLexicon.__init__  # a subclass's __init__ runs
+        make = cls._of_own_data if own else cls
         if isinstance(path_or_dict, Mapping):
             data, source = dict(path_or_dict), "<dict>"
         else:
@@ -203,7 +241,7 @@ class CategoryLexicon:
                 raise LexiconError(f"{p}: a lexicon must be a JSON object")
         base_lex = cls.default() if base == "default" else base
         if base_lex is None:
-            return cls(data, source)
+            return make(data, source)
         if not isinstance(base_lex, CategoryLexicon):
             raise LexiconError(f"base must be a CategoryLexicon, None or 'default', got {base!r}")
         merged = base_lex.to_dict()
@@ -226,7 +264,7 @@ class CategoryLexicon:
                 old_key = index.get(clean_phrase(entry), entry)
                 section[old_key] = _merge_entry(section.get(old_key), new, f"{key}.{entry}")
             merged[key] = section
-        return cls(merged, source)
+        return make(merged, source)  # the base's part of it is a copy (to_dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The lexicon's data (a copy), in the file format."""
@@ -275,10 +313,11 @@ class CategoryLexicon:
         """ "A of B" read as English does: a compound "B A" ("box of tissues" -> tissue box,
         "bar of soap" -> soap bar), else B when A is a measure or a part ("head of lettuce",
         "set of keys", "the top of the counter"), else the container A ("glass of water")."""
-        match = re.fullmatch(r"(.+?) of (.+)", key)
-        if match is None:
+        # The first " of " splits it (a clean key: single spaces, none at either end).
+        outer, of, rest = key.partition(" of ")
+        if not (of and outer and rest):
             return set()
-        outer, inner = match.group(1), clean_phrase(match.group(2))
+        inner = clean_phrase(rest)
         compound = self.types_for(f"{inner} {outer}")
         if compound:
             return compound
@@ -340,7 +379,7 @@ class CategoryLexicon:
         """
         if not isinstance(adjective, str):
             return None
-        key = " ".join(re.sub(r"[_\-]+", " ", adjective.lower()).split())
+        key = " ".join(adjective.lower().replace("_", " ").replace("-", " ").split())
         if key in self._states:
             return dict(self._states[key])
         for neg in ("not ", "non ", "un"):

@@ -63,31 +63,11 @@ class Tool:
         Raises:
             ToolError: when the function takes no scene parameter or has ``*args``.
         """
-        tool_name = name or getattr(func, "__name__", None)
-        if not tool_name or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", tool_name):
-            raise ToolError(f"a tool needs an identifier name, got {tool_name!r}")
-        try:
-            sig = inspect.signature(func)
-        except (TypeError, ValueError) as exc:
-            raise ToolError(f"tool {tool_name!r}: cannot read its signature ({exc})") from exc
-        params = list(sig.parameters.values())
-        if not params or params[0].kind not in (
-            inspect.Parameter.POSITIONAL_ONLY,
-            inspect.Parameter.POSITIONAL_OR_KEYWORD,
-        ):
-            raise ToolError(
-                f"tool {tool_name!r}: the first parameter must be the scene, e.g. "
-                f"def {tool_name}(scene, obj: str)"
-            )
-        try:
-            hints = typing.get_type_hints(func)
-        except Exception:  # unresolvable forward references: fall back to the raw strings
-            hints = {p.name: p.annotation for p in params}
+        tool_name, params = _tool_parameters(func, name)
+        hints = _hints(func, params)
         summary, arg_docs, returns = _parse_docstring(inspect.getdoc(func) or "")
         model_params = []
         for p in params[1:]:
-            if p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-                raise ToolError(f"tool {tool_name!r}: *args/**kwargs are not supported ({p})")
             model_params.append(
                 Param(
                     p.name,
@@ -159,6 +139,67 @@ class Tool:
         return [_coerce(v, p, self) for v, p in zip(given, self.params, strict=False)]
 
 
+def _tool_parameters(
+    func: Callable[..., Any], name: str | None
+) -> tuple[str, list[inspect.Parameter]]:
+    """The tool name and the parameters of ``func``, or the ToolError that makes it no tool."""
+    tool_name = name or getattr(func, "__name__", None)
+    # An ASCII identifier: [A-Za-z_][A-Za-z0-9_]*.
+    if not (isinstance(tool_name, str) and tool_name.isidentifier() and tool_name.isascii()):
+        raise ToolError(f"a tool needs an identifier name, got {tool_name!r}")
+    try:
+        sig = inspect.signature(func)
+    except (TypeError, ValueError) as exc:
+        raise ToolError(f"tool {tool_name!r}: cannot read its signature ({exc})") from exc
+    params = list(sig.parameters.values())
+    if not params or params[0].kind not in (
+        inspect.Parameter.POSITIONAL_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    ):
+        raise ToolError(
+            f"tool {tool_name!r}: the first parameter must be the scene, e.g. "
+            f"def {tool_name}(scene, obj: str)"
+        )
+    for p in params[1:]:
+        if p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            raise ToolError(f"tool {tool_name!r}: *args/**kwargs are not supported ({p})")
+    return tool_name, params
+
+
+_PLAIN_TYPES = (str, float, int, bool)
+_PLAIN_NAMES = frozenset(t.__name__ for t in _PLAIN_TYPES)
+
+
+def _hints(func: Callable[..., Any], params: list[inspect.Parameter]) -> dict[str, Any]:
+    """The annotations of the model's parameters, forward references resolved.
+
+    ``typing.get_type_hints`` (most of a tool's making) only when one needs it: a parameter
+    unannotated, or annotated ``float`` or ``"float"`` (not redefined by its module), means the
+    same either way; a default of None made ``float`` Optional before Python 3.11.
+    """
+    names = getattr(func, "__globals__", {})
+    if all(
+        p.annotation is inspect.Parameter.empty
+        or (
+            p.default is not None
+            and (
+                p.annotation in _PLAIN_TYPES
+                or (
+                    isinstance(p.annotation, str)
+                    and p.annotation in _PLAIN_NAMES
+                    and p.annotation not in names
+                )
+            )
+        )
+        for p in params[1:]
+    ):
+        return {p.name: p.annotation for p in params}
+    try:
+        return typing.get_type_hints(func)
+    except Exception:  # unresolvable forward references: fall back to the raw strings
+        return {p.name: p.annotation for p in params}
+
+
 def _type_name(annotation: Any) -> str:
     if annotation in (float, "float"):
         return "float"
@@ -200,9 +241,9 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str], str]:
     sections: dict[str, list[str]] = {"": []}
     current = ""
     for line in doc.splitlines():
-        head = re.fullmatch(r"(Args|Arguments|Returns|Raises|Example|Examples|Note):\s*", line)
-        if head:
-            current = head.group(1)
+        head, colon, rest = line.partition(":")
+        if colon and head in _SECTIONS and not rest.strip():
+            current = head
             sections[current] = []
         else:
             sections.setdefault(current, []).append(line)
@@ -211,17 +252,69 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str], str]:
     args: dict[str, str] = {}
     name = None
     for line in sections.get("Args", []) + sections.get("Arguments", []):
-        m = re.match(r"\s{0,8}(\w+)(?:\s*\([^)]*\))?:\s*(.*)", line)
+        m = _arg_line(line)
         if m and (name is None or len(line) - len(line.lstrip()) <= 4):
-            name = m.group(1)
-            args[name] = m.group(2).strip()
+            name = m[0]
+            args[name] = m[1].strip()
         elif name and line.strip():
             args[name] = f"{args[name]} {line.strip()}"
     returns = " ".join(" ".join(sections.get("Returns", [])).split())
     return summary, args, returns
 
 
+_SECTIONS = frozenset(("Args", "Arguments", "Returns", "Raises", "Example", "Examples", "Note"))
+
+
+def _arg_line(line: str) -> tuple[str, str] | None:
+    """``(name, text)`` of an ``Args:`` entry ``name: text`` or ``name (type): text``, indented
+    at most 8 (the regex ``\\s{0,8}(\\w+)(?:\\s*\\([^)]*\\))?:\\s*(.*)``, with str methods)."""
+    body = line.lstrip()
+    if len(line) - len(body) > 8:
+        return None
+    end = 0
+    while end < len(body) and (body[end].isalnum() or body[end] == "_"):
+        end += 1
+    if not end:
+        return None
+    rest = body[end:]
+    typed = rest.lstrip()
+    if typed[:1] == "(":
+        close = typed.find(")")
+        if close > 0 and typed[close + 1 : close + 2] == ":":
+            return body[:end], typed[close + 2 :]
+    return (body[:end], rest[1:]) if rest[:1] == ":" else None
+
+
 # ---------------------------------------------------------------------- tool sets
+class _Pending:
+    """A function registered as a tool, made into its :class:`Tool` when first used.
+
+    Making a Tool reads the function's type hints and docstring: at every start of
+    ``bt-raider check`` that was most of building the default tools, of which a check calls a
+    few. What makes a function no tool (its name, no scene parameter, ``*args``) is refused when
+    it is registered, as before.
+    """
+
+    __slots__ = ("func", "name", "description", "tool")
+
+    def __init__(self, func: Callable[..., Any], name: str, description: str | None) -> None:
+        self.func = func
+        self.name = name
+        self.description = description
+        self.tool: Tool | None = None
+
+    def made(self) -> Tool:
+        tool = self.tool
+        if tool is None:  # two threads may both make it: the same Tool either way
+            tool = Tool.from_function(self.func, name=self.name, description=self.description)
+            self.tool = tool
+        return tool
+
+
+def _made(entry: Tool | _Pending) -> Tool:
+    return entry.made() if isinstance(entry, _Pending) else entry
+
+
 class ToolSet:
     """An ordered set of tools, looked up by name.
 
@@ -230,7 +323,7 @@ class ToolSet:
     """
 
     def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
-        self._tools: dict[str, Tool] = {}
+        self._tools: dict[str, Tool | _Pending] = {}
         for t in tools:
             self.register(t)
 
@@ -252,6 +345,7 @@ class ToolSet:
         """
         if func is None:
             return lambda f: self.register(f, name=name, description=description)
+        tool: Tool | _Pending
         if isinstance(func, Tool):
             tool = func
             if name or description:
@@ -263,7 +357,7 @@ class ToolSet:
                     tool.returns,
                 )
         elif callable(func):
-            tool = Tool.from_function(func, name=name, description=description)
+            tool = _Pending(func, _tool_parameters(func, name)[0], description)
         else:
             raise ToolError(f"register() needs a function or a Tool, got {func!r}")
         self._tools[tool.name] = tool
@@ -273,7 +367,7 @@ class ToolSet:
         return name in self._tools
 
     def __iter__(self) -> Iterator[Tool]:
-        return iter(list(self._tools.values()))
+        return iter([_made(t) for t in self._tools.values()])
 
     def __len__(self) -> int:
         return len(self._tools)
@@ -282,10 +376,16 @@ class ToolSet:
         """The union; on a name clash the right-hand tool wins."""
         if not isinstance(other, ToolSet):
             return NotImplemented
-        return ToolSet([*self, *other])
+        return self._of({**self._tools, **other._tools})  # tools not made yet stay so
 
     def __repr__(self) -> str:
         return f"ToolSet({', '.join(self._tools)})"
+
+    @classmethod
+    def _of(cls, entries: dict[str, Tool | _Pending]) -> ToolSet:
+        tools = cls()
+        tools._tools = entries
+        return tools
 
     def names(self) -> list[str]:
         return list(self._tools)
@@ -298,12 +398,12 @@ class ToolSet:
         """
         tool = self._tools.get(name) if isinstance(name, str) else None
         if tool is not None:
-            return tool
+            return _made(tool)
         if isinstance(name, str):
             key = re.sub(r"[\s\-]+", "_", name.strip()).lower()
             matches = [t for n, t in self._tools.items() if n.lower() == key]
             if len(matches) == 1:
-                return matches[0]
+                return _made(matches[0])
         hint = ""
         if isinstance(name, str) and self._tools:
             # rapidfuzz only for a near miss, off the common path of every check.
@@ -324,7 +424,7 @@ class ToolSet:
         """A tool set without the named tools (for ablations)."""
         for n in names:
             self.get(n)  # unknown names are an error, not a silent no-op
-        return ToolSet([t for t in self if t.name not in names])
+        return self._of({n: t for n, t in self._tools.items() if n not in names})
 
     def call(self, scene: Scene, name: str, args: Sequence[Any] | Mapping[str, Any] = ()) -> Any:
         """Call a tool by name.

@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
-from bt_raider.perception.lexicon import DEFAULT_PATH, CategoryLexicon, LexiconError, split_type
+from bt_raider.perception.lexicon import (
+    _DETERMINERS,
+    DEFAULT_PATH,
+    CategoryLexicon,
+    LexiconError,
+    clean_phrase,
+    split_type,
+)
 
 #: The AI2-THOR object types (iTHOR object-types page) the bundled lexicon must cover.
 AI2THOR_TYPES = """AlarmClock AluminumFoil Apple AppleSliced ArmChair BaseballBat BasketBall Bathtub
@@ -275,3 +285,86 @@ def test_bad_files_are_named(tmp_path):
 )
 def test_types_for_reads_a_of_b_and_compound_heads(lex, noun, types):
     assert lex.types_for(noun) == types
+
+
+# --------------------------------------------------------------------------- cleaning phrases
+def regex_clean_phrase(text: str) -> str:
+    """clean_phrase as it was written with regexes: the reference the str.translate one matches."""
+    text = re.sub(r"[_\-]+", " ", str(text).lower()).replace("'", "")
+    words = re.sub(r"[^a-z0-9 ]+", " ", text).split()
+    while len(words) > 1 and words[0] in _DETERMINERS:
+        words = words[1:]
+    return " ".join(words)
+
+
+#: Text near what clean_phrase keeps: letters, digits, separators, articles, odd characters.
+PHRASES = st.lists(
+    st.sampled_from(["the", "a", "An", "apple", "Mug", "9", "_", "-", "'", " ", "\t", "!", "\n"])
+    | st.text(max_size=3),
+    max_size=8,
+).map("".join)
+
+
+@given(PHRASES | st.text())
+@example("The Apples!")
+@example("don't-'x")
+@example("\u0130stanbul")  # lower-cases to "i" and a combining dot
+@example("\u212a")  # the Kelvin sign lower-cases to an ASCII "k"
+@example("Stra\u00dfe \ufb01le")  # ß and the "fi" ligature stay as they are, so not words
+@example("\ud800 a")  # a lone surrogate
+def test_clean_phrase_matches_the_regex_version(text):
+    assert clean_phrase(text) == regex_clean_phrase(text)
+
+
+def test_clean_phrase_takes_any_value_as_its_text():
+    assert clean_phrase(42) == regex_clean_phrase(42) == "42"
+
+
+# --------------------------------------------------------------------------- whose data it is
+def test_a_lexicon_keeps_a_copy_of_a_callers_dict():
+    data = {"categories": {"fruit": ["Apple"]}, "synonyms": {"pome": ["Apple"]}}
+    lex = CategoryLexicon(data)
+    data["categories"]["fruit"].append("Pear")
+    data["synonyms"]["pome"] = ["Pear"]
+    assert lex.to_dict() == {"categories": {"fruit": ["Apple"]}, "synonyms": {"pome": ["Apple"]}}
+    loaded = CategoryLexicon.load(data, base=None)  # the same through load
+    data["categories"]["fruit"].clear()
+    assert loaded.to_dict()["categories"] == {"fruit": ["Apple", "Pear"]}
+
+
+def test_to_dict_is_a_copy_for_a_lexicon_read_from_a_file(tmp_path):
+    path = tmp_path / "lex.json"
+    path.write_text(json.dumps({"categories": {"fruit": ["Apple"]}}))
+    for lex in (CategoryLexicon.load(path, base=None), CategoryLexicon.load(path)):
+        out = lex.to_dict()
+        out["categories"]["fruit"].append("Pear")
+        assert lex.to_dict()["categories"]["fruit"] == ["Apple"]
+        assert lex.types_for("fruit") == {"Apple"}
+
+
+def test_the_default_lexicon_equals_one_built_from_a_copy_of_its_file(lex):
+    copied = CategoryLexicon(json.loads(DEFAULT_PATH.read_text()), str(DEFAULT_PATH))
+    assert copied.to_dict() == lex.to_dict()
+    assert copied.object_nouns() == lex.object_nouns()
+    for noun in (
+        "the coffee machine",
+        "shaker",
+        "towel roll",
+        "knives",
+        "fruit",
+        "a box of tissues",
+    ):
+        assert copied.types_for(noun) == lex.types_for(noun)
+
+
+def test_a_subclass_load_runs_its_own_init(tmp_path):
+    path = tmp_path / "lex.json"
+    path.write_text(json.dumps({"categories": {"fruit": ["Apple"]}}))
+    made = []
+
+    class Mine(CategoryLexicon):
+        def __init__(self, data, source="<dict>"):
+            made.append(source)
+            super().__init__(data, source)
+
+    assert isinstance(Mine.load(path, base=None), Mine) and made == [str(path)]

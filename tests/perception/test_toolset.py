@@ -1,16 +1,29 @@
 """The tool machinery: argument checks, unknown and failing tools, registering tools, describing them for prompts and for OpenAI function calling."""
 
+import inspect
 import json
 import re
+import types
+import typing
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from bt_raider.errors import ToolError
 from bt_raider.perception.tools import (
     default_tools,
     household_tools,
 )
-from bt_raider.perception.toolset import Param, Tool, ToolSet, UnknownToolError
+from bt_raider.perception.toolset import (
+    Param,
+    Tool,
+    ToolSet,
+    UnknownToolError,
+    _arg_line,
+    _parse_docstring,
+    _type_name,
+)
 
 
 @pytest.mark.parametrize(
@@ -146,7 +159,7 @@ def test_describe_has_one_line_per_tool(tools):
     for line, tool in zip(lines, tools, strict=True):
         assert re.match(rf"- {tool.name}\([\w, ?]*\): \S", line), line
         assert "Returns:" in line
-    assert "- check_obj_relationship(relationship, obj): Retrieves" in tools.describe()
+    assert "- check_obj_relationship(relationship, obj, among?): Retrieves" in tools.describe()
     assert "- dist_between_objs(obj1, obj2):" in tools.describe()
 
 
@@ -165,3 +178,150 @@ def test_openai_tools_shape(tools):
             assert prop["type"] in ("string", "number", "integer", "boolean")
             assert prop["description"]
     json.dumps(schemas)
+
+
+# ---------------------------------------------------------------------- making tools
+def regex_parse_docstring(doc: str) -> tuple[str, dict[str, str], str]:
+    """_parse_docstring as it was written with regexes: the reference the str one matches."""
+    sections: dict[str, list[str]] = {"": []}
+    current = ""
+    for line in doc.splitlines():
+        head = re.fullmatch(r"(Args|Arguments|Returns|Raises|Example|Examples|Note):\s*", line)
+        if head:
+            current = head.group(1)
+            sections[current] = []
+        else:
+            sections.setdefault(current, []).append(line)
+    summary = " ".join(" ".join(sections[""]).split())
+    args: dict[str, str] = {}
+    name = None
+    for line in sections.get("Args", []) + sections.get("Arguments", []):
+        m = re.match(r"\s{0,8}(\w+)(?:\s*\([^)]*\))?:\s*(.*)", line)
+        if m and (name is None or len(line) - len(line.lstrip()) <= 4):
+            name = m.group(1)
+            args[name] = m.group(2).strip()
+        elif name and line.strip():
+            args[name] = f"{args[name]} {line.strip()}"
+    returns = " ".join(" ".join(sections.get("Returns", [])).split())
+    return summary, args, returns
+
+
+#: ``Args:`` lines and near misses: indented 0 to 12 (8 is the most an argument may be),
+#: typed, unclosed parentheses, odd whitespace and word characters.
+ARG_LINES = st.tuples(
+    st.sampled_from(["", " ", "    ", "        ", "         ", " " * 12, "\t", "\u3000 "]),
+    st.sampled_from(["obj", "x_1", "é", "ключ", "a b", "", "-"]),
+    st.sampled_from(["", " (str)", "(float, optional)", " (int", "()", " ( x ) ", ")"]),
+    st.sampled_from([":", ": ", "", " :", "::", ":\t"]),
+    st.text(max_size=6),
+).map("".join)
+#: Google docstrings: section headers (with trailing text too), argument lines, any text.
+DOC_LINES = st.lists(
+    st.sampled_from(["Args", "Arguments", "Returns", "Raises", "Note", "Examples", "Example"]).map(
+        lambda h: h + ":"
+    )
+    | st.sampled_from(["Args: x", "Returns:\u00a0", " Args:", "Args :"])
+    | ARG_LINES
+    | st.text(max_size=12),
+    max_size=10,
+).map("\n".join)
+
+
+@given(DOC_LINES)
+@example("Summary.\n\nArgs:\n    obj (str): the object.\n        more.\n\nReturns:\n    a list.")
+@example("Args:  \n obj(str):x\n  y (int:z\nArgs:\u00a0\n_:(")
+def test_docstrings_are_read_as_the_regex_version_read_them(doc):
+    assert _parse_docstring(doc) == regex_parse_docstring(doc)
+
+
+@given((ARG_LINES | st.text(max_size=20)).map(lambda text: " ".join(text.splitlines())))
+def test_an_args_line_is_split_as_the_regex_split_it(line):
+    # A line as str.splitlines gives it (the regex's "." stops at a line break; it has none).
+    m = re.match(r"\s{0,8}(\w+)(?:\s*\([^)]*\))?:\s*(.*)", line)
+    got = _arg_line(line)
+    assert (got is None) == (m is None)
+    if m:
+        assert (got[0], got[1].strip()) == (m.group(1), m.group(2).strip())
+
+
+Number = float  # an alias only typing.get_type_hints resolves
+
+
+def _template(scene, x=None):
+    return x
+
+
+@given(
+    st.sampled_from(
+        [
+            float,
+            int,
+            bool,
+            str,
+            "float",
+            "int",
+            "bool",
+            "str",
+            "Number",
+            "list[str]",
+            "float | None",
+            "Undefined",
+            inspect.Parameter.empty,
+            Number,
+            list,
+        ]
+    ),
+    st.sampled_from([(), (None,), (1.0,), ("a",)]),
+)
+def test_parameter_types_are_the_type_hints(annotation, defaults):
+    func = types.FunctionType(_template.__code__, globals(), "probe", defaults)
+    func.__annotations__ = {} if annotation is inspect.Parameter.empty else {"x": annotation}
+    try:
+        hints = typing.get_type_hints(func)
+    except Exception:  # noqa: BLE001 - as Tool.from_function falls back to the raw annotations
+        hints = func.__annotations__
+    (param,) = Tool.from_function(func).params
+    assert param.type == _type_name(hints.get("x", annotation))
+    assert param.required is (defaults == ())
+
+
+# ---------------------------------------------------------------------- tools made when used
+class DocProbe:
+    """A callable tool that counts how often its docstring is read."""
+
+    reads = 0
+
+    @property  # type: ignore[misc]
+    def __doc__(self) -> str:  # noqa: D105
+        DocProbe.reads += 1
+        return "Counts the objects.\n\nReturns:\n    how many."
+
+    def __call__(self, scene) -> int:
+        return len(scene)
+
+
+def test_a_tool_is_made_when_first_used_and_once(small_kitchen):
+    DocProbe.reads = 0
+    ts = ToolSet()
+    ts.register(DocProbe(), name="count")
+    both = household_tools() | ts
+    fewer = both.without("robot_holding")
+    assert "count" in both and "count" in fewer and len(fewer) == 6 and DocProbe.reads == 0
+    assert fewer.call(small_kitchen, "count", []) == 39 and DocProbe.reads == 1
+    assert both.get("count").returns == "how many." and ts.get("count").description == (
+        "Counts the objects."
+    )
+    assert "- count(): Counts the objects. Returns: how many." in both.describe()
+    assert DocProbe.reads == 1  # the sets share the tool made once
+
+
+def test_a_function_that_is_no_tool_is_refused_when_registered():
+    def star(scene, *names: str) -> int:
+        return len(names)
+
+    with pytest.raises(ToolError, match=r"\*args/\*\*kwargs are not supported"):
+        ToolSet().register(star)
+    with pytest.raises(ToolError, match="identifier"):
+        ToolSet().register(lambda scene: 1, name="größe")  # an identifier, but not ASCII
+    with pytest.raises(ToolError, match="cannot read its signature"):
+        ToolSet().register(max)  # a builtin without a signature
