@@ -431,7 +431,7 @@ def _holds(scene: Any, rel: str, x: Any, y: Any) -> bool:
     return any(o is x for o in related(scene, "blocking", y))
 
 
-def related(scene: Any, relation: str, y: Any) -> list[Any]:
+def related(scene: Any, relation: str, y: Any, among: Sequence[Any] | None = None) -> list[Any]:
     """All objects X (other than Y) such that "X <relation> Y", in scene order.
 
     ``closest_to`` gives the single nearest object (or none in an empty scene); ``blocking``
@@ -441,18 +441,27 @@ def related(scene: Any, relation: str, y: Any) -> list[Any]:
     the objects within range of Y are compared, so a scene of thousands of objects costs what
     Y's neighbourhood costs. Inside :func:`indexed` the index is built once for many calls.
 
+    With ``among``, X is one of those objects only ("which apple is left of the bowl"): the
+    answer is the whole scene's answer restricted to them (``closest_to``: the nearest of
+    them), and nothing else of the scene is read. A number that the answer needs -- Y's
+    position, any of ``among``'s -- that is not finite is refused as ever; one of an object
+    outside ``among`` is not read, so it cannot change the answer and is not refused.
+
     Args:
         scene: the scene.
         relation: a canonical name or phrase.
         y: the reference object (or a person, for distance relations and ``blocking``).
+        among: the objects X may be (of ``scene``, in scene order); every object when None.
 
     Raises:
-        ToolError: for an unknown relation.
+        ToolError: for an unknown relation, or a number the answer needs that is not finite.
     """
-    return _indexed_related(index_of(scene), normalize_relation(relation), y)
+    return _indexed_related(index_of(scene, among), normalize_relation(relation), y)
 
 
-def expect(scene: Any, relation: str, anchors: Iterable[Any]) -> None:
+def expect(
+    scene: Any, relation: str, anchors: Iterable[Any], among: Sequence[Any] | None = None
+) -> None:
     """Say that :func:`related` is about to be asked of each anchor, inside :func:`indexed`.
 
     A large scene's index then finds the neighbourhoods of all the anchors in one pass (the
@@ -463,12 +472,13 @@ def expect(scene: Any, relation: str, anchors: Iterable[Any]) -> None:
         scene: the scene.
         relation: a canonical name or phrase.
         anchors: the reference objects that will be asked about.
+        among: the ``among`` of the calls that will be made (see :func:`related`).
     """
     try:
         rel = normalize_relation(relation)
     except ToolError:
         return  # the call itself will say so
-    index = shared_index(scene)
+    index = shared_index(scene, among)
     if index is None or rel not in ("left_of", "right_of", "near", "next_to"):
         return
     points = []
@@ -492,10 +502,17 @@ def related_brute_force(scene: Any, relation: str, y: Any) -> list[Any]:
     return [o for o in others if _holds(scene, rel, o, y)]
 
 
-def _blockers(scene: Any, y: Any, resting: list[Any]) -> list[Any]:
-    """What ``blocked`` lists for Y (objects only), then ``resting`` (what sits on or in Y)."""
+def _blockers(
+    scene: Any, y: Any, resting: list[Any], among: Sequence[Any] | None = None
+) -> list[Any]:
+    """What ``blocked`` lists for Y (objects only; of ``among`` only, when given), then
+    ``resting`` (what sits on or in Y)."""
     out: list[Any] = []
-    for oid in blocker_ids(scene, keys_for(y)):
+    listed = blocker_ids(scene, keys_for(y))
+    if listed and among is not None:
+        allowed = {getattr(o, "id", None) for o in among}
+        listed = [oid for oid in listed if oid in allowed]
+    for oid in listed:
         try:
             obj = scene.by_id(oid)
         except ToolError:  # an obstacle perception could not otherwise describe
@@ -521,8 +538,9 @@ def _pick(index: SpatialIndex, rows: Iterable[int], y: Any) -> list[Any]:
 
 
 def _by_rule(index: SpatialIndex, rel: str, y: Any) -> list[Any]:
-    """The pair-by-pair rule: for what the index cannot read (it then says which and why)."""
-    return [o for o in _others(index.scene, y) if _holds(index.scene, rel, o, y)]
+    """The pair-by-pair rule over the index's objects: for what the index cannot read (it then
+    says which and why)."""
+    return [o for o in index.objects if not _same(o, y) and _holds(index.scene, rel, o, y)]
 
 
 def _indexed_related(index: SpatialIndex, rel: str, y: Any) -> list[Any]:
@@ -559,7 +577,8 @@ def _indexed_related(index: SpatialIndex, rel: str, y: Any) -> list[Any]:
                     out.append(x)
         return out
     if rel == "blocking":
-        return _blockers(index.scene, y, _pick(index, index.resting_on(y), y))
+        among = index.objects if index.partial else None
+        return _blockers(index.scene, y, _pick(index, index.resting_on(y), y), among)
     raise ToolError(f"unknown spatial relation {rel!r}: expected one of {', '.join(RELATIONS)}")
 
 

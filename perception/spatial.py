@@ -116,11 +116,16 @@ class SpatialIndex:
 
     Args:
         scene: the scene (anything with ``objects``).
+        among: index only these objects (of ``scene``), in their order: the relations then
+            answer about them alone and read nothing of any other object. Every object of the
+            scene when None.
     """
 
-    def __init__(self, scene: Any) -> None:
+    def __init__(self, scene: Any, among: Sequence[Any] | None = None) -> None:
         self.scene = scene
-        self.objects: list[Any] = list(scene.objects)
+        self.objects: list[Any] = list(scene.objects if among is None else among)
+        #: Whether this index holds only some of the scene's objects (``among``).
+        self.partial = among is not None
         self.large = len(self.objects) >= NUMPY_FROM
         self._lock = threading.Lock()
         self._xs: list[float] | None = None
@@ -312,24 +317,36 @@ class SpatialIndex:
         Y's ``receptacleObjectIds``), in order.
 
         The parent links are read once (one pass over the raw dicts); Y's own child list is
-        looked up by id only for a child whose parent link does not already say so.
+        looked up by id only for a child whose parent link does not already say so (an index
+        of some objects looks every child up: most of Y's children are not among them).
         """
         if not hasattr(y, "children"):
             return []
         found = set(self._parent_links().get(y.id, ()))
         children = y.children
-        if children:
+        if children and self.partial:
+            by_id = self._ids()
+            for child in children:
+                rows = by_id.get(child)
+                if rows is not None:
+                    found.update(rows)
+        elif children:
             linked = {self.objects[i].id for i in found}
             missing = [c for c in children if c not in linked]
             if missing:
-                if self._by_id is None:
-                    by_id: dict[str, list[int]] = {}
-                    for i, o in enumerate(self.objects):
-                        by_id.setdefault(o.id, []).append(i)
-                    self._by_id = by_id
+                by_id = self._ids()
                 for child in missing:
-                    found.update(self._by_id.get(child, ()))
+                    found.update(by_id.get(child, ()))
         return sorted(found)
+
+    def _ids(self) -> dict[str, list[int]]:
+        """Rows by objectId, built on first use."""
+        if self._by_id is None:
+            by_id: dict[str, list[int]] = {}
+            for i, o in enumerate(self.objects):
+                by_id.setdefault(o.id, []).append(i)
+            self._by_id = by_id
+        return self._by_id
 
     def _parent_links(self) -> dict[str, list[int]]:
         """Rows by the receptacle their ``parentReceptacles`` names: one C-level pass over the
@@ -350,8 +367,16 @@ class SpatialIndex:
 
 
 # ---------------------------------------------------------------------- sharing
+# id(scene) -> [scene, open blocks, the whole scene's index, indexes of some objects by their
+# ids' key (see _among_key)].
 _SCOPES: dict[int, list[Any]] = {}
 _SCOPES_LOCK = threading.Lock()
+
+
+def _among_key(among: Sequence[Any]) -> tuple[int, ...]:
+    """The identity of a list of objects: what a block's indexes of some objects are kept by
+    (the index holds the objects, so their ids stay theirs while it lives)."""
+    return tuple(map(id, among))
 
 
 @contextmanager
@@ -359,9 +384,10 @@ def indexed(scene: Any) -> Iterator[SpatialIndex]:
     """Share one :class:`SpatialIndex` of ``scene`` among every relation asked inside.
 
     A check grounding "the apple left of the bowl" asks the relation once per bowl; inside this
-    block the scene is read and indexed once for all of them. The scene must not change inside
-    the block (a check reads one scene); blocks nest and may overlap across threads. Nothing is
-    kept once the outermost block ends.
+    block the scene is read and indexed once for all of them (and each list of objects the
+    relations are asked ``among``, once per list). The scene must not change inside the block
+    (a check reads one scene); blocks nest and may overlap across threads. Nothing is kept once
+    the outermost block ends.
 
     Args:
         scene: the scene the relations are asked about.
@@ -370,7 +396,7 @@ def indexed(scene: Any) -> Iterator[SpatialIndex]:
     with _SCOPES_LOCK:
         entry = _SCOPES.get(key)
         if entry is None or entry[0] is not scene:
-            entry = [scene, 0, SpatialIndex(scene)]
+            entry = [scene, 0, SpatialIndex(scene), {}]
             _SCOPES[key] = entry
         entry[1] += 1
     try:
@@ -382,15 +408,25 @@ def indexed(scene: Any) -> Iterator[SpatialIndex]:
                 del _SCOPES[key]
 
 
-def shared_index(scene: Any) -> SpatialIndex | None:
-    """The index :func:`indexed` shares for ``scene``, or None outside such a block."""
+def shared_index(scene: Any, among: Sequence[Any] | None = None) -> SpatialIndex | None:
+    """The index :func:`indexed` shares for ``scene`` (of ``among`` alone, when given), or None
+    outside such a block."""
     entry = _SCOPES.get(id(scene))
-    if entry is not None and entry[0] is scene:
+    if entry is None or entry[0] is not scene:
+        return None
+    if among is None:
         return entry[2]
-    return None
+    key = _among_key(among)
+    index = entry[3].get(key)
+    if index is None:
+        made = SpatialIndex(scene, among)  # reads nothing yet
+        with _SCOPES_LOCK:
+            index = entry[3].setdefault(key, made)
+    return index
 
 
-def index_of(scene: Any) -> SpatialIndex:
-    """The index :func:`indexed` shares for ``scene``, else a fresh one."""
-    index = shared_index(scene)
-    return index if index is not None else SpatialIndex(scene)
+def index_of(scene: Any, among: Sequence[Any] | None = None) -> SpatialIndex:
+    """The index :func:`indexed` shares for ``scene`` (of ``among`` alone, when given), else a
+    fresh one."""
+    index = shared_index(scene, among)
+    return index if index is not None else SpatialIndex(scene, among)

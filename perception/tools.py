@@ -226,7 +226,7 @@ def get_obj_state(scene: Scene, obj: str) -> dict[str, bool]:
     return {word: o.flag(state) for cap, state, word in STATE_WORDS if o.flag(cap)}
 
 
-def check_obj_relationship(scene: Scene, relationship: str, obj: str) -> list[str]:
+def check_obj_relationship(scene: Scene, relationship: str, obj: str, among: str = "") -> list[str]:
     """Retrieves the object(s) that have the queried relationship with the queried object, if any.
 
     Allowed relationships: blocking, inside, on top of, above, below, on the right of, on the
@@ -236,13 +236,75 @@ def check_obj_relationship(scene: Scene, relationship: str, obj: str) -> list[st
     Args:
         relationship: the relationship, e.g. "inside" or "on the left of".
         obj: the reference object.
+        among: optional object types X may be, comma-separated, e.g. "Apple" or "Apple,
+            Banana" (closest to: the nearest of them); every object when omitted.
 
     Returns:
         the display names of the objects X such that "X <relationship> obj"; [] when none.
     """
     rel = relations.normalize_relation(relationship)
     target = locate(scene, obj)
-    return [o.name for o in relations.related(scene, rel, target)]
+    if not among:
+        return [o.name for o in relations.related(scene, rel, target)]
+    return [o.name for o in relations.related(scene, rel, target, _of_types(scene, among))]
+
+
+def relation_among(
+    tools: ToolSet, scene: Scene, candidates: Sequence[Any]
+) -> tuple[str, list[SceneObject] | None]:
+    """What to ask :func:`check_obj_relationship` ``among`` when only ``candidates`` matter.
+
+    "Which apple is left of the bowl" rather than "what is": only the apples' positions and
+    links are read (not every object's), and each recorded call shows the restriction with
+    its answer.
+
+    Args:
+        tools: the tool set the question goes through.
+        scene: the scene.
+        candidates: the objects the answer will be kept to.
+
+    Returns:
+        The candidates' types (``"Apple, Banana"``) and the objects of those types; ``("",
+        None)`` (ask about every object) when the tool set's ``check_obj_relationship`` is not
+        this one (another tool's third argument may mean anything), or when those types hold
+        half the scene or more (reading it all then costs at most twice as much, and the
+        trace stays short).
+    """
+    name = "check_obj_relationship"
+    if name not in tools or tools.get(name).func is not check_obj_relationship:
+        return "", None
+    types = {o.type for o in candidates if isinstance(o, SceneObject)}
+    objects = scene.of_types(types) if types else []
+    if not objects or 2 * len(objects) >= len(scene):
+        return "", None
+    return ", ".join(sorted(types)), objects
+
+
+def _of_types(scene: Scene, among: str) -> list[SceneObject]:
+    """The objects of the types ``among`` names (comma-separated, any case), in scene order.
+
+    Raises:
+        ToolError: for a name that is no type of the scene's objects (listing them).
+    """
+    names = [n.strip() for n in among.split(",")]
+    if len(names) == 1:  # the common case: one type, exactly spelled
+        found = scene.of_types(names)
+        if found:
+            return found
+    known = scene.object_types()
+    types = set()
+    for name in names:
+        if name in known:
+            types.add(name)
+            continue
+        found = [t for t in known if t.lower() == _squash(name)]
+        if not found:
+            raise ToolError(
+                f"among: {name!r} is no object type of the scene; types are: "
+                + ", ".join(sorted(known))
+            )
+        types.update(found)
+    return scene.of_types(types)
 
 
 def get_obj_properties(scene: Scene, obj: str) -> dict[str, bool]:

@@ -32,7 +32,7 @@ from bt_raider.errors import BtRaiderError, ToolError
 from bt_raider.perception import relations
 from bt_raider.perception.lexicon import CategoryLexicon, split_type
 from bt_raider.perception.scene import Human, Scene, SceneObject
-from bt_raider.perception.tools import Place
+from bt_raider.perception.tools import Place, relation_among
 from bt_raider.perception.toolset import ToolSet
 from bt_raider.words import singular, singulars
 
@@ -583,12 +583,16 @@ class Grounder:
                 best = self._closest(others, a)
                 kept[best.id] = best
         else:
+            # Asked among the candidates' types: only their positions and links are read.
+            among, among_objects = relation_among(self.runner.tools, self.scene, candidates)
             # One spatial index for every anchor: 39 bowls must not read the scene 39 times.
             with relations.indexed(self.scene):
                 if phrase.relation in RELATION_ARG:  # every anchor's neighbourhood at once
-                    relations.expect(self.scene, RELATION_ARG[phrase.relation], anchors)
+                    relations.expect(
+                        self.scene, RELATION_ARG[phrase.relation], anchors, among_objects
+                    )
                 for a in anchors:
-                    for obj in self.related(phrase.relation, a):
+                    for obj in self.related(phrase.relation, a, among):
                         oid = obj.id
                         if oid in pool and oid != a.id:
                             kept[oid] = obj
@@ -598,17 +602,20 @@ class Grounder:
         why = f"{there_is_no(phrase, with_relation=False)} {rel} the {anchor_names}."
         return ordered, why
 
-    def related(self, relation: str, anchor: SceneObject) -> list[SceneObject]:
+    def related(self, relation: str, anchor: SceneObject, among: str = "") -> list[SceneObject]:
         """Objects X with "X <relation> anchor", asked through ``check_obj_relationship``.
 
         ``from`` means resting in or on the anchor (inside a container, on top otherwise).
         What rests in or on a part of the anchor rests in or on the anchor: "the mug in the
-        sink" is in its ``SinkBasin``.
+        sink" is in its ``SinkBasin``. With ``among`` (types), X is of those types only.
         """
         asked = relation
         if relation == "from":
             relation = "inside" if relations.is_container(anchor) else "on top of"
-        names = self.runner.call("check_obj_relationship", RELATION_ARG[relation], anchor.name)
+        args = [RELATION_ARG[relation], anchor.name]
+        if among:
+            args.append(among)
+        names = self.runner.call("check_obj_relationship", *args)
         out = []
         for n in names or []:
             try:
@@ -618,7 +625,7 @@ class Grounder:
         if asked in ("from", "inside", "on top of"):
             for part in self.scene.parts_of(anchor):
                 # In or on a part both count: a sink's basin holds what is "in the sink".
-                out.extend(o for o in self.related("from", part) if o not in out)
+                out.extend(o for o in self.related("from", part, among) if o not in out)
         return out
 
     def receptacle_part(self, found: Grounded) -> Grounded:
@@ -654,9 +661,10 @@ class Grounder:
             # Nothing to check against (no such source, or a named location).
             return obj, source
         inside: dict[str, set[str]] = {}
+        among = relation_among(self.runner.tools, self.scene, obj.candidates)[0]
         with relations.indexed(self.scene):  # one index for every holder
             for s in holders:
-                inside[s.id] = {o.id for o in self.related("from", s)}
+                inside[s.id] = {o.id for o in self.related("from", s, among)}
         kept = [o for o in obj.candidates if any(o.id in ids for ids in inside.values())]
         used = [s for s in holders if inside[s.id] & {o.id for o in kept}]
         if not kept:

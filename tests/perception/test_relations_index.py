@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bt_raider.errors import ToolError
+from bt_raider.errors import BtRaiderError, ToolError
 from bt_raider.perception import relations, spatial
 from bt_raider.perception.scene import Scene
 
@@ -360,3 +360,129 @@ print(found, sorted(m for m in ("numpy", "scipy") if m in sys.modules))
     found, loaded = out.stdout.strip().split(" ", 1)
     assert int(found) > 0
     assert loaded == "[]"
+
+
+# ---------------------------------------------------------------------- among some objects
+def _among_by_rule(scene, rel: str, y, among) -> list[str]:
+    """The whole scene's answer kept to ``among`` (closest_to: the nearest of ``among``)."""
+    if rel == "closest_to":
+        pool = [o for o in among if o.id != y.id]
+        return [relations.closest(scene, pool, y).id] if pool else []
+    ids = {o.id for o in among}
+    return [o.id for o in relations.related_brute_force(scene, rel, y) if o.id in ids]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(grid, anywhere, edges), st.sampled_from(sorted(PATHS)), st.data())
+def test_relations_among_some_objects_are_the_rules_answers_kept_to_them(scene, path, data):
+    # "Which apple is left of the bowl": the scene's answer restricted to the apples, in scene
+    # order, asked alone, inside a scope (one index per list of objects) and after expect().
+    kinds = data.draw(st.sets(st.sampled_from(TYPES), min_size=1))
+    among = scene.of_types(kinds)
+    told = data.draw(st.lists(st.sampled_from(scene.objects), max_size=6))
+    with numpy_from(PATHS[path]):
+        for rel in EVERY:
+            for y in scene.objects:
+                want = _among_by_rule(scene, rel, y, among)
+                assert [o.id for o in relations.related(scene, rel, y, among)] == want
+        with relations.indexed(scene):
+            for rel in EVERY:
+                relations.expect(scene, rel, told, among)
+                for y in scene.objects:
+                    got = [o.id for o in relations.related(scene, rel, y, among)]
+                    assert got == _among_by_rule(scene, rel, y, among), (path, rel, y.id)
+
+
+def test_a_scope_keeps_one_index_per_list_of_objects():
+    objects = [_object(i, ("Apple", "Bowl")[i % 2], 0.2 * i, 0.9, 0.0, None) for i in range(6)]
+    scene = Scene({"objects": objects})
+    apples, bowls = scene.of_type("Apple"), scene.of_type("Bowl")
+    with relations.indexed(scene) as whole:
+        of_apples = relations.index_of(scene, apples)
+        assert relations.index_of(scene, list(apples)) is of_apples  # the same objects
+        assert relations.index_of(scene, bowls) is not of_apples
+        assert relations.index_of(scene) is whole
+        assert of_apples.objects == apples and of_apples.partial and not whole.partial
+    assert relations.index_of(scene, apples) is not of_apples  # nothing kept after the scope
+
+
+def _far_apart() -> dict:
+    """Apples beside a bowl, a mug 50 m away, a second bowl 20 m away with nothing near it."""
+    objects = [
+        _object(0, "Apple", -0.3, 0.9, 0.0, (0.1, 0.1, 0.1)),
+        _object(1, "Bowl", 0.0, 0.9, 0.0, (0.2, 0.1, 0.2)),
+        _object(2, "Apple", 0.3, 0.9, 0.0, (0.1, 0.1, 0.1)),
+        _object(3, "Mug", 50.0, 0.9, 50.0, (0.1, 0.1, 0.1)),
+        _object(4, "Apple", 20.0, 0.9, 20.5, (0.1, 0.1, 0.1)),
+        _object(5, "Bowl", 20.0, 0.9, 20.0, (0.2, 0.1, 0.2)),
+    ]
+    objects[2]["parentReceptacles"] = ["Bowl|1"]
+    # Yaw 0: the robot's right vector is +x.
+    return {"objects": objects, "agent": {"position": {"x": 0.0, "y": 0.9, "z": -2.0}}}
+
+
+def _spoil(scene: Scene, object_id: str, key: str = "x") -> None:
+    # In place, after validation, as a simulated world or a perception glitch would.
+    scene.by_id(object_id).raw["position"][key] = math.nan
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+@pytest.mark.parametrize("rel", ["left_of", "right_of", "near", "next_to", "closest_to"])
+def test_a_nan_among_the_candidates_is_refused_even_far_from_the_anchor(path, rel):
+    # The apple 20 m away is no neighbour of Bowl|1, but it is one of the objects asked about:
+    # its position is a number the answer rests on, so the answer is refused, never [].
+    scene = Scene(_far_apart())
+    _spoil(scene, "Apple|4", "z")
+    apples = scene.of_type("Apple")
+    with numpy_from(PATHS[path]):
+        with pytest.raises(BtRaiderError, match="Apple"):
+            relations.related(scene, rel, scene.by_id("Bowl|1"), apples)
+        with relations.indexed(scene), pytest.raises(BtRaiderError, match="Apple"):
+            relations.expect(scene, rel, scene.of_type("Bowl"), apples)
+            relations.related(scene, rel, scene.by_id("Bowl|1"), apples)
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+@pytest.mark.parametrize("rel", ["left_of", "right_of", "near", "next_to", "closest_to"])
+def test_a_nan_in_the_anchor_is_refused_among_some_objects(path, rel):
+    scene = Scene(_far_apart())
+    _spoil(scene, "Bowl|1")
+    with numpy_from(PATHS[path]), pytest.raises(BtRaiderError, match="Bowl"):
+        relations.related(scene, rel, scene.by_id("Bowl|1"), scene.of_type("Apple"))
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_a_nan_outside_the_objects_asked_about_is_not_read(path):
+    # The mug is not an apple: no number of it enters "which apple is left of the bowl", so the
+    # answer stands (the same as with the mug intact); asked about every object, the mug is
+    # one of them and the relation is refused.
+    scene = Scene(_far_apart())
+    bowl, apples = scene.by_id("Bowl|1"), scene.of_type("Apple")
+    with numpy_from(PATHS[path]):
+        intact = {
+            rel: [o.id for o in relations.related(scene, rel, bowl, apples)]
+            for rel in relations.RELATIONS
+        }
+        _spoil(scene, "Mug|3")
+        for rel in relations.RELATIONS:
+            assert [o.id for o in relations.related(scene, rel, bowl, apples)] == intact[rel]
+        assert intact["left_of"] == ["Apple|0"] and intact["right_of"] == ["Apple|2"]
+        assert intact["inside"] == ["Apple|2"] and intact["closest_to"] == ["Apple|0"]
+        for rel in ("left_of", "near", "closest_to"):
+            with pytest.raises(BtRaiderError, match="Mug"):
+                relations.related(scene, rel, bowl)
+
+
+def test_blocking_among_some_objects_keeps_only_them():
+    data = _far_apart()
+    data["blocked"] = {"Bowl|1": ["Mug|3", "Apple|0"]}
+    scene = Scene(data)
+    bowl = scene.by_id("Bowl|1")
+    assert [o.id for o in relations.related(scene, "blocking", bowl)] == [
+        "Mug|3",
+        "Apple|0",
+        "Apple|2",
+    ]
+    got = relations.related(scene, "blocking", bowl, scene.of_type("Apple"))
+    assert [o.id for o in got] == ["Apple|0", "Apple|2"]
+    assert relations.related(scene, "blocking", bowl, []) == []

@@ -160,6 +160,72 @@ def test_check_obj_relationship(small_kitchen, tools):
         tools.call(small_kitchen, "check_obj_relationship", ["sideways", "Mug"])
 
 
+def test_check_obj_relationship_among_some_types(small_kitchen, tools):
+    # "Which of these types": the whole answer kept to them, in the same order; types in any
+    # case, comma-separated; omitted or empty: every object.
+    call = lambda *args: tools.call(small_kitchen, "check_obj_relationship", list(args))  # noqa: E731
+    for rel in ("on the left of", "on the right of", "near", "above", "below", "inside"):
+        for anchor in ("Mug", "Bowl", "CounterTop_1", "Fridge", "Cabinet_2"):
+            whole = call(rel, anchor)
+            assert call(rel, anchor, "") == whole
+            for among in ("Tomato", "apple, tomato", "Tomato,ButterKnife, Bread", "Egg"):
+                wanted = {w.strip().lower() for w in among.split(",")}
+                kept = [n for n in whole if small_kitchen.resolve(n).type.lower() in wanted]
+                assert call(rel, anchor, among) == kept, (rel, anchor, among)
+    assert call("inside", "Fridge", "Egg") == ["Egg"]
+    assert call("inside", "Fridge", "Apple") == []
+    near_bowl = call("closest to", "Bowl", "Apple")  # the nearest apple: the only one
+    assert near_bowl == ["Apple"]
+
+
+def test_check_obj_relationship_among_names_a_wrong_type(small_kitchen, tools):
+    with pytest.raises(ToolError, match=r"'Aple' is no object type.*Apple, "):
+        tools.call(small_kitchen, "check_obj_relationship", ["near", "Mug", "Aple"])
+    with pytest.raises(ToolError, match="no object type"):
+        tools.call(small_kitchen, "check_obj_relationship", ["near", "Mug", "Apple,"])
+    # A model sees the parameter as optional, described.
+    tool = tools.get("check_obj_relationship")
+    assert [(p.name, p.required) for p in tool.params] == [
+        ("relationship", True),
+        ("obj", True),
+        ("among", False),
+    ]
+    assert "comma-separated" in tool.params[2].description
+
+
+def test_check_obj_relationship_among_reads_only_the_types_asked(small_kitchen_dict, tools):
+    # A position that is not a number refuses the answers that rest on it, and no other.
+    mug = next(o for o in small_kitchen_dict["objects"] if o["objectType"] == "Mug")
+    s = Scene(small_kitchen_dict)
+    whole = tools.call(s, "check_obj_relationship", ["near", "Bowl", "Tomato"])
+    mug["position"]["x"] = math.nan
+    assert tools.call(s, "check_obj_relationship", ["near", "Bowl", "Tomato"]) == whole
+    for args in (["near", "Bowl"], ["near", "Bowl", "Mug"], ["near", "Mug", "Tomato"]):
+        with pytest.raises(ToolError, match="Mug"):
+            tools.call(s, "check_obj_relationship", args)
+
+
+def test_relation_among_names_the_candidates_types_for_this_tool_only(small_kitchen, tools):
+    apple, tomato = small_kitchen.resolve("Apple"), small_kitchen.resolve("Tomato")
+    among, objects = T.relation_among(tools, small_kitchen, [tomato, apple, tomato])
+    assert among == "Apple, Tomato" and objects == [tomato, apple]  # in scene order
+    assert T.relation_among(tools, small_kitchen, []) == ("", None)
+    # Half the scene or more: asked about every object.
+    assert T.relation_among(tools, small_kitchen, small_kitchen.objects) == ("", None)
+
+    def check_obj_relationship(scene, relationship: str, obj: str, among: str = "") -> list:
+        """A user's tool of the same name: its third argument is not ours to fill."""
+        return []
+
+    theirs = default_tools()
+    theirs.register(check_obj_relationship)
+    assert T.relation_among(theirs, small_kitchen, [apple]) == ("", None)
+    assert T.relation_among(tools.without("check_obj_relationship"), small_kitchen, [apple]) == (
+        "",
+        None,
+    )
+
+
 def test_check_obj_relationship_blocking_uses_the_blocked_report(small_kitchen_dict, tools):
     objs = {o["objectType"]: o for o in small_kitchen_dict["objects"]}
     apple, bowl = objs["Apple"], objs["Bowl"]

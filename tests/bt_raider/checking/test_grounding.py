@@ -158,7 +158,8 @@ def test_ar_left_right_from_the_robot_viewpoint(small_kitchen):
     found, runner = ground(small_kitchen, "the vegetable to the right of the bowl")
     assert (found.ids, found.level) == ([TOMATO], "AR")
     rel = [c for c in runner.calls if c.tool == "check_obj_relationship"]
-    assert rel[0].args == ["on the right of", "Bowl"]
+    # Asked among the vegetables' types only: the scene's other objects are not read.
+    assert rel[0].args == ["on the right of", "Bowl", "Lettuce, Potato, Tomato"]
     assert "Tomato" in rel[0].result
 
 
@@ -199,6 +200,75 @@ def test_ar_source_without_the_object(small_kitchen):
     obj_g, _ = g.restrict_to_source(g.ground(parsed.args[0]), g.ground(parsed.args[1]))
     assert obj_g.candidates == []
     assert "Fridge" in obj_g.reason and "CounterTop_2" in obj_g.reason
+
+
+RELATIONAL = (
+    "the vegetable to the right of the bowl",
+    "the fruit on the counter top",
+    "the egg in the fridge",
+    "the knife in the drawer",
+    "the food near the bowl",
+    "the utensil to the left of the bread",
+    "the object near the bowl",
+    "the mug on the left of the toaster",
+)
+
+
+def _their_own(tools):
+    """The tool set with a user's ``check_obj_relationship`` of two arguments."""
+
+    def check_obj_relationship(scene, relationship: str, obj: str) -> list[str]:
+        """Objects X with "X <relationship> obj" (a user's own, over every object)."""
+        return tools.call(scene, "check_obj_relationship", [relationship, obj])
+
+    theirs = default_tools()
+    theirs.register(check_obj_relationship)
+    return theirs
+
+
+@pytest.mark.parametrize("text", RELATIONAL)
+def test_ar_among_the_candidates_types_grounds_as_over_every_object(small_kitchen, text):
+    # The project's tool is asked among the candidates' types; a user's tool of the same name
+    # is asked as ever, over every object. Both ground alike, and every recorded call is what
+    # the tool answers to those arguments (the trace holds).
+    tools = default_tools()
+    ours, runner = grounder(small_kitchen, tools)
+    theirs, their_runner = grounder(small_kitchen, _their_own(tools))
+    found = ours.ground(parse_phrase(text))
+    assert found.ids == theirs.ground(parse_phrase(text)).ids
+    asked = [c for c in runner.calls if c.tool == "check_obj_relationship"]
+    assert asked
+    for c in asked:
+        assert tools.call(small_kitchen, c.tool, c.args) == c.result
+    scoped = [c for c in asked if len(c.args) == 3]
+    assert bool(scoped) == ("object" not in text)  # every type: no restriction to show
+    theirs_asked = [c for c in their_runner.calls if c.tool == "check_obj_relationship"]
+    assert theirs_asked and all(len(c.args) == 2 for c in theirs_asked)
+
+
+def test_ar_among_reaches_the_source_of_a_pick(small_kitchen):
+    g, runner = grounder(small_kitchen)
+    parsed = parse_query("pick up the apple from the countertop")
+    obj_g, src_g = g.restrict_to_source(g.ground(parsed.args[0]), g.ground(parsed.args[1]))
+    assert (obj_g.ids, src_g.names) == ([APPLE], ["CounterTop_2"])
+    asked = [c.args for c in runner.calls if c.tool == "check_obj_relationship"]
+    assert ["on top of", "CounterTop_2", "Apple"] in asked
+
+
+def test_ar_a_nan_refuses_what_rests_on_it_and_nothing_else(small_kitchen_dict):
+    # A position that is not a number, after validation (a simulated world moved it): the
+    # relation about the apples is refused when an apple's position is the NaN -- the check
+    # cannot go on -- and answered when it is the unrelated Mug's, far from the question.
+    scene = Scene(small_kitchen_dict)
+    scene.by_id(MUG).raw["position"]["x"] = float("nan")
+    found, _ = ground(scene, "the fruit to the left of the bread")
+    assert found.ids == []  # the Apple is on the other counter: a sure "none"
+    assert ground(scene, "the vegetable to the right of the bowl")[0].ids == [TOMATO]
+    with pytest.raises(ToolFailure, match="Mug"):
+        ground(scene, "the mug near the toaster")  # a number the answer needs
+    scene.by_id(APPLE).raw["position"]["z"] = float("inf")
+    with pytest.raises(ToolFailure, match="Apple"):
+        ground(scene, "the fruit to the left of the bread")
 
 
 # --------------------------------------------------------------------------- AC
