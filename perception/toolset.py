@@ -1,15 +1,19 @@
 """The tool machinery: a Tool is a typed Python function with a docstring, a ToolSet the tools
 one check may call, described to a model as JSON schema and called with checked arguments.
+
+A plain function's parameters and docstring are read off the function itself; ``inspect`` (with
+the ``ast``, ``dis`` and ``tokenize`` modules it imports, several milliseconds of every start of
+``bt-raider check``) is loaded only for other callables: a ``functools.partial``, a callable
+object, a wrapped function.
 """
 
 from __future__ import annotations
 
-import inspect
 import re
+import types
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from bt_raider.errors import ToolError
 from bt_raider.perception.scene import Scene
@@ -22,8 +26,7 @@ class UnknownToolError(ToolError):
 
 
 # ---------------------------------------------------------------------- tool model
-@dataclass(frozen=True)
-class Param:
+class Param(NamedTuple):
     """One model-facing parameter of a tool.
 
     Attributes:
@@ -39,12 +42,11 @@ class Param:
     required: bool = True
 
 
-@dataclass(frozen=True)
-class Tool:
+class Tool(NamedTuple):
     """A perception tool: a function of ``(scene, *args)`` plus what a model needs to know."""
 
     name: str
-    func: Callable[..., Any] = field(repr=False)
+    func: Callable[..., Any]
     description: str
     params: tuple[Param, ...] = ()
     returns: str = ""
@@ -65,7 +67,7 @@ class Tool:
         """
         tool_name, params = _tool_parameters(func, name)
         hints = _hints(func, params)
-        summary, arg_docs, returns = _parse_docstring(inspect.getdoc(func) or "")
+        summary, arg_docs, returns = _parse_docstring(_docstring(func))
         model_params = []
         for p in params[1:]:
             model_params.append(
@@ -73,7 +75,7 @@ class Tool:
                     p.name,
                     _type_name(hints.get(p.name, p.annotation)),
                     arg_docs.get(p.name, ""),
-                    p.default is inspect.Parameter.empty,
+                    p.default is EMPTY,
                 )
             )
         return cls(
@@ -139,38 +141,128 @@ class Tool:
         return [_coerce(v, p, self) for v, p in zip(given, self.params, strict=False)]
 
 
-def _tool_parameters(
-    func: Callable[..., Any], name: str | None
-) -> tuple[str, list[inspect.Parameter]]:
+#: No default value, or no annotation, in an :class:`Arg`.
+EMPTY: Any = type("Empty", (), {"__repr__": lambda self: "EMPTY", "__slots__": ()})()
+
+
+class Arg(NamedTuple):
+    """One parameter of a tool's function: what a :class:`Tool` needs of ``inspect.Parameter``.
+
+    Attributes:
+        name: the parameter's name.
+        default: its default value, or :data:`EMPTY`.
+        annotation: its annotation as written (a string under ``from __future__ import
+            annotations``), or :data:`EMPTY`.
+    """
+
+    name: str
+    default: Any = EMPTY
+    annotation: Any = EMPTY
+
+
+def _tool_parameters(func: Callable[..., Any], name: str | None) -> tuple[str, list[Arg]]:
     """The tool name and the parameters of ``func``, or the ToolError that makes it no tool."""
     tool_name = name or getattr(func, "__name__", None)
     # An ASCII identifier: [A-Za-z_][A-Za-z0-9_]*.
     if not (isinstance(tool_name, str) and tool_name.isidentifier() and tool_name.isascii()):
         raise ToolError(f"a tool needs an identifier name, got {tool_name!r}")
+    params = _plain_parameters(func)
+    if params is None:
+        params = _inspected_parameters(func, tool_name)
+    if not params:
+        raise ToolError(
+            f"tool {tool_name!r}: the first parameter must be the scene, e.g. "
+            f"def {tool_name}(scene, obj: str)"
+        )
+    return tool_name, params
+
+
+# Flags of a code object (inspect.CO_VARARGS, inspect.CO_VARKEYWORDS): *args and **kwargs.
+_CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
+
+
+def _plain_parameters(func: Callable[..., Any]) -> list[Arg] | None:
+    """The parameters of a plain function with positional parameters only, read off its code
+    object; None for anything else (``inspect.signature`` then reads it and says what is
+    wrong). What ``inspect.signature`` gives for such a function, in microseconds and without
+    importing ``inspect``."""
+    if not isinstance(func, types.FunctionType) or hasattr(func, "__wrapped__"):
+        return None
+    code = func.__code__
+    if code.co_kwonlyargcount or code.co_flags & (_CO_VARARGS | _CO_VARKEYWORDS):
+        return None
+    if "__signature__" in vars(func):
+        return None
+    names = code.co_varnames[: code.co_argcount]
+    defaults = func.__defaults__ or ()
+    first_default = len(names) - len(defaults)
+    notes = func.__annotations__
+    return [
+        Arg(
+            n,
+            defaults[i - first_default] if i >= first_default else EMPTY,
+            notes.get(n, EMPTY),
+        )
+        for i, n in enumerate(names)
+    ]
+
+
+def _inspected_parameters(func: Callable[..., Any], tool_name: str) -> list[Arg]:
+    """The parameters of any other callable, through ``inspect.signature``."""
+    import inspect  # several milliseconds: only for callables that are no plain function
+
     try:
         sig = inspect.signature(func)
     except (TypeError, ValueError) as exc:
         raise ToolError(f"tool {tool_name!r}: cannot read its signature ({exc})") from exc
     params = list(sig.parameters.values())
-    if not params or params[0].kind not in (
+    if params and params[0].kind not in (
         inspect.Parameter.POSITIONAL_ONLY,
         inspect.Parameter.POSITIONAL_OR_KEYWORD,
     ):
-        raise ToolError(
-            f"tool {tool_name!r}: the first parameter must be the scene, e.g. "
-            f"def {tool_name}(scene, obj: str)"
-        )
+        params = []  # no scene parameter: refused by the caller
     for p in params[1:]:
         if p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
             raise ToolError(f"tool {tool_name!r}: *args/**kwargs are not supported ({p})")
-    return tool_name, params
+    empty = inspect.Parameter.empty
+    return [
+        Arg(
+            p.name,
+            EMPTY if p.default is empty else p.default,
+            EMPTY if p.annotation is empty else p.annotation,
+        )
+        for p in params
+    ]
+
+
+def _docstring(func: Callable[..., Any]) -> str:
+    """``inspect.getdoc(func)``, or ``""``: a plain function's own, cleaned, without ``inspect``."""
+    if isinstance(func, types.FunctionType) and isinstance(func.__doc__, str):
+        return cleandoc(func.__doc__)
+    # Without a docstring of its own, inspect looks for an inherited one (a method's, a class's).
+    import inspect
+
+    return inspect.getdoc(func) or ""
+
+
+def cleandoc(doc: str) -> str:
+    """``inspect.cleandoc``: tabs expanded, the first line stripped, the least indentation of
+    the others removed from each, blank lines at the start and the end dropped."""
+    lines = doc.expandtabs().split("\n")
+    margin = min((len(line) - len(line.lstrip()) for line in lines[1:] if line.lstrip()), default=0)
+    lines = [lines[0].lstrip(), *(line[margin:] for line in lines[1:])]
+    while lines and not lines[-1]:
+        lines.pop()
+    while lines and not lines[0]:
+        lines.pop(0)
+    return "\n".join(lines)
 
 
 _PLAIN_TYPES = (str, float, int, bool)
 _PLAIN_NAMES = frozenset(t.__name__ for t in _PLAIN_TYPES)
 
 
-def _hints(func: Callable[..., Any], params: list[inspect.Parameter]) -> dict[str, Any]:
+def _hints(func: Callable[..., Any], params: list[Arg]) -> dict[str, Any]:
     """The annotations of the model's parameters, forward references resolved.
 
     ``typing.get_type_hints`` (most of a tool's making) only when one needs it: a parameter
@@ -179,7 +271,7 @@ def _hints(func: Callable[..., Any], params: list[inspect.Parameter]) -> dict[st
     """
     names = getattr(func, "__globals__", {})
     if all(
-        p.annotation is inspect.Parameter.empty
+        p.annotation is EMPTY
         or (
             p.default is not None
             and (

@@ -1,8 +1,11 @@
 """The tool machinery: argument checks, unknown and failing tools, registering tools, describing them for prompts and for OpenAI function calling."""
 
+import functools
 import inspect
 import json
 import re
+import subprocess
+import sys
 import types
 import typing
 
@@ -21,9 +24,14 @@ from bt_raider.perception.toolset import (
     ToolSet,
     UnknownToolError,
     _arg_line,
+    _docstring,
+    _inspected_parameters,
     _parse_docstring,
+    _plain_parameters,
     _type_name,
+    cleandoc,
 )
+from bt_raider.testing.scenes import KITCHEN_PATH
 
 
 @pytest.mark.parametrize(
@@ -325,3 +333,73 @@ def test_a_function_that_is_no_tool_is_refused_when_registered():
         ToolSet().register(lambda scene: 1, name="größe")  # an identifier, but not ASCII
     with pytest.raises(ToolError, match="cannot read its signature"):
         ToolSet().register(max)  # a builtin without a signature
+
+
+# ---------------------------------------------------------------------- read without inspect
+def _one(scene, obj: str, limit: float = 1.0, flag="yes"):
+    """One line.
+
+    Args:
+        obj: the object.
+    """
+
+
+def _posonly(scene, obj, /, limit: int = 2):
+    return obj
+
+
+def _bare(scene, a, b=None):
+    return a
+
+
+def _keyword_only(scene, *, obj: str):
+    return obj
+
+
+@pytest.mark.parametrize("func", [_one, _posonly, _bare, _template])
+def test_plain_functions_are_read_as_inspect_reads_them(func):
+    name = func.__name__
+    assert _plain_parameters(func) == _inspected_parameters(func, name)
+    assert _docstring(func) == (inspect.getdoc(func) or "")
+
+
+@pytest.mark.parametrize(
+    "func",
+    [
+        functools.partial(_one, obj="Apple"),  # a partial: inspect knows what it binds
+        functools.wraps(_one)(lambda *a, **k: _one(*a, **k)),  # wrapped: inspect follows it
+        DocProbe(),  # a callable object
+        max,
+        _keyword_only,
+    ],
+)
+def test_other_callables_are_left_to_inspect(func):
+    assert _plain_parameters(func) is None
+
+
+@given(
+    st.text(
+        alphabet=st.sampled_from([" ", "\t", "\n", "a", "b", ":", "\u00a0", "\u2003"]),
+        max_size=60,
+    )
+)
+@example("  Summary.\n\n    Args:\n        x: y\n\t\n    ")
+def test_cleandoc_is_inspects(doc):
+    assert cleandoc(doc) == inspect.cleandoc(doc)
+
+
+def test_checking_with_the_default_tools_needs_no_inspect_module():
+    """The symbolic check of ``bt-raider check`` reads its tools without ``inspect``."""
+    code = (
+        "import sys\n"
+        "from bt_raider.checking.registry import make_checker\n"
+        "from bt_raider.perception.scene import Scene\n"
+        f"scene = Scene.load({str(KITCHEN_PATH)!r})\n"
+        "verdict = make_checker('symbolic').check(scene, 'open the fridge')\n"
+        "assert verdict.tool_calls, verdict\n"
+        "print(sorted(m for m in ('inspect', 'dataclasses') if m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.strip() == "[]"
