@@ -22,6 +22,8 @@ import math
 import os
 import stat
 import sys
+from collections.abc import Iterable, Sequence
+from itertools import chain, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -313,7 +315,10 @@ def _check_numbers(data: Any, source: str) -> None:
 
     Walks the whole document without recursion (a hostile file cannot overflow the stack), so
     a NaN is refused even in a field no tool reads today. The message gives the key path.
+    A document :func:`_numbers_fine` clears in bulk is not walked one value at a time.
     """
+    if _numbers_fine(data):
+        return
     stack: list[tuple[Any, tuple[Any, ...], bool]] = [(data, (), False)]
     while stack:
         node, path, geometry = stack.pop()
@@ -346,6 +351,100 @@ def _check_numbers(data: Any, source: str) -> None:
             elif not is_number(value):
                 continue
             _check_number(data, source, (*path, key), value, geometry)
+
+
+_PLAIN_NUMBERS = frozenset({float, int})
+_CONTAINERS = frozenset({dict, list})
+_KNOWN_TYPES = frozenset({float, int, str, bool, type(None), dict, list})
+#: Most keys :func:`_numbers_fine` reads as columns of one group of dicts.
+_MAX_COLUMNS = 256
+
+
+def _numbers_fine(data: Any) -> bool:
+    """Whether :func:`_check_numbers` would refuse nothing in ``data``, told column by column.
+
+    True only when that is certain; False means "walk it" (a fault, or just something unusual:
+    a numpy number, a subclass, deep nesting, a sum that overflows, many or sparse keys). The
+    values at one key path (every object's ``position.x``, all the rows of every
+    ``cornerPoints``) share what the walk knows of them (geometry, sizes, the first key, the
+    depth), so they are checked together, in C: their types by ``set(map(type, ...))``, a NaN
+    or an infinity by the ``sum`` (not finite then), the range by ``min`` and ``max``. A scene
+    of a hundred objects is a hundred such columns instead of two thousand containers.
+    """
+    if type(data) is not dict:
+        return False
+    # A column: its values, their depth, geometry, not negative, last key a size key, first key.
+    columns: list[tuple[Sequence[Any], int, bool, bool, bool, Any]] = [
+        ([data], 0, False, False, False, None)
+    ]
+    while columns:
+        values, depth, geometry, non_negative, sized, top = columns.pop()
+        kinds = set(map(type, values))
+        if not kinds <= _KNOWN_TYPES:
+            return False  # a numpy number, a tuple, a subclass: the walk judges it
+        if not kinds.isdisjoint(_PLAIN_NUMBERS):
+            numbers = (
+                values
+                if kinds <= _PLAIN_NUMBERS
+                else [v for v in values if type(v) is float or type(v) is int]
+            )
+            low = 0.0 if non_negative else (-MAX_MAGNITUDE if geometry else -_FLOAT_MAX)
+            high = MAX_MAGNITUDE if geometry else _FLOAT_MAX
+            try:
+                if not (
+                    math.isfinite(sum(numbers)) and low <= min(numbers) and max(numbers) <= high
+                ):
+                    return False
+            except OverflowError:  # an integer past the float range: the walk names it
+                return False
+        if kinds.isdisjoint(_CONTAINERS):
+            continue
+        if depth + 2 > MAX_DEPTH:
+            return False  # the walk says how deep is too deep
+        if dict in kinds:
+            dicts = values if len(kinds) == 1 else [v for v in values if type(v) is dict]
+            if len(dicts[0]) > _MAX_COLUMNS:
+                return False  # the columns would cost more than the walk
+            if len(set(map(tuple, dicts))) == 1:
+                # The same keys in the same order (the objects of a scene): read as a table.
+                by_key: Iterable[tuple[Any, Sequence[Any]]] = zip(
+                    dicts[0], zip(*map(dict.values, dicts), strict=True), strict=True
+                )
+            else:
+                keys = set(chain.from_iterable(dicts))
+                if (
+                    len(keys) > _MAX_COLUMNS
+                    or len(keys) * len(dicts) > 2 * sum(map(len, dicts)) + 64
+                ):
+                    return False  # keys so many or sparse the columns cost more than the walk
+                # None where a dict lacks the key: no number there.
+                by_key = ((k, list(map(dict.get, dicts, repeat(k)))) for k in keys)
+            for key, column in by_key:
+                head = key if depth == 0 else top
+                columns.append(
+                    (
+                        column,
+                        depth + 1,
+                        geometry or key in GEOMETRY_KEYS,
+                        head != "locations" and (key in NON_NEGATIVE_KEYS or sized),
+                        key in NON_NEGATIVE_KEYS,
+                        head,
+                    )
+                )
+        if list in kinds:
+            lists = values if len(kinds) == 1 else [v for v in values if type(v) is list]
+            # Items are keyed by an index: only the list's own key can make them sizes.
+            columns.append(
+                (
+                    list(chain.from_iterable(lists)),
+                    depth + 1,
+                    geometry,
+                    top != "locations" and sized,
+                    False,
+                    top,
+                )
+            )
+    return True
 
 
 def _check_number(
@@ -392,6 +491,56 @@ def _path_text(path: tuple[Any, ...], data: Any = None) -> str:
     return out if owner is None else f"objectId {_cut(owner)!r} at {out}"
 
 
+_FLAGS = CAPABILITIES + STATES + ("visible",)
+_BOOLS = frozenset({bool})
+_STRINGS = frozenset({str})
+_LISTS = frozenset({list})
+_THREE = frozenset({3})
+
+
+def _object_fine(obj: dict[str, Any]) -> bool:
+    """Whether :func:`validate_scene`'s checks of one object's shape would pass (True only when
+    certain: exact types, no subclass): ids, position, box, flags, receptacle lists."""
+    oid, otype = obj.get("objectId"), obj.get("objectType")
+    if not (type(oid) is str and oid and type(otype) is str and otype):
+        return False
+    if not _plain_xyz(obj.get("position")):
+        return False
+    box = obj.get("axisAlignedBoundingBox")
+    if box:
+        if type(box) is not dict:
+            return False
+        if box.get("center") is not None and box.get("size") is not None:
+            if not (_plain_xyz(box["center"]) and _plain_xyz(box["size"])):
+                return False
+        else:
+            corners = box.get("cornerPoints")
+            if corners and not (
+                type(corners) is list
+                and set(map(type, corners)) <= _LISTS
+                and set(map(len, corners)) <= _THREE
+                and _PLAIN_NUMBERS.issuperset(map(type, chain.from_iterable(corners)))
+            ):
+                return False
+    if not _BOOLS.issuperset(map(type, map(obj.get, _FLAGS, repeat(False)))):
+        return False
+    for key in ("parentReceptacles", "receptacleObjectIds"):
+        ids = obj.get(key)
+        if ids is not None and not (type(ids) is list and _STRINGS.issuperset(map(type, ids))):
+            return False
+    return True
+
+
+def _plain_xyz(value: Any) -> bool:
+    """Whether ``value`` is a dict with numbers x and z and, if any, y (their range apart)."""
+    return (
+        type(value) is dict
+        and type(value.get("x")) in _PLAIN_NUMBERS
+        and type(value.get("z")) in _PLAIN_NUMBERS
+        and type(value.get("y", 0.0)) in _PLAIN_NUMBERS
+    )
+
+
 def validate_scene(data: Any, source: str = "<dict>") -> None:
     """Raise :class:`SceneError` naming the source, object index and field of the first fault.
 
@@ -410,6 +559,9 @@ def validate_scene(data: Any, source: str = "<dict>") -> None:
         raise SceneError(f"{source}: 'objects' must be a list, got {type(objects).__name__}")
     seen: set[str] = set()
     for i, obj in enumerate(objects):
+        if type(obj) is dict and _object_fine(obj) and obj["objectId"] not in seen:
+            seen.add(obj["objectId"])
+            continue  # the common case, told fast; any doubt takes the checks below
         where = f"{source}: objects[{i}]"
         if not isinstance(obj, dict):
             raise SceneError(f"{where}: must be an object, got {type(obj).__name__}")

@@ -17,8 +17,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from bt_raider.errors import SceneError
+from bt_raider.perception import validation
 from bt_raider.perception.scene import Scene
 from bt_raider.perception.validation import (
     MAX_DEPTH,
@@ -386,3 +389,162 @@ def test_an_integer_too_long_to_print_is_refused_in_one_short_line(path):
     with pytest.raises(SceneError, match="an integer of about 5000 digits") as err:
         validate_scene(data, "s.json")
     assert len(str(err.value)) < 200
+
+
+# --------------------------------------------------------------------------- checks told in bulk
+# validate_scene clears a common scene in bulk (_numbers_fine, _object_fine) and walks it value
+# by value only when that is not certain. The walk alone is the reference: whatever the document,
+# both ways refuse it with the same message, or both accept it.
+def outcome(check: Callable[[], None]) -> str | None:
+    try:
+        check()
+    except SceneError as exc:
+        return str(exc)
+    return None
+
+
+def walk_only(check: Callable[[], None]) -> str | None:
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(validation, "_numbers_fine", lambda data: False)
+        m.setattr(validation, "_object_fine", lambda obj: False)
+        return outcome(check)
+
+
+KEYS = st.sampled_from(
+    [
+        "position",
+        "rotation",
+        "size",
+        "distance",
+        "locations",
+        "cornerPoints",
+        "center",
+        "axisAlignedBoundingBox",
+        "cameraHorizon",
+        "x",
+        "y",
+        "z",
+        "mass",
+        "objects",
+        "n",
+    ]
+)
+NUMBERS = st.one_of(
+    st.floats(),  # NaN and the infinities included
+    st.floats(-2e4, 2e4),
+    st.integers(-(10**5), 10**5),
+    st.sampled_from(
+        [0.0, -0.0, 1e4, -1e4, 10000.000000000002, 1e308, -1e308, 10**400, -(10**400), 2**1024]
+    ),
+)
+SCALARS = NUMBERS | st.booleans() | st.text(max_size=2) | st.none()
+ODD = st.sampled_from([np.float64("nan"), np.float64(2.0), np.int64(-3), (1.0, NAN), True])
+VALUES = st.recursive(
+    SCALARS | ODD,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner, max_size=4),
+    max_leaves=24,
+)
+#: Lists of dicts with the same keys in the same order: the shape of a scene's objects.
+TABLES = st.lists(KEYS, min_size=1, max_size=4, unique=True).flatmap(
+    lambda keys: st.lists(
+        st.lists(VALUES, min_size=len(keys), max_size=len(keys)).map(
+            lambda row: dict(zip(keys, row, strict=True))
+        ),
+        min_size=1,
+        max_size=5,
+    )
+)
+DOCUMENTS = st.dictionaries(KEYS, VALUES | TABLES, max_size=5)
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(DOCUMENTS)
+@example({"locations": {"size": {"x": -1.0}}})  # a place called "size" may be below 0
+@example({"n": [{"size": {"x": -1.0}}, {"size": {"x": 1.0}}]})  # an object's size may not
+@example({"n": [[1.0, 2.0], [3.0, NAN]]})  # rows, as cornerPoints
+@example({"size": [-1.0], "n": {"distance": [[-1.0, 0.0]]}})  # items under a size key
+@example({"position": [10**400], "mass": 1e308, "distance": -0.0})
+def test_numbers_are_judged_in_bulk_as_the_walk_judges_them(document):
+    def check() -> None:
+        validation._check_numbers(document, "s.json")
+
+    assert outcome(check) == walk_only(check)
+
+
+@pytest.mark.parametrize("extra", range(-3, 3))
+@pytest.mark.parametrize("leaf", [1.0, NAN])
+def test_nesting_near_the_limit_is_judged_as_the_walk_judges_it(extra, leaf):
+    deep: Any = [leaf]
+    for _ in range(MAX_DEPTH + extra - 1):
+        deep = [deep]
+    data = {**full(), "extra": deep}
+
+    def check() -> None:
+        validate_scene(data, "s.json")
+
+    assert outcome(check) == walk_only(check)
+
+
+OBJECT_FIELDS = st.sampled_from(
+    [
+        "objectId",
+        "objectType",
+        "position",
+        "axisAlignedBoundingBox",
+        "pickupable",
+        "visible",
+        "isOpen",
+        "parentReceptacles",
+        "receptacleObjectIds",
+        "mass",
+    ]
+)
+#: Near misses of each field first (a y that is a bool, a row of two), then anything.
+FIELD_VALUES = st.one_of(
+    st.sampled_from(
+        [
+            {"x": 1.0, "z": 2.0},
+            {"x": 1, "y": True, "z": 0},
+            {"x": 1.0, "y": None, "z": 0.0},
+            {"x": 1.0},
+            {"center": {"x": 0, "z": 0}},
+            {"center": {"x": 0, "z": 0}, "size": {"x": 1, "z": "1"}},
+            {"cornerPoints": [[0.0, 1.0, 2.0], [1, 2]]},
+            {"cornerPoints": [[0.0, 1.0, 2.0]] * 8},
+            {"cornerPoints": [[0.0, 1.0, np.float64(2.0)]]},
+            ["Fridge|1"],
+            ["Fridge|1", 3],
+            [],
+            "",
+            "Apple|1",
+            1,
+            True,
+        ]
+    ),
+    VALUES,
+)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.dictionaries(OBJECT_FIELDS, FIELD_VALUES, max_size=4), max_size=3))
+@example([{"position": {"x": 1, "y": True, "z": 0}}])
+@example([{"isOpen": 1}, {"visible": None}])
+@example([{"receptacleObjectIds": ["Fridge|1", 3]}])
+@example([{"axisAlignedBoundingBox": {"cornerPoints": [[0.0, 1.0, 2.0], [1, 2]]}}])
+@example([{"objectId": "Box|2"}])  # a duplicate id
+def test_objects_are_judged_fast_as_the_checks_judge_them(changes):
+    data = full()
+    for i, change in enumerate(changes):
+        data["objects"][i % 2].update(change)
+
+    def check() -> None:
+        validate_scene(data, "s.json")
+
+    assert outcome(check) == walk_only(check)
+
+
+def test_a_valid_scene_is_cleared_in_bulk(small_kitchen_dict):
+    """The fast ways are the ones taken (else the checks above prove nothing about speed)."""
+    for data in (full(), small_kitchen_dict):
+        assert validation._numbers_fine(data)
+        assert all(validation._object_fine(obj) for obj in data["objects"])
