@@ -75,7 +75,7 @@ class Tool(NamedTuple):
                     p.name,
                     _type_name(hints.get(p.name, p.annotation)),
                     arg_docs.get(p.name, ""),
-                    p.default is EMPTY,
+                    p.default is _EMPTY,
                 )
             )
         return cls(
@@ -141,26 +141,34 @@ class Tool(NamedTuple):
         return [_coerce(v, p, self) for v, p in zip(given, self.params, strict=False)]
 
 
-#: No default value, or no annotation, in an :class:`Arg`.
-EMPTY: Any = type("Empty", (), {"__repr__": lambda self: "EMPTY", "__slots__": ()})()
+class _Empty:
+    """No default value, or no annotation, in an :class:`_Arg` (as ``inspect.Parameter.empty``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "EMPTY"
 
 
-class Arg(NamedTuple):
+_EMPTY: Any = _Empty()
+
+
+class _Arg(NamedTuple):
     """One parameter of a tool's function: what a :class:`Tool` needs of ``inspect.Parameter``.
 
     Attributes:
         name: the parameter's name.
-        default: its default value, or :data:`EMPTY`.
+        default: its default value, or ``EMPTY``.
         annotation: its annotation as written (a string under ``from __future__ import
-            annotations``), or :data:`EMPTY`.
+            annotations``), or ``EMPTY``.
     """
 
     name: str
-    default: Any = EMPTY
-    annotation: Any = EMPTY
+    default: Any = _EMPTY
+    annotation: Any = _EMPTY
 
 
-def _tool_parameters(func: Callable[..., Any], name: str | None) -> tuple[str, list[Arg]]:
+def _tool_parameters(func: Callable[..., Any], name: str | None) -> tuple[str, list[_Arg]]:
     """The tool name and the parameters of ``func``, or the ToolError that makes it no tool."""
     tool_name = name or getattr(func, "__name__", None)
     # An ASCII identifier: [A-Za-z_][A-Za-z0-9_]*.
@@ -181,7 +189,7 @@ def _tool_parameters(func: Callable[..., Any], name: str | None) -> tuple[str, l
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 
 
-def _plain_parameters(func: Callable[..., Any]) -> list[Arg] | None:
+def _plain_parameters(func: Callable[..., Any]) -> list[_Arg] | None:
     """The parameters of a plain function with positional parameters only, read off its code
     object; None for anything else (``inspect.signature`` then reads it and says what is
     wrong). What ``inspect.signature`` gives for such a function, in microseconds and without
@@ -198,16 +206,16 @@ def _plain_parameters(func: Callable[..., Any]) -> list[Arg] | None:
     first_default = len(names) - len(defaults)
     notes = func.__annotations__
     return [
-        Arg(
+        _Arg(
             n,
-            defaults[i - first_default] if i >= first_default else EMPTY,
-            notes.get(n, EMPTY),
+            defaults[i - first_default] if i >= first_default else _EMPTY,
+            notes.get(n, _EMPTY),
         )
         for i, n in enumerate(names)
     ]
 
 
-def _inspected_parameters(func: Callable[..., Any], tool_name: str) -> list[Arg]:
+def _inspected_parameters(func: Callable[..., Any], tool_name: str) -> list[_Arg]:
     """The parameters of any other callable, through ``inspect.signature``."""
     import inspect  # several milliseconds: only for callables that are no plain function
 
@@ -226,10 +234,10 @@ def _inspected_parameters(func: Callable[..., Any], tool_name: str) -> list[Arg]
             raise ToolError(f"tool {tool_name!r}: *args/**kwargs are not supported ({p})")
     empty = inspect.Parameter.empty
     return [
-        Arg(
+        _Arg(
             p.name,
-            EMPTY if p.default is empty else p.default,
-            EMPTY if p.annotation is empty else p.annotation,
+            _EMPTY if p.default is empty else p.default,
+            _EMPTY if p.annotation is empty else p.annotation,
         )
         for p in params
     ]
@@ -262,7 +270,7 @@ _PLAIN_TYPES = (str, float, int, bool)
 _PLAIN_NAMES = frozenset(t.__name__ for t in _PLAIN_TYPES)
 
 
-def _hints(func: Callable[..., Any], params: list[Arg]) -> dict[str, Any]:
+def _hints(func: Callable[..., Any], params: list[_Arg]) -> dict[str, Any]:
     """The annotations of the model's parameters, forward references resolved.
 
     ``typing.get_type_hints`` (most of a tool's making) only when one needs it: a parameter
@@ -271,7 +279,7 @@ def _hints(func: Callable[..., Any], params: list[Arg]) -> dict[str, Any]:
     """
     names = getattr(func, "__globals__", {})
     if all(
-        p.annotation is EMPTY
+        p.annotation is _EMPTY
         or (
             p.default is not None
             and (
