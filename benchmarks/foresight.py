@@ -24,7 +24,7 @@ simulated world (PddlWorld, SimWorld) then refuses. Five parts:
    - *ms p50/p95*: wall time of one look-ahead (one call, at one step, over the steps left).
 
 3. **Verified recovery**: for each kitchen failure the checker sees, the recovery plan
-   (SymbolicRecovery) that plain recovery (``Recovery(verify=False)``) would start, and
+   (SymbolicRecoveryPlanner) that plain recovery (``Recovery(verify=False)``) would start, and
    whether the verifier (``SceneVerifier``, what ``Recovery(verify=True)`` asks) rejects it;
    whether that plan really restores the step is judged by running it in a copy of the world
    with a cooperative person, then the failed action (*rej&fails*: a right rejection;
@@ -39,7 +39,7 @@ simulated world (PddlWorld, SimWorld) then refuses. Five parts:
    action the world refused; mean per run), *refused*, *extra* (actions minus the plan's
    steps), *refuted* (recovery plans the verifier rejected), *err* (runs that crashed).
 5. **PDDL task completion**, the same way in a PddlWorld for the first changes per domain
-   that break a later step: guards with ``PddlChecker``, ``Recovery(PddlRecovery)``, and
+   that break a later step: guards with ``PddlChecker``, ``Recovery(PddlRecoveryPlanner)``, and
    look-ahead with policy ``replan`` (``Replanner``: the plan is stopped when the failure is
    foreseen and a new one planned from the current state); *done* also needs the goal.
 
@@ -189,7 +189,9 @@ def recovery_part(failed: list[tuple[Trial, Any, Any]], checker: Any) -> dict:
     import foresight_runs as fr
 
     rows = [fr.verify_case(trial, plan, world, checker) for trial, plan, world in failed]
-    print("\n3. Verified recovery on the kitchen failures (SymbolicRecovery, cooperative person)")
+    print(
+        "\n3. Verified recovery on the kitchen failures (SymbolicRecoveryPlanner, cooperative person)"
+    )
     print(
         f"{'change':10} {'fail':>4} {'seen':>4} {'started':>7} {'rejected':>8} {'rate':>6} "
         f"{'rej&fails':>9} {'rej&works':>9} {'acc&fails':>9} {'waits':>5} {'other':>5} "
@@ -263,7 +265,7 @@ def completion_part(args: argparse.Namespace, scene_dict: dict, trials: list, ch
     }
     _completion_rows(
         f"\n4. Kitchen task completion in SimWorld, the same {len(changed)} changed runs "
-        "(guards + SymbolicRecovery; look-ahead policy 'recover')",
+        "(guards + SymbolicRecoveryPlanner; look-ahead policy 'recover')",
         results,
     )
     return results
@@ -279,7 +281,7 @@ def pddl_completion_part(args: argparse.Namespace, runs: list) -> dict:
     }
     _completion_rows(
         f"\n5. PDDL task completion in PddlWorld, {len(runs)} changed runs that break a later "
-        "step (guards + PddlRecovery; look-ahead policy 'replan')",
+        "step (guards + PddlRecoveryPlanner; look-ahead policy 'replan')",
         results,
     )
     return results

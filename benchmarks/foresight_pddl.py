@@ -200,14 +200,14 @@ def run_plan(
 
     from bt_raider.errors import ActionFailed
     from bt_raider.planners.lookahead import PddlForecaster
-    from bt_raider.planners.pddl_recovery import PddlRecovery, vocabulary
+    from bt_raider.planners.pddl_recovery import PddlRecoveryPlanner, vocabulary
     from bt_raider.planners.preconditions import PddlChecker
     from bt_raider.planners.replan import Replanner
     from bt_raider.planners.tree import plan_to_tree, raider_guards, robot_actions
     from bt_raider.planners.world import PddlWorld
     from bt_raider.recovery.pipeline import Recovery
-    from bt_raider.runtime.actions import SyncRobot
-    from bt_raider.runtime.human import ScriptedHuman
+    from bt_raider.robot.actions import SyncRobot
+    from bt_raider.robot.human import ScriptedHuman
     from bt_raider.runtime.lookahead import LookAhead
     from bt_raider.testing import run_tree
 
@@ -236,7 +236,7 @@ def run_plan(
     robot = SyncRobot(world)
     actions = robot_actions(robot)
     recovery = Recovery(
-        PddlRecovery(world),
+        PddlRecoveryPlanner(world),
         robot,
         ScriptedHuman([]),
         vocabulary=vocabulary(dom.problem),

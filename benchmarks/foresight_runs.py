@@ -79,14 +79,14 @@ def _words(name: str) -> str:
 
 def _recovery(world: Any, verify: bool, robot: Any = None) -> tuple[Any, Helper]:
     from bt_raider.recovery.pipeline import Recovery
-    from bt_raider.recovery.symbolic import SymbolicRecovery
-    from bt_raider.runtime.actions import SyncRobot
-    from bt_raider.runtime.human import CallbackHuman
+    from bt_raider.recovery.symbolic import SymbolicRecoveryPlanner
+    from bt_raider.robot.actions import SyncRobot
+    from bt_raider.robot.human import CallbackHuman
 
     helper = Helper(world)
     human = CallbackHuman(helper.ask, helper.say, helper.wait_for)
     robot = robot or SyncRobot(world)
-    return Recovery(SymbolicRecovery(), robot, human, verify=verify), helper
+    return Recovery(SymbolicRecoveryPlanner(), robot, human, verify=verify), helper
 
 
 # ---------------------------------------------------------------------------- verified recovery
@@ -174,7 +174,7 @@ def run_plan(
     import py_trees
     from py_trees.common import Status
 
-    from bt_raider.runtime.actions import ActionBehaviour, SyncRobot
+    from bt_raider.robot.actions import ActionBehaviour, SyncRobot
     from bt_raider.runtime.guards import RaiderGuard
     from bt_raider.runtime.lookahead import LookAhead, SceneForecaster
     from bt_raider.simulation.simworld import SimWorld

@@ -65,7 +65,7 @@ Usage::
 
     python3 benchmarks/recovery.py                     # symbolic recovery, three kinds of people
     python3 benchmarks/recovery.py --person vague --show-failures 30
-    python3 benchmarks/recovery.py --backend openai --model M --base-url URL   # LLMRecovery
+    python3 benchmarks/recovery.py --backend openai --model M --base-url URL   # LLMRecoveryPlanner
 
 Exits 2 with one line when ``../shared`` (the FloorPlan1 kitchen) is absent.
 """
@@ -128,23 +128,23 @@ def with_helper(
 
 
 def make_planner(args: argparse.Namespace) -> Any:
-    from bt_raider.recovery.symbolic import SymbolicRecovery
+    from bt_raider.recovery.symbolic import SymbolicRecoveryPlanner
 
     if args.backend == "symbolic":
-        return SymbolicRecovery()
+        return SymbolicRecoveryPlanner()
     from bt_raider.llm.chat import OpenAIChat
-    from bt_raider.recovery.llm import LLMRecovery
+    from bt_raider.recovery.llm import LLMRecoveryPlanner
 
     opts = {
         k: v
         for k, v in (("model", args.model), ("base_url", args.base_url), ("api_key", args.api_key))
         if v is not None
     }
-    return LLMRecovery(OpenAIChat(**opts))
+    return LLMRecoveryPlanner(OpenAIChat(**opts))
 
 
 def _recording_robot() -> type:
-    from bt_raider.runtime.actions import SyncRobot
+    from bt_raider.robot.actions import SyncRobot
 
     class Recording(SyncRobot):
         """The guarded action's robot: records what the action itself was started on."""
@@ -177,9 +177,9 @@ def run_case(
     from bt_raider.checking.parse import parse_query
     from bt_raider.perception.scene import Scene
     from bt_raider.recovery.pipeline import Recovery
-    from bt_raider.runtime.actions import ActionBehaviour, SyncRobot
+    from bt_raider.robot.actions import ActionBehaviour, SyncRobot
+    from bt_raider.robot.human import CallbackHuman
     from bt_raider.runtime.guards import RaiderGuard
-    from bt_raider.runtime.human import CallbackHuman
     from bt_raider.simulation.simworld import SimWorld
     from bt_raider.testing import run_tree
 
@@ -340,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         "--backend",
         default="symbolic",
         choices=("symbolic", "openai"),
-        help="recovery planner: SymbolicRecovery or LLMRecovery over a chat model",
+        help="recovery planner: SymbolicRecoveryPlanner or LLMRecoveryPlanner over a chat model",
     )
     parser.add_argument("--model")
     parser.add_argument("--base-url")

@@ -34,8 +34,8 @@ from py_trees.common import Status
 
 from bt_raider.checking.contract import Query
 from bt_raider.checking.verdict import Category, Verdict
+from bt_raider.robot.worker import SHARED_MAX_EXTRA, SHARED_WORKERS, WorkerPool
 from bt_raider.runtime.guards import Phase, RaiderGuard
-from bt_raider.runtime.worker import SHARED_MAX_EXTRA, SHARED_WORKERS, WorkerPool
 
 # --------------------------------------------------------------------------- (a) hung checks
 
@@ -240,7 +240,7 @@ def run(args: argparse.Namespace | None = None) -> list[dict[str, Any]]:
     """Both measurements as rows: ``{"case", "metric", "value", "target", "ok"}``."""
     defaults = vars(parser().parse_args([]))
     opts = argparse.Namespace(**{**defaults, **vars(args or argparse.Namespace())})
-    logging.getLogger("bt_raider.runtime.worker").setLevel(logging.ERROR)  # 50 expected warnings
+    logging.getLogger("bt_raider.robot.worker").setLevel(logging.ERROR)  # 50 expected warnings
     calm = guard_latencies(opts.guards, 0, opts.check_s, opts.deadline, opts.hz)
     hung = guard_latencies(opts.guards, opts.hung, opts.check_s, opts.deadline, opts.hz)
     ratio = hung["p95"] / calm["p95"]

@@ -2,7 +2,7 @@
 
 A tree of 100 guarded actions under a ``Parallel`` is ticked while every guard waits on a
 checker that takes 2 s (each check sleeps on its cancel event, as a model call would block on
-I/O). The checks run on a bounded :class:`~bt_raider.runtime.worker.WorkerPool` (``--workers``,
+I/O). The checks run on a bounded :class:`~bt_raider.robot.worker.WorkerPool` (``--workers``,
 at most 100 threads), so with ``--actions 1000`` they queue, as they would on a robot. Printed:
 
 * every tick while checks are pending, the first included (it starts every guard): the
@@ -43,9 +43,9 @@ from py_trees.common import Status
 
 from bt_raider.checking.contract import Query
 from bt_raider.checking.verdict import Category, Verdict
-from bt_raider.runtime.actions import ActionBehaviour, ActionState, Progress
+from bt_raider.robot.actions import ActionBehaviour, ActionState, Progress
+from bt_raider.robot.worker import WorkerPool
 from bt_raider.runtime.guards import Phase, RaiderGuard
-from bt_raider.runtime.worker import WorkerPool
 
 
 class SlowChecker:

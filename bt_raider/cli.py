@@ -24,10 +24,10 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from bt_raider.commands import HELP
-from bt_raider.errors import BtRaiderError
+from bt_raider.errors import BtRaiderError, UsageError
 
 
-class UsageError(Exception):
+class CommandLineError(UsageError):
     """A command line argparse cannot parse (reported by :func:`main` as one line, exit 2)."""
 
     def __init__(self, prog: str, message: str) -> None:
@@ -39,7 +39,7 @@ class _Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line (no usage block), raised to :func:`main`."""
 
     def error(self, message: str) -> NoReturn:
-        raise UsageError(self.prog, message)
+        raise CommandLineError(self.prog, message)
 
 
 class _Version(argparse.Action):
@@ -179,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)
-    except UsageError as exc:
+    except CommandLineError as exc:
         msg = _one_line(exc) + _dash_hint(argv, parser)
         print(f"{exc.prog}: error: {msg} (see {exc.prog} --help)", file=sys.stderr)
         raise SystemExit(2) from None  # as argparse exits on a usage error

@@ -9,6 +9,9 @@ Messages name the thing, its value and the valid options, e.g.
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
+
 
 class BtRaiderError(Exception):
     """Root of every error bt_raider raises on purpose."""
@@ -63,6 +66,49 @@ class MemoryStoreError(BtRaiderError):
 
 class CommunicationError(BtRaiderError):
     """A message to a collaborator could not be sent, was malformed, or timed out."""
+
+
+class UsageError(BtRaiderError, ValueError, TypeError):
+    """bt_raider's API was called wrongly: an unknown or clashing name, a bad option.
+
+    The caller's bug, not the robot's situation: nothing a model or a person could answer fixes
+    it, so it is never fed back to a model. It is also a ``ValueError`` and a ``TypeError``,
+    the built-in errors it replaced, so code that caught those still catches it.
+    """
+
+
+class Cancelled(BtRaiderError):
+    """Work was stopped before it finished: its cancel event was set or its deadline passed.
+
+    Raised inside work that runs on a worker (a check, a forecast, a validation) so that it
+    unwinds at once; whoever cancelled it does not wait for an answer.
+    """
+
+
+def renamed(module: str, names: dict[str, tuple[str, object]]) -> Callable[[str], object]:
+    """A module ``__getattr__`` that still answers to old names, with a DeprecationWarning.
+
+    Args:
+        module: the module's ``__name__`` (named in the warning and the AttributeError).
+        names: old name -> (its one import path now, e.g.
+            ``"bt_raider.recovery.symbolic.SymbolicRecoveryPlanner"``, the object).
+
+    Returns:
+        The function to assign to the module's ``__getattr__``.
+    """
+
+    def __getattr__(name: str) -> object:
+        if name not in names:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        path, value = names[name]
+        warnings.warn(
+            f"{module}.{name} is deprecated and goes in the next release: use {path}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return value
+
+    return __getattr__
 
 
 def require(module: str, extra: str, package: str | None = None):

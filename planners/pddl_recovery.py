@@ -1,6 +1,6 @@
 """A PDDL recovery planner: make the failed action's preconditions true, by planning.
 
-:class:`PddlRecovery` implements :class:`bt_raider.recovery.pipeline.RecoveryPlanner`. Given a request
+:class:`PddlRecoveryPlanner` implements :class:`bt_raider.recovery.pipeline.RecoveryPlanner`. Given a request
 for a PDDL action whose preconditions do not hold, it plans from the world's *current* state
 to a state where they all hold and writes the plan as RAIDER recovery code, ending with the
 action itself (the guard's resume step)::
@@ -17,7 +17,7 @@ why, so the guard fails with that explanation.
 :class:`bt_raider.recovery.verify.Verifier` protocol): each robot step must be applicable in the
 state the earlier ones lead to (unified-planning's ``SequentialSimulator``, from the world's
 state when the plan was made) and the recovered action applicable after the last one.
-``PddlRecovery.verifier`` is one for its world, so ``Recovery(PddlRecovery(world), ...)``
+``PddlRecoveryPlanner.verifier`` is one for its world, so ``Recovery(PddlRecoveryPlanner(world), ...)``
 verifies in the domain without being told; give it to ``Recovery(verifier=...)`` to verify
 plans of another planner (an LLM's) against the domain. A refuted plan never starts; when every
 proposal is refuted, ``Recovery.plan`` raises ``bt_raider.recovery.verify.Unrecoverable`` and
@@ -32,7 +32,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from bt_raider.checking.verdict import Category, Verdict
-from bt_raider.errors import PlanningError, QueryError
+from bt_raider.errors import PlanningError, QueryError, renamed
 from bt_raider.planners.pddl import Step, parse_step, plan_steps, solve
 from bt_raider.planners.preconditions import ground_preconditions, resolve
 from bt_raider.planners.world import PddlWorld
@@ -91,7 +91,7 @@ def domain_actions(problem: Problem, mapping: dict[str, str] | None = None) -> R
     return RobotActions.from_names(names, arities=arities, mapping=mapping)
 
 
-class PddlRecovery:
+class PddlRecoveryPlanner:
     """Recovery code from a PDDL plan to the failed action's preconditions.
 
     Args:
@@ -241,4 +241,11 @@ def _say(text: str) -> str:
 def propose_for(world: PddlWorld, action: str, **options: Any) -> str:
     """One-shot: the recovery code for ``action`` (``(pick ball1 rooma left)``) in ``world``."""
     request = RecoveryRequest(action, Verdict(Category.WRONG_STATE, "preconditions do not hold"))
-    return PddlRecovery(world, **options).propose(request)
+    return PddlRecoveryPlanner(world, **options).propose(request)
+
+
+#: The name before 0.2 (a recovery *planner*, passed into ``Recovery``), for one release.
+__getattr__ = renamed(
+    __name__,
+    {"PddlRecovery": ("bt_raider.planners.pddl_recovery.PddlRecoveryPlanner", PddlRecoveryPlanner)},
+)

@@ -50,7 +50,7 @@ from bt_raider.errors import BtRaiderError, PlanningError
 from bt_raider.planners import engines
 from bt_raider.planners.pddl import Step, parse_step, plan_steps, solve
 from bt_raider.planners.tree import ActionRegistry, Guard, plan_to_tree
-from bt_raider.runtime.worker import Pending, submit
+from bt_raider.robot.worker import Pending, submit
 
 if TYPE_CHECKING:
     from unified_planning.plans import SequentialPlan
@@ -569,7 +569,7 @@ def _replace_decorated(decorator: py_trees.decorators.Decorator, new: Any) -> No
 class Replanning(py_trees.decorators.Decorator):
     """Run a plan; when it fails, replan from the current state and run the new plan.
 
-    Planning runs on a worker (``bt_raider.runtime.worker``), so ticks never block: the decorator is
+    Planning runs on a worker (``bt_raider.robot.worker``), so ticks never block: the decorator is
     RUNNING while the planner works. After ``max_replans`` new plans, when ``when`` says the
     failure is not one to replan, when planning fails, or when the new plan is the failed one
     again, it fails with the reason in ``feedback_message`` (and :attr:`reason`).

@@ -13,7 +13,7 @@ Users say which behaviour runs each PDDL action, py_trees style::
     def move(step):                          # or a factory returning a behaviour
         return MoveBase(target=step.args[1])
 
-Steps no one registered can fall back to :class:`bt_raider.runtime.actions.ActionBehaviour` on a robot
+Steps no one registered can fall back to :class:`bt_raider.robot.actions.ActionBehaviour` on a robot
 (:func:`robot_actions`). :func:`plan_to_tree` turns a plan into a ``Sequence(memory=True)``,
 optionally wrapping each step (``guard``), e.g. in a RAIDER guard that checks the step's
 preconditions in the current state before it runs (:func:`raider_guards`).
@@ -29,14 +29,14 @@ import py_trees
 from bt_raider.errors import PlanningError
 from bt_raider.planners.pddl import Step, pddl_text, plan_steps
 from bt_raider.recovery.robot_actions import RobotActions
-from bt_raider.runtime.actions import ActionBehaviour
+from bt_raider.robot.actions import ActionBehaviour
 from bt_raider.runtime.guards import RaiderGuard
 
 if TYPE_CHECKING:
     from unified_planning.plans import SequentialPlan
 
     from bt_raider.planners.preconditions import PreconditionSource
-    from bt_raider.runtime.actions import Robot
+    from bt_raider.robot.actions import Robot
 
 #: What builds the behaviour of one step: a Behaviour class (called as ``cls(step)``) or a
 #: factory ``(step) -> Behaviour``.

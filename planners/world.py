@@ -2,7 +2,7 @@
 
 :class:`PddlWorld` executes grounded actions with UP's ``SequentialSimulator``: an action whose
 preconditions do not hold raises :class:`~bt_raider.errors.ActionFailed` naming them, exactly
-where a real robot's action would fail. Wrapped in :class:`bt_raider.runtime.actions.SyncRobot` it is
+where a real robot's action would fail. Wrapped in :class:`bt_raider.robot.actions.SyncRobot` it is
 the Robot a plan tree runs on, so every classical domain runs to its goal in simulation::
 
     world = PddlWorld(problem)
@@ -83,7 +83,7 @@ def problem_at(problem: Problem, state: State, goals: Iterable[FNode] | None = N
 class PddlWorld:
     """A PDDL state that actions change: the simulated executor of a plan.
 
-    Implements :class:`bt_raider.runtime.actions.Executor` (``execute``, ``observe``) and
+    Implements :class:`bt_raider.robot.actions.Executor` (``execute``, ``observe``) and
     :class:`~bt_raider.planners.preconditions.PreconditionSource` (``query``), so the same
     world runs the actions and answers what their preconditions are *now*.
 

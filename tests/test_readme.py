@@ -16,7 +16,7 @@ import py_trees
 import pytest
 
 from bt_raider.checking.symbolic import SymbolicReasoner
-from bt_raider.runtime.actions import ActionBehaviour, SyncRobot
+from bt_raider.robot.actions import ActionBehaviour, SyncRobot
 from bt_raider.runtime.guards import RaiderGuard, guard_tree
 from bt_raider.simulation.simworld import SimWorld
 

@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 from bt_raider.checking.parse import ArgPhrase
 from bt_raider.checking.verdict import ToolCall
 from bt_raider.checking.vocabulary import GENERIC_HEADS, SPEAKER_WORDS
-from bt_raider.errors import BtRaiderError, ToolError
+from bt_raider.errors import BtRaiderError, Cancelled, ToolError
 from bt_raider.perception import relations
 from bt_raider.perception.lexicon import CategoryLexicon, split_type
 from bt_raider.perception.scene import Human, Scene, SceneObject
@@ -70,10 +70,6 @@ RELATION_ARG = {
 
 class ToolFailure(BtRaiderError):
     """A tool the check needed failed or is missing; the check ends as ``unknown``."""
-
-
-class Cancelled(BtRaiderError):
-    """The check was cancelled or ran out of time between two steps."""
 
 
 # --------------------------------------------------------------------------- tool runner

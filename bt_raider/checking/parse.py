@@ -636,3 +636,43 @@ class _Splitter:
         if len(self.words) > 2 and self.words[-1] in ("inside", "there", "here", "out"):
             return [p for p in (self.phrase(0, len(self.words) - 1),) if p is not None]
         return self.whole()
+
+
+def squash_name(name: str) -> str:
+    """An action or object name compared loosely: lower case, no spaces, ``_`` or ``-``."""
+    return re.sub(r"[\s_\-]+", "", name.lower())
+
+
+def split_action(text: str, bindings: dict[str, str] | None = None) -> tuple[str | None, list[str]]:
+    """``pick(Apple)`` / ``(pick robot apple table)`` / "grab the apple" -> name and arguments.
+
+    Uses :func:`bt_raider.checking.parse.parse_query` when it understands the text (PDDL arguments then
+    come back as scene names through ``bindings``); else a purely syntactic split.
+    """
+    try:
+        parsed = parse_query(text, bindings or None)
+        return parsed.action, [a.text for a in parsed.args]
+    except QueryError:
+        pass
+    match = re.fullmatch(r"\s*([A-Za-z][\w\-]*)\s*\((.*)\)\s*[.!?]?\s*", text, re.DOTALL)
+    if match:
+        args = [a.strip().strip("'\"") for a in match.group(2).split(",")]
+        return match.group(1).lower(), [a for a in args if a]
+    match = re.fullmatch(r"\s*\(\s*([\w\-]+)((?:\s+[^\s()]+)*)\s*\)\s*", text)
+    if match:
+        return match.group(1).lower(), match.group(2).split()
+    return None, []
+
+
+def action_name(
+    verdict_action: str | None, text: str, bindings: dict[str, str] | None = None
+) -> str | None:
+    """The action's name: the verdict's grounded action, else the one parsed from ``text``."""
+    if verdict_action:
+        return verdict_action
+    return split_action(text, bindings)[0]
+
+
+def same_action(a: str | None, b: str | None) -> bool:
+    """``pick`` and ``Pick`` and ``pick-up``... compare case and separator blind."""
+    return bool(a) and bool(b) and squash_name(a) == squash_name(b)  # type: ignore[arg-type]

@@ -9,7 +9,6 @@ from typing import Any
 
 from bt_raider.checking.grounding import (
     STATE_TEXT,
-    Cancelled,
     ToolFailure,
     display,
     listing,
@@ -19,6 +18,7 @@ from bt_raider.checking.grounding import (
 )
 from bt_raider.checking.parse import parse_phrase
 from bt_raider.checking.verdict import Category
+from bt_raider.errors import Cancelled
 from bt_raider.perception.scene import Human, SceneObject
 from bt_raider.perception.tools import Place
 

@@ -36,9 +36,10 @@ from collections.abc import Callable
 from typing import Any
 
 from bt_raider.checking.contract import Query, as_query
-from bt_raider.checking.grounding import Cancelled, ToolFailure, ToolRunner
+from bt_raider.checking.grounding import ToolFailure, ToolRunner
 from bt_raider.checking.parse import ArgPhrase, parse_query
 from bt_raider.checking.verdict import Category, Verdict
+from bt_raider.errors import Cancelled
 from bt_raider.perception.scene import Scene, SceneObject
 from bt_raider.perception.tools import default_tools
 from bt_raider.perception.toolset import ToolSet

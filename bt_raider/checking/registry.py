@@ -16,7 +16,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from bt_raider.checking.contract import Checker, Query, as_query
-from bt_raider.errors import QueryError
+from bt_raider.errors import UsageError
 
 if TYPE_CHECKING:
     from bt_raider.checking.verdict import Verdict
@@ -44,10 +44,10 @@ def register_checker(name: str, module: str, factory: str, *, replace: bool = Fa
         replace: allow overriding an existing name (else a clash is an error).
     """
     if not isinstance(name, str) or not name.strip():
-        raise QueryError(f"a checker name must be a non-empty string, got {name!r}")
+        raise UsageError(f"a checker name must be a non-empty string, got {name!r}")
     old = _REGISTRY.get(name)
     if old is not None and not replace and old[:2] != (module, factory):
-        raise QueryError(
+        raise UsageError(
             f"checker {name!r} is already registered as {old[0]}:{old[1]}; "
             "pass replace=True to override it"
         )
@@ -68,7 +68,7 @@ def make_checker(backend: str | Checker = "symbolic", **options: Any) -> Checker
         return backend
     entry = _REGISTRY.get(backend)
     if entry is None:
-        raise QueryError(f"unknown backend {backend!r}: expected one of {', '.join(_REGISTRY)}")
+        raise UsageError(f"unknown backend {backend!r}: expected one of {', '.join(_REGISTRY)}")
     module, attribute, fixed = entry
     return getattr(importlib.import_module(module), attribute)(**fixed, **options)
 

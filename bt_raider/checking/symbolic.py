@@ -39,7 +39,6 @@ from typing import Any, NamedTuple
 from bt_raider.checking.contract import Query, as_query
 from bt_raider.checking.grounding import (
     STATE_TEXT,
-    Cancelled,
     Grounded,
     Grounder,
     ToolFailure,
@@ -56,7 +55,7 @@ from bt_raider.checking.grounding import (
 from bt_raider.checking.parse import ParsedQuery, parse_query
 from bt_raider.checking.steps import check_steps, split_steps
 from bt_raider.checking.verdict import PRIORITY, Category, ToolCall, Verdict
-from bt_raider.errors import SceneError, ToolError
+from bt_raider.errors import Cancelled, SceneError, ToolError
 from bt_raider.perception import relations
 from bt_raider.perception.lexicon import CategoryLexicon
 from bt_raider.perception.relations import SINGLE_SLOT_TYPES

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import sqlite3
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -397,8 +396,3 @@ _COMMANDS = {
     "trim": _trim,
     "delete": _delete,
 }
-
-if __name__ == "__main__":  # pragma: no cover
-    from bt_raider.cli import main  # python -m bt_raider.commands.memory: the CLI runs it
-
-    sys.exit(main(["memory", *sys.argv[1:]]))

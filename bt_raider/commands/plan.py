@@ -21,7 +21,7 @@ import py_trees
 from bt_raider.commands import HELP
 from bt_raider.planners import pddl
 from bt_raider.planners.tree import plan_to_tree, robot_actions
-from bt_raider.runtime.actions import SyncRobot
+from bt_raider.robot.actions import SyncRobot
 
 ENGINE_CHOICES = ("auto", "fast-downward", "pyperplan")
 

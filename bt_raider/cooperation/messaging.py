@@ -277,7 +277,7 @@ class MessageBus(Protocol):
 
     ``publish`` and ``request`` never block a behaviour tree tick for long: ``publish`` returns
     at once, ``request`` waits at most ``timeout`` seconds and is meant to run on a worker
-    (:mod:`bt_raider.runtime.worker`).
+    (:mod:`bt_raider.robot.worker`).
     """
 
     name: str

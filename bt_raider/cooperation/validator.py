@@ -39,7 +39,7 @@ from bt_raider.cooperation.trajectory import (
     TrajectoryEstimator,
     ValidationContext,
 )
-from bt_raider.errors import CommunicationError
+from bt_raider.errors import Cancelled, CommunicationError
 
 if TYPE_CHECKING:
     pass
@@ -85,10 +85,6 @@ class ValidationResult:
     @property
     def commit(self) -> bool:
         return self.achieved_by is None
-
-
-class ValidationCancelled(Exception):
-    """Raised inside a cancelled validation (the guard that started it has gone)."""
 
 
 class Validator:
@@ -163,11 +159,11 @@ class Validator:
     ) -> ValidationResult:
         """Validate ``subgoal``: estimate, ask the likely collaborators in turn, decide.
 
-        Meant to run on a worker (:func:`bt_raider.runtime.worker.submit` passes ``cancel``): it may
+        Meant to run on a worker (:func:`bt_raider.robot.worker.submit` passes ``cancel``): it may
         wait for answers. Confirmation updates the memory (stale information dropped).
 
         Raises:
-            ValidationCancelled: ``cancel`` was set while it ran.
+            Cancelled: ``cancel`` was set while it ran (the guard that started it has gone).
         """
         ctx = self.context(subgoal)
         if self.mode == "never":
@@ -206,7 +202,7 @@ class Validator:
         faults: list[str] = []
         for name in order:
             if cancel is not None and cancel.is_set():
-                raise ValidationCancelled(subgoal.text)
+                raise Cancelled(f"the validation of {subgoal.text!r} was cancelled")
             asked.append(name)
             request = request_message(self.memory, name, subgoal, ctx.info)
             try:
@@ -218,7 +214,7 @@ class Validator:
                 faults.append(f"{name}: {exc}")
                 continue
             if cancel is not None and cancel.is_set():
-                raise ValidationCancelled(subgoal.text)
+                raise Cancelled(f"the validation of {subgoal.text!r} was cancelled")
             if reply is None:
                 answers[name] = "unknown"
                 continue

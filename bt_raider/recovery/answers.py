@@ -18,7 +18,7 @@ the scene's places, the people expected) and :meth:`AnswerSpace.read` turns a re
 * ``passed``: only for a space with no scene (nothing to check against), whose answer only
   feeds the guard's re-check of the action: the checker then grounds it.
 
-:class:`~bt_raider.runtime.human.GroundedAsk` asks, reads, explains and re-asks.
+:class:`~bt_raider.robot.human.GroundedAsk` asks, reads, explains and re-asks.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from bt_raider.checking.vocabulary import GENERIC_HEADS
 from bt_raider.errors import BtRaiderError
 from bt_raider.perception import relations
 from bt_raider.perception.lexicon import CategoryLexicon
-from bt_raider.runtime.human import clean_answer
+from bt_raider.robot.human import clean_answer
 
 if TYPE_CHECKING:
     from bt_raider.perception.scene import Scene, SceneObject

@@ -11,8 +11,8 @@ import py_trees
 
 from bt_raider.recovery.answers import read_request_reply
 from bt_raider.recovery.safecode import INTERACTION_ACTIONS, Arg, Program, Ref
-from bt_raider.runtime.actions import ActionBehaviour, Robot, Var
-from bt_raider.runtime.human import (
+from bt_raider.robot.actions import ActionBehaviour, Robot, Var
+from bt_raider.robot.human import (
     AskBehaviour,
     GroundedAsk,
     HumanInterface,
@@ -34,13 +34,13 @@ def compile_program(
 ) -> py_trees.composites.Sequence:
     """Turn an accepted program into a ``Sequence(memory=True)`` of behaviours.
 
-    ``x = ask(q)`` becomes a :class:`~bt_raider.runtime.human.GroundedAsk` when ``answers`` has a
+    ``x = ask(q)`` becomes a :class:`~bt_raider.robot.human.GroundedAsk` when ``answers`` has a
     reader for ``x`` (the reply must ground to one candidate; ``because`` answers "why?"), and
     also — failing closed — when a robot action uses ``x`` but there is no reader; otherwise an
-    :class:`~bt_raider.runtime.human.AskBehaviour` writing the answer to ``/bt_raider/vars/x``.
-    ``say`` becomes a :class:`~bt_raider.runtime.human.SayBehaviour`; ``wait_for`` a
-    :class:`~bt_raider.runtime.human.WaitFor`; every other action an
-    :class:`~bt_raider.runtime.actions.ActionBehaviour` whose :class:`~bt_raider.runtime.actions.Var`
+    :class:`~bt_raider.robot.human.AskBehaviour` writing the answer to ``/bt_raider/vars/x``.
+    ``say`` becomes a :class:`~bt_raider.robot.human.SayBehaviour`; ``wait_for`` a
+    :class:`~bt_raider.robot.human.WaitFor`; every other action an
+    :class:`~bt_raider.robot.actions.ActionBehaviour` whose :class:`~bt_raider.robot.actions.Var`
     arguments are read from the blackboard when it starts and whose names become what the
     robot receives through ``aliases`` (display name -> objectId).
     """

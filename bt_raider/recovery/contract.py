@@ -4,15 +4,14 @@
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from bt_raider.checking.parse import parse_query
+from bt_raider.checking.parse import action_name
 from bt_raider.checking.verdict import Verdict
-from bt_raider.errors import BtRaiderError, QueryError
+from bt_raider.errors import BtRaiderError
 from bt_raider.recovery.safecode import (
     CodeStep,
     Program,
@@ -22,7 +21,6 @@ if TYPE_CHECKING:
     from bt_raider.perception.scene import Scene, SceneObject
     from bt_raider.recovery.answers import AnswerSpace
     from bt_raider.recovery.robot_actions import RobotActions
-    from bt_raider.recovery.verify import Proof
 
 
 #: An examples provider: ``(information, k) -> [(information, goal), ...]``. The CDR memory's
@@ -137,46 +135,6 @@ def _has_room(scene: Scene, surface: SceneObject) -> bool:
     return used / area <= FULL_SHARE
 
 
-def squash_name(name: str) -> str:
-    """An action or object name compared loosely: lower case, no spaces, ``_`` or ``-``."""
-    return re.sub(r"[\s_\-]+", "", name.lower())
-
-
-def split_action(text: str, bindings: dict[str, str] | None = None) -> tuple[str | None, list[str]]:
-    """``pick(Apple)`` / ``(pick robot apple table)`` / "grab the apple" -> name and arguments.
-
-    Uses :func:`bt_raider.checking.parse.parse_query` when it understands the text (PDDL arguments then
-    come back as scene names through ``bindings``); else a purely syntactic split.
-    """
-    try:
-        parsed = parse_query(text, bindings or None)
-        return parsed.action, [a.text for a in parsed.args]
-    except QueryError:
-        pass
-    match = re.fullmatch(r"\s*([A-Za-z][\w\-]*)\s*\((.*)\)\s*[.!?]?\s*", text, re.DOTALL)
-    if match:
-        args = [a.strip().strip("'\"") for a in match.group(2).split(",")]
-        return match.group(1).lower(), [a for a in args if a]
-    match = re.fullmatch(r"\s*\(\s*([\w\-]+)((?:\s+[^\s()]+)*)\s*\)\s*", text)
-    if match:
-        return match.group(1).lower(), match.group(2).split()
-    return None, []
-
-
-def action_name(
-    verdict_action: str | None, text: str, bindings: dict[str, str] | None = None
-) -> str | None:
-    """The action's name: the verdict's grounded action, else the one parsed from ``text``."""
-    if verdict_action:
-        return verdict_action
-    return split_action(text, bindings)[0]
-
-
-def same_action(a: str | None, b: str | None) -> bool:
-    """``pick`` and ``Pick`` and ``pick-up``... compare case and separator blind."""
-    return bool(a) and bool(b) and squash_name(a) == squash_name(b)  # type: ignore[arg-type]
-
-
 @runtime_checkable
 class RecoveryPlanner(Protocol):
     """Anything that writes recovery code for a request."""
@@ -184,6 +142,25 @@ class RecoveryPlanner(Protocol):
     def propose(self, request: RecoveryRequest, *, cancel: threading.Event | None = None) -> str:
         """Return recovery code (one statement per line); stop early when ``cancel`` is set."""
         ...
+
+
+@dataclass(frozen=True)
+class Proof:
+    """What a verifier found out about a recovery plan.
+
+    Attributes:
+        ok: the plan may start (everything verifiable so far holds).
+        reason: why it fails, naming the step (``"step 2, pick('Apple_1'): the robot's hand is
+            full"``), or what was proved.
+        checked_steps: robot actions verified (applicable in sequence).
+        waits_on_answer: verification stopped at an ``ask`` whose answer is not known yet (or
+            at something the person is asked to do): the rest is verified after the answer.
+    """
+
+    ok: bool
+    reason: str
+    checked_steps: int = 0
+    waits_on_answer: bool = False
 
 
 @dataclass
@@ -202,7 +179,7 @@ class RecoveryPlan:
             (an objectId, a location name, a person's id), read from the request's scene.
         answers: variable -> the :class:`~bt_raider.recovery.answers.AnswerSpace` its ``ask``
             is read against (a reply grounds to one candidate before any action uses it).
-        proof: the verifier's :class:`~bt_raider.recovery.verify.Proof` of the plan (None:
+        proof: the verifier's :class:`Proof` of the plan (None:
             not verified).
     """
 

@@ -7,7 +7,7 @@ queues, and :meth:`examples` waits for its answer (it is called from a worker, n
 
 Example:
     >>> link = MemoryLink(VectorMemory("memory.db"))          # doctest: +SKIP
-    >>> planner = LLMRecovery(chat, examples=link.examples)    # doctest: +SKIP
+    >>> planner = LLMRecoveryPlanner(chat, examples=link.examples)    # doctest: +SKIP
     >>> recovery = Recovery(planner, robot, human, on_success=link.record)  # doctest: +SKIP
 """
 

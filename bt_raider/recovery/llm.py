@@ -9,7 +9,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from bt_raider.errors import RecoveryCodeError
+from bt_raider.errors import RecoveryCodeError, renamed
 from bt_raider.llm.prompts import render
 from bt_raider.recovery.contract import (
     FREE_SPOT,
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 
 #: RAIDER's contextual notes (Fig. 7), worded for code output. RAIDER's "there is always a free
-#: table" becomes a real surface of the scene, added per request (:meth:`LLMRecovery.notes_for`).
+#: table" becomes a real surface of the scene, added per request (:meth:`LLMRecoveryPlanner.notes_for`).
 DEFAULT_NOTES = (
     "The robot is initially at the query location.",
     "The robot has a single arm and cannot perform actions while holding an object, except for "
@@ -58,7 +58,7 @@ def _in_robot_words(shot: tuple[str, str], actions: RobotActions) -> tuple[str, 
     return info, "\n".join(out)
 
 
-class LLMRecovery:
+class LLMRecoveryPlanner:
     """RAIDER's recovery LLM: the few-shot prompt of Fig. 7 on any chat model.
 
     Args:
@@ -136,3 +136,9 @@ class LLMRecovery:
         messages = [{"role": "user", "content": self.prompt(request)}]
         reply = self.chat.complete(messages, timeout=self.timeout)
         return str(getattr(reply, "content", "") or "")
+
+
+#: The name before 0.2 (a recovery *planner*, passed into ``Recovery``), for one release.
+__getattr__ = renamed(
+    __name__, {"LLMRecovery": ("bt_raider.recovery.llm.LLMRecoveryPlanner", LLMRecoveryPlanner)}
+)

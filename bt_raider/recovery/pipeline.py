@@ -7,10 +7,10 @@ the interaction actions ``ask``/``say``. Here:
 * a :class:`~bt_raider.recovery.contract.RecoveryRequest` carries that query;
 * a :class:`~bt_raider.recovery.contract.RecoveryPlanner` (tiny protocol:
   ``propose(request) -> code``) writes the code:
-  :class:`~bt_raider.recovery.symbolic.SymbolicRecovery` (deterministic templates per issue
-  category, offline) and :class:`~bt_raider.recovery.llm.LLMRecovery` (RAIDER's few-shot prompt,
+  :class:`~bt_raider.recovery.symbolic.SymbolicRecoveryPlanner` (deterministic templates per issue
+  category, offline) and :class:`~bt_raider.recovery.llm.LLMRecoveryPlanner` (RAIDER's few-shot prompt,
   ``llm/templates/recovery.j2``, on any chat model);
-  ``bt_raider.planners.pddl_recovery.PddlRecovery`` is a PDDL-based one;
+  ``bt_raider.planners.pddl_recovery.PddlRecoveryPlanner`` is a PDDL-based one;
 * :class:`Recovery` asks the planner, checks the code with :mod:`bt_raider.recovery.safecode` (never
   executing it), feeds a rejected snippet's reason back to the planner a bounded number of
   times, and compiles the accepted program into a subtree.
@@ -30,7 +30,7 @@ Plans are *verified* before they start (``Recovery(..., verify=True)``, the defa
 :mod:`bt_raider.recovery.verify`): the robot actions must be applicable in sequence and leave
 the recovered action's issue fixed, on a copy of the scene (:class:`~bt_raider.recovery.verify.
 SceneVerifier`) or in the planner's own model (a planner with a ``verifier`` attribute, e.g.
-``PddlRecovery``, brings its own). A refuted plan goes back to the planner with the reason; what
+``PddlRecoveryPlanner``, brings its own). A refuted plan goes back to the planner with the reason; what
 depends on an answer is verified again once the answer is in, before the next robot action.
 When every proposal is refuted, :meth:`Recovery.plan` raises
 :class:`~bt_raider.recovery.verify.Unrecoverable` and :attr:`Recovery.unrecoverable` says why.
@@ -47,7 +47,8 @@ from typing import TYPE_CHECKING, Any
 
 import py_trees
 
-from bt_raider.errors import BtRaiderError, RecoveryCodeError
+from bt_raider.checking.parse import same_action, split_action
+from bt_raider.errors import BtRaiderError, RecoveryCodeError, UsageError
 from bt_raider.llm.replies import clean_code
 from bt_raider.perception.scene import Scene
 from bt_raider.recovery.answers import AnswerSpace, strip_article
@@ -57,8 +58,6 @@ from bt_raider.recovery.contract import (
     RecoveryPlanner,
     RecoveryRequest,
     free_surface,
-    same_action,
-    split_action,
 )
 from bt_raider.recovery.robot_actions import RobotActions, verb_for_name
 from bt_raider.recovery.safecode import (
@@ -83,8 +82,8 @@ from bt_raider.recovery.verify import (
 )
 
 if TYPE_CHECKING:
-    from bt_raider.runtime.actions import Robot
-    from bt_raider.runtime.human import HumanInterface
+    from bt_raider.robot.actions import Robot
+    from bt_raider.robot.human import HumanInterface
 
 
 class Recovery:
@@ -112,7 +111,7 @@ class Recovery:
             action depends on); a refuted plan is rejected with the reason. False: trust a
             plan once it parses (the behaviour before verification, for comparisons).
         verifier: the :class:`~bt_raider.recovery.verify.Verifier`; None: the planner's own
-            (``planner.verifier``, e.g. ``PddlRecovery``'s PDDL simulation) if it has one, else
+            (``planner.verifier``, e.g. ``PddlRecoveryPlanner``'s PDDL simulation) if it has one, else
             a :class:`~bt_raider.recovery.verify.SceneVerifier` with the symbolic checker.
 
     Attributes:
@@ -142,11 +141,11 @@ class Recovery:
         verifier: Verifier | None = None,
     ) -> None:
         if not callable(getattr(planner, "propose", None)):
-            raise TypeError(f"planner must have propose(request, *, cancel), got {planner!r}")
+            raise UsageError(f"planner must have propose(request, *, cancel), got {planner!r}")
         if not isinstance(max_retries, int) or max_retries < 0:
-            raise ValueError(f"max_retries must be an integer >= 0, got {max_retries!r}")
+            raise UsageError(f"max_retries must be an integer >= 0, got {max_retries!r}")
         if not isinstance(max_asks, int) or isinstance(max_asks, bool) or max_asks < 1:
-            raise ValueError(f"max_asks must be an integer >= 1, got {max_asks!r}")
+            raise UsageError(f"max_asks must be an integer >= 1, got {max_asks!r}")
         self.planner = planner
         self.robot = robot
         self.human = human
@@ -159,7 +158,7 @@ class Recovery:
         self.on_success = on_success
         self.max_asks = max_asks
         if verifier is not None and not callable(getattr(verifier, "verify", None)):
-            raise TypeError(f"verifier must have verify(plan, request, answers), got {verifier!r}")
+            raise UsageError(f"verifier must have verify(plan, request, answers), got {verifier!r}")
         self.verifier: Verifier | None = None
         if verify:
             own = getattr(planner, "verifier", None)

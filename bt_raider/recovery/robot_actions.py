@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from bt_raider.errors import RecoveryCodeError
+from bt_raider.errors import RecoveryCodeError, UsageError
 from bt_raider.recovery.safecode import DEFAULT_ACTIONS, INTERACTION_ACTIONS, Vocabulary
 
 #: RAIDER's robot verbs (the interaction actions ask/say/wait_for are always available).
@@ -174,7 +174,7 @@ class RobotActions:
     def from_robot(cls, robot: Any, **kw: Any) -> RobotActions:
         """The public methods of a robot object that mean one of RAIDER's verbs.
 
-        Methods of the :class:`~bt_raider.runtime.actions.Robot` protocol (start, poll, cancel,
+        Methods of the :class:`~bt_raider.robot.actions.Robot` protocol (start, poll, cancel,
         observe) and names that mean no verb are left out.
         """
         protocol = {"start", "poll", "cancel", "observe"}
@@ -205,7 +205,7 @@ class RobotActions:
             return cls.from_names(names())
         if isinstance(actions, Iterable) and not isinstance(actions, (str, bytes)):
             return cls.from_names(actions)
-        raise TypeError(
+        raise UsageError(
             "actions must be a mapping verb -> the robot's action name, a list of the robot's "
             f"action names, an ActionRegistry or a RobotActions, got {type(actions).__name__}"
         )

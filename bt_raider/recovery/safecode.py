@@ -19,9 +19,9 @@ definition, wrong arity, oversized literals or source) is rejected with a
 what is allowed, so it can be fed back to the model.
 
 :func:`~bt_raider.recovery.compiler.compile_program` turns an accepted :class:`Program` into a
-``Sequence(memory=True)`` of :class:`~bt_raider.runtime.human.AskBehaviour`,
-:class:`~bt_raider.runtime.human.SayBehaviour`, :class:`~bt_raider.runtime.human.WaitFor` and
-:class:`~bt_raider.runtime.actions.ActionBehaviour` nodes.
+``Sequence(memory=True)`` of :class:`~bt_raider.robot.human.AskBehaviour`,
+:class:`~bt_raider.robot.human.SayBehaviour`, :class:`~bt_raider.robot.human.WaitFor` and
+:class:`~bt_raider.robot.actions.ActionBehaviour` nodes.
 """
 
 from __future__ import annotations

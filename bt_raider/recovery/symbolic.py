@@ -10,14 +10,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from bt_raider.checking.parse import split_action, squash_name
 from bt_raider.checking.verdict import Category, Verdict
-from bt_raider.errors import BtRaiderError
+from bt_raider.errors import BtRaiderError, renamed
 from bt_raider.recovery.answers import strip_article
 from bt_raider.recovery.contract import (
     RecoveryRequest,
     free_surface,
-    split_action,
-    squash_name,
 )
 from bt_raider.recovery.robot_actions import RobotActions
 from bt_raider.recovery.safecode import (
@@ -222,7 +221,7 @@ class _Ctx:
         return lines
 
 
-class SymbolicRecovery:
+class SymbolicRecoveryPlanner:
     """Deterministic recovery templates per issue category (offline, no model).
 
     Args:
@@ -486,3 +485,15 @@ class SymbolicRecovery:
             if o.type in ("Knife", "ButterKnife") and not o.flag("isPickedUp"):
                 return o.name
         return None
+
+
+#: The name before 0.2 (a recovery *planner*, passed into ``Recovery``), for one release.
+__getattr__ = renamed(
+    __name__,
+    {
+        "SymbolicRecovery": (
+            "bt_raider.recovery.symbolic.SymbolicRecoveryPlanner",
+            SymbolicRecoveryPlanner,
+        )
+    },
+)

@@ -11,7 +11,7 @@ Before :class:`~bt_raider.recovery.pipeline.Recovery` accepts a plan it asks a
   (the plan's resume step, else the original query) with the same checker;
 * ``bt_raider.planners.pddl_recovery.PddlVerifier`` simulates the steps with the PDDL domain
   (unified-planning's ``SequentialSimulator``); it is injected through this protocol (recovery
-  does not import planners), and ``PddlRecovery`` offers it as its ``verifier``.
+  does not import planners), and ``PddlRecoveryPlanner`` offers it as its ``verifier``.
 
 ``ask``, ``say`` and ``wait_for`` are observations, not actions. ``say`` changes nothing; an
 ``ask`` whose answer a later robot action uses, a request to the person (``ask`` without a
@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import py_trees
@@ -51,10 +50,11 @@ from bt_raider.checking.verdict import Category
 from bt_raider.checking.vocabulary import MIN_ARGS, ROLES
 from bt_raider.errors import BtRaiderError, RecoveryCodeError
 from bt_raider.perception.scene import Scene
+from bt_raider.recovery.contract import Proof
 from bt_raider.recovery.robot_actions import verb_for_name
 from bt_raider.recovery.safecode import INTERACTION_ACTIONS, CodeStep, Ref
-from bt_raider.runtime import worker
-from bt_raider.runtime.actions import Var
+from bt_raider.robot import worker
+from bt_raider.robot.actions import Var
 
 if TYPE_CHECKING:
     from bt_raider.checking.contract import Checker
@@ -62,25 +62,6 @@ if TYPE_CHECKING:
 
 #: Seconds a verification after an answer may take on its worker before it fails closed.
 ANSWER_CHECK_DEADLINE = 30.0
-
-
-@dataclass(frozen=True)
-class Proof:
-    """What a verifier found out about a recovery plan.
-
-    Attributes:
-        ok: the plan may start (everything verifiable so far holds).
-        reason: why it fails, naming the step (``"step 2, pick('Apple_1'): the robot's hand is
-            full"``), or what was proved.
-        checked_steps: robot actions verified (applicable in sequence).
-        waits_on_answer: verification stopped at an ``ask`` whose answer is not known yet (or
-            at something the person is asked to do): the rest is verified after the answer.
-    """
-
-    ok: bool
-    reason: str
-    checked_steps: int = 0
-    waits_on_answer: bool = False
 
 
 @runtime_checkable

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 from bt_raider.checking.contract import Checker, Query, as_query
 from bt_raider.checking.steps import check_steps
 from bt_raider.checking.verdict import Category, Verdict
+from bt_raider.errors import Cancelled, UsageError
 from bt_raider.runtime.scenes import SceneLike, read_scene, scene_source
 
 __all__ = [
@@ -231,15 +232,11 @@ def window(n: int, start: int, depth: int | None) -> int:
         ValueError: ``start`` outside the plan, or ``depth`` not None nor an integer >= 1.
     """
     if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start < max(n, 1):
-        raise ValueError(f"start must be a step index in 0..{max(n - 1, 0)}, got {start!r}")
+        raise UsageError(f"start must be a step index in 0..{max(n - 1, 0)}, got {start!r}")
     if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
-        raise ValueError(f"depth must be an integer >= 1 or None (every step left), got {depth!r}")
+        raise UsageError(f"depth must be an integer >= 1 or None (every step left), got {depth!r}")
     last = n - 1 if depth is None else min(n - 1, start + depth)
     return max(last, start)
-
-
-class _Cancelled(Exception):
-    """The forecast was cancelled between two checks."""
 
 
 def forecast_scene(
@@ -297,13 +294,13 @@ def forecast_scene(
 
     def check_one(state: Any, text: str) -> Verdict:
         if cancel is not None and cancel.is_set():
-            raise _Cancelled
+            raise Cancelled("the look-ahead was cancelled")
         q = span[len(verdicts)]
         # A pronoun the steps resolved ("close it" -> "close Fridge") changes the text only.
         query = q if text == q.text else q.replace(text=text)
         verdict = checker.check(state, query)
         if not isinstance(verdict, Verdict):
-            raise TypeError(f"the checker returned {verdict!r} for {text!r}, not a Verdict")
+            raise UsageError(f"the checker returned {verdict!r} for {text!r}, not a Verdict")
         if verdicts and not verdict.ok and not expect:
             try:
                 expect.append(scene_facts(state))
@@ -314,7 +311,7 @@ def forecast_scene(
 
     try:
         check_steps(check_one, scene, [q.text for q in span])
-    except _Cancelled:
+    except Cancelled:
         return unknown(max(len(verdicts), 1), "the look-ahead was cancelled")
     except Exception as exc:  # fail closed: the step we could not judge is the forecast
         if not verdicts:
@@ -389,7 +386,7 @@ class SceneForecaster:
     ) -> None:
         self.queries = [as_query(q) for q in queries]  # a bad query is an error now
         if not self.queries:
-            raise ValueError("a plan to look ahead in needs at least one step")
+            raise UsageError("a plan to look ahead in needs at least one step")
         self.scene = scene_source(scene)
         self.checker = checker
         self._version = version
@@ -403,7 +400,7 @@ class SceneForecaster:
 
     def version(self) -> Any:
         if self._version is None:
-            raise TypeError("this SceneForecaster has no version= callable")
+            raise UsageError("this SceneForecaster has no version= callable")
         return self._version()
 
     @property

@@ -15,7 +15,7 @@ bounded by ``max_attempts`` recoveries. Every verdict goes on the blackboard
 (``/bt_raider/verdicts/<guard name>`` and ``/bt_raider/last_verdict``, as
 :meth:`~bt_raider.checking.verdict.Verdict.as_dict`); after a passing check, before the child's
 first tick, what it resolved the action to goes to the child (``child.retarget(resolved)``, see
-:mod:`bt_raider.runtime.retarget`) and to ``/bt_raider/resolved/<guard name>``. The child may be
+:mod:`bt_raider.robot.retarget`) and to ``/bt_raider/resolved/<guard name>``. The child may be
 any py_trees behaviour. The guard fails closed: a checker that raises, a
 check that cannot finish (``unknown``), no recovery, a recovery that cannot be planned, or
 issues left after the last attempt all end in FAILURE with a readable ``feedback_message``.
@@ -36,12 +36,13 @@ from py_trees.common import Status
 
 from bt_raider.checking.contract import Checker, Query, as_query
 from bt_raider.checking.verdict import Category, Verdict
+from bt_raider.errors import UsageError
 from bt_raider.recovery.contract import RecoveryPlan, RecoveryRequest
 from bt_raider.recovery.pipeline import Recovery
 from bt_raider.recovery.safecode import Ref
-from bt_raider.runtime import worker
-from bt_raider.runtime.actions import Var
-from bt_raider.runtime.retarget import (
+from bt_raider.robot import worker
+from bt_raider.robot.actions import Var
+from bt_raider.robot.retarget import (
     ResolvedAction,
     argument_phrases,
     resolve_action,
@@ -111,14 +112,14 @@ class RaiderGuard(py_trees.decorators.Decorator):
     The child may be any py_trees behaviour. After every passing check, before the guard ticks
     it, the child learns what the check resolved its action to (the objectIds its arguments
     grounded to; after a recovery, the arguments the recovery chose, e.g. the cup the person
-    named), as a :class:`~bt_raider.runtime.retarget.ResolvedAction`:
+    named), as a :class:`~bt_raider.robot.retarget.ResolvedAction`:
 
     * ``child.retarget(resolved)`` is called when the child has a ``retarget`` method
-      (:class:`~bt_raider.runtime.retarget.Retargetable`); at the guard's next run,
+      (:class:`~bt_raider.robot.retarget.Retargetable`); at the guard's next run,
       ``child.retarget(None)``: back to its own arguments;
     * the blackboard key ``/bt_raider/resolved/<guard name>``
-      (:func:`~bt_raider.runtime.retarget.resolved_key`, also :attr:`resolved_key`) holds
-      :meth:`~bt_raider.runtime.retarget.ResolvedAction.as_dict`: ``{"action", "args",
+      (:func:`~bt_raider.robot.retarget.resolved_key`, also :attr:`resolved_key`) holds
+      :meth:`~bt_raider.robot.retarget.ResolvedAction.as_dict`: ``{"action", "args",
       "grounding", "bindings", "query", "phrases", "recovered"}``, from the passing check until
       the guard's next run starts.
 
@@ -173,20 +174,20 @@ class RaiderGuard(py_trees.decorators.Decorator):
     ) -> None:
         super().__init__(name=name or f"Guard {child.name}", child=child)
         if not callable(getattr(checker, "check", None)):
-            raise TypeError(f"checker must have check(scene, query, *, cancel), got {checker!r}")
+            raise UsageError(f"checker must have check(scene, query, *, cancel), got {checker!r}")
         if recovery is not None and not isinstance(recovery, Recovery):
-            raise TypeError(
+            raise UsageError(
                 f"recovery must be a bt_raider.recovery.pipeline.Recovery, got {type(recovery).__name__}: "
                 "wrap a planner as Recovery(planner, robot, human)"
             )
         if not isinstance(max_attempts, int) or isinstance(max_attempts, bool) or max_attempts < 0:
-            raise ValueError(f"max_attempts must be an integer >= 0, got {max_attempts!r}")
+            raise UsageError(f"max_attempts must be an integer >= 0, got {max_attempts!r}")
         if deadline is not None and (
             isinstance(deadline, bool)
             or not isinstance(deadline, (int, float))
             or not 0 < deadline < math.inf
         ):
-            raise ValueError(f"deadline must be seconds > 0 (finite) or None, got {deadline!r}")
+            raise UsageError(f"deadline must be seconds > 0 (finite) or None, got {deadline!r}")
         # A bad query is an error now, not at the first tick; parsed once, reused by every run
         # (a tree of 1,000 guards initialises them all in its first tick).
         self._parsed = None if callable(query) else (query, as_query(query))
@@ -558,7 +559,7 @@ class RaiderGuard(py_trees.decorators.Decorator):
         """Tell the child what the passing check resolved its action to (before its tick).
 
         On the blackboard at :attr:`resolved_key`, and through ``child.retarget(resolved)``
-        when the child is :class:`~bt_raider.runtime.retarget.Retargetable`. A retarget that
+        when the child is :class:`~bt_raider.robot.retarget.Retargetable`. A retarget that
         raises fails the run (the child would act on the wrong thing).
         """
         assert self.query is not None
@@ -685,7 +686,7 @@ def _swap_in(
         parent.insert_child(guard, index)
         return guard
     if parent is not None and not isinstance(parent, py_trees.decorators.Decorator):
-        raise TypeError(
+        raise UsageError(
             f"cannot guard {node.name!r}: its parent {parent.name!r} is a "
             f"{type(parent).__name__}, neither a py_trees Composite nor a Decorator"
         )

@@ -63,7 +63,8 @@ from typing import Any
 import py_trees
 from py_trees.common import Status
 
-from bt_raider.runtime import worker
+from bt_raider.errors import UsageError
+from bt_raider.robot import worker
 from bt_raider.runtime.forecast import (  # re-exported: the look-ahead's public names
     Forecast,
     Forecaster,
@@ -112,17 +113,17 @@ def forecast_key(node_name: str) -> str:
 # --------------------------------------------------------------------------- the decorator
 def _check_plan(plan: py_trees.behaviour.Behaviour, forecaster: Any) -> None:
     if not callable(getattr(forecaster, "forecast", None)):
-        raise TypeError(
+        raise UsageError(
             f"forecaster must have forecast(start, depth, *, cancel), got {forecaster!r}"
         )
     if not isinstance(plan, py_trees.composites.Composite):
-        raise TypeError(
+        raise UsageError(
             f"LookAhead decorates a plan: a py_trees Composite whose children are the steps, "
             f"got {type(plan).__name__} {plan.name!r}"
         )
     n = len(forecaster)
     if n != len(plan.children):
-        raise ValueError(
+        raise UsageError(
             f"the forecaster has {n} step(s) but the plan {plan.name!r} has "
             f"{len(plan.children)} step node(s)"
         )
@@ -231,16 +232,16 @@ class LookAhead(py_trees.decorators.Decorator):
         # Everything is checked before the child is taken (Decorator.__init__ reparents it).
         _check_plan(child, forecaster)
         if policy not in POLICIES:
-            raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
+            raise UsageError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
         window(max(len(forecaster), 1), 0, depth)  # validates depth
         if every != "step" and every != "change":
             if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-                raise ValueError(f"every must be 'step', 'change' or ticks >= 1, got {every!r}")
+                raise UsageError(f"every must be 'step', 'change' or ticks >= 1, got {every!r}")
         if every == "change" and not (
             callable(getattr(forecaster, "version", None))
             and getattr(forecaster, "versioned", True)
         ):
-            raise ValueError(
+            raise UsageError(
                 "every='change' needs a forecaster with a version() (a PddlForecaster on a "
                 "PddlWorld, or SceneForecaster(..., version=...))"
             )
@@ -248,7 +249,7 @@ class LookAhead(py_trees.decorators.Decorator):
             callable(getattr(replanner, "replan", None))
             and callable(getattr(replanner, "build", None))
         ):
-            raise ValueError(
+            raise UsageError(
                 "policy 'replan' needs replanner= with replan(cancel=...) and build(plan) "
                 "(bt_raider.planners.replan.Replanner)"
             )
@@ -257,9 +258,9 @@ class LookAhead(py_trees.decorators.Decorator):
             or not isinstance(deadline, (int, float))
             or not 0 < deadline < math.inf
         ):
-            raise ValueError(f"deadline must be seconds > 0 (finite) or None, got {deadline!r}")
+            raise UsageError(f"deadline must be seconds > 0 (finite) or None, got {deadline!r}")
         if isinstance(max_replans, bool) or not isinstance(max_replans, int) or max_replans < 0:
-            raise ValueError(f"max_replans must be an integer >= 0, got {max_replans!r}")
+            raise UsageError(f"max_replans must be an integer >= 0, got {max_replans!r}")
         super().__init__(name=name or f"Look ahead {child.name}", child=child)
         self.forecaster = forecaster
         self.policy = policy

@@ -28,7 +28,7 @@ from py_trees.common import Access, Status
 
 from bt_raider.cooperation.observations import SubGoal
 from bt_raider.cooperation.validator import ValidationResult
-from bt_raider.runtime.worker import Pending, submit
+from bt_raider.robot.worker import Pending, submit
 
 #: Blackboard namespace of sub-goals collaborators have achieved.
 SHARED_GOALS_NAMESPACE = "/bt_raider/shared_goals"

@@ -13,20 +13,22 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeAlias
 
 from bt_raider.errors import SceneError
 from bt_raider.perception.scene import CAPABILITIES, STATES
 
-if TYPE_CHECKING:
-    from bt_raider.simulation.simworld import SimWorld
+#: A world change: called with the world it changes (the :class:`SimWorld` this module's
+#: :class:`WorldEvents` is mixed into; typed loosely so that this module, below ``simworld``,
+#: does not name it).
+WorldChange: TypeAlias = Callable[[Any], Any]
 
 
 @dataclass
 class ScheduledEvent:
     """A world change waiting for its moment (see :meth:`SimWorld.schedule`)."""
 
-    fn: Callable[[SimWorld], Any]
+    fn: WorldChange
     label: str
     after_actions: int | None = None
     after_ticks: int | None = None
@@ -42,14 +44,14 @@ class WorldEvents:
     """World changes from outside the robot; mixed into :class:`SimWorld`, whose state it edits."""
 
     # ------------------------------------------------------------------ events
-    def inject(self, fn: Callable[[SimWorld], Any], label: str | None = None) -> Any:
+    def inject(self, fn: WorldChange, label: str | None = None) -> Any:
         """Apply a world change now (between ticks) and log it; returns what ``fn`` returns."""
         with self._lock:
             return self._run_event(fn, label or getattr(fn, "__name__", "event"))
 
     def schedule(
         self,
-        fn: Callable[[SimWorld], Any],
+        fn: WorldChange,
         *,
         after_actions: int | None = None,
         after_ticks: int | None = None,
@@ -197,7 +199,7 @@ class WorldEvents:
             self._note(f"set_agent({agent['position']}, yaw={self.scene.agent_yaw:.0f})")
 
     # ------------------------------------------------------------------ event machinery
-    def _run_event(self, fn: Callable[[SimWorld], Any], label: str) -> Any:
+    def _run_event(self, fn: WorldChange, label: str) -> Any:
         out = fn(self)
         self.scene.reindex()  # an event may have added objects or people
         self.log.append(

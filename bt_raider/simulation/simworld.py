@@ -8,7 +8,7 @@ agent's pose). An action whose real preconditions do not hold raises :class:`Pre
 of the issue table in ``docs/scene-format.md`` section 3 — so a tree that skips a check really
 fails, with the category a checker would have reported.
 
-Wrap it with ``bt_raider.runtime.actions.SyncRobot(world)`` to get a Robot for ``ActionBehaviour``.
+Wrap it with ``bt_raider.robot.actions.SyncRobot(world)`` to get a Robot for ``ActionBehaviour``.
 
 Actions (arguments are objectIds, display names, person ids or recognised names, or named
 ``locations``; an ambiguous name fails — disambiguation is the checker's job, not the world's):

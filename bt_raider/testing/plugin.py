@@ -8,7 +8,7 @@ Fixtures for testing a tree:
 - ``sim_world``: a fresh :class:`~bt_raider.simulation.simworld.SimWorld` over the kit's small
   kitchen.
 - ``scripted_human``: ``scripted_human(answers, **kw)`` makes a
-  :class:`~bt_raider.runtime.human.ScriptedHuman`.
+  :class:`~bt_raider.robot.human.ScriptedHuman`.
 - ``clean_blackboard``: the py_trees blackboard, cleared before and after the test (the other
   fixtures use it; py_trees keeps one blackboard per process).
 
@@ -63,7 +63,7 @@ def sim_world(clean_blackboard: Any) -> Any:
 @pytest.fixture
 def scripted_human() -> Callable[..., Any]:
     """``scripted_human(answers, on_answer=None, **kw) -> ScriptedHuman``."""
-    from bt_raider.runtime.human import ScriptedHuman
+    from bt_raider.robot.human import ScriptedHuman
 
     return ScriptedHuman
 

@@ -1,7 +1,7 @@
 """Run a tree to completion in a test and record what happened: :func:`run_tree`.
 
 The tree is any py_trees tree -- the user's own behaviours, ``RaiderGuard``\\ s around them,
-the user's own :class:`~bt_raider.runtime.actions.Robot` or a
+the user's own :class:`~bt_raider.robot.actions.Robot` or a
 :class:`~bt_raider.simulation.simworld.SimWorld` -- ticked until its root leaves RUNNING, a
 number of ticks passes, or a timeout. The :class:`RunResult` holds the statuses of every node
 per tick, each guard's verdicts and the recovery code it ran, the person's transcript and the
@@ -21,9 +21,10 @@ import py_trees
 from py_trees.common import Status
 
 from bt_raider.checking.verdict import Category, Verdict
-from bt_raider.runtime.actions import Robot, SyncRobot
+from bt_raider.errors import UsageError
+from bt_raider.robot.actions import Robot, SyncRobot
+from bt_raider.robot.human import Exchange, HumanInterface, ScriptedHuman
 from bt_raider.runtime.guards import RaiderGuard
-from bt_raider.runtime.human import Exchange, HumanInterface, ScriptedHuman
 from bt_raider.viewer.recorder import TraceRecorder
 
 _DONE = (Status.SUCCESS, Status.FAILURE)
@@ -286,15 +287,15 @@ def run_tree(
         ValueError: a non-positive ``max_ticks`` or ``timeout``, a negative ``period``.
     """
     if human is not None and answers is not None:
-        raise TypeError("give the person as human=... or as answers=..., not both")
+        raise UsageError("give the person as human=... or as answers=..., not both")
     if max_ticks is not None and (
         not isinstance(max_ticks, int) or isinstance(max_ticks, bool) or max_ticks < 1
     ):
-        raise ValueError(f"max_ticks must be an integer >= 1 or None, got {max_ticks!r}")
+        raise UsageError(f"max_ticks must be an integer >= 1 or None, got {max_ticks!r}")
     if not timeout > 0:
-        raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
+        raise UsageError(f"timeout must be > 0 seconds, got {timeout!r}")
     if not period >= 0:
-        raise ValueError(f"period must be >= 0 seconds, got {period!r}")
+        raise UsageError(f"period must be >= 0 seconds, got {period!r}")
     if answers is not None:
         human = ScriptedHuman(answers if isinstance(answers, dict) else list(answers))
     bt: py_trees.trees.BehaviourTree | None = None
@@ -313,9 +314,9 @@ def run_tree(
             human = ScriptedHuman([])
         root = build(robot, human)
         if not isinstance(root, py_trees.behaviour.Behaviour):
-            raise TypeError(f"build(robot, human) must return a py_trees behaviour, got {root!r}")
+            raise UsageError(f"build(robot, human) must return a py_trees behaviour, got {root!r}")
     else:
-        raise TypeError(
+        raise UsageError(
             "tree must be a py_trees behaviour, a BehaviourTree or build(robot, human), "
             f"got {type(tree).__name__}"
         )

@@ -34,6 +34,7 @@ from typing import Any
 
 import py_trees
 
+from bt_raider.errors import UsageError
 from bt_raider.viewer.trace import FORMAT, RESERVED_KEYS, VERSION
 
 #: A source of extra events: called after each tick, returns the events that happened since.
@@ -172,7 +173,7 @@ class TraceRecorder:
             self.root = tree
             self.tree = None
         else:
-            raise TypeError(
+            raise UsageError(
                 f"TraceRecorder needs a py_trees BehaviourTree or Behaviour, got {type(tree).__name__}"
             )
         self.title = title or self.root.name
@@ -426,7 +427,7 @@ class TraceRecorder:
         """Mark the run as over (live viewers stop waiting); ``extra`` goes into the file."""
         bad = RESERVED_KEYS & set(extra)
         if bad:
-            raise ValueError(f"extra keys {sorted(bad)} are the trace's own; use other names")
+            raise UsageError(f"extra keys {sorted(bad)} are the trace's own; use other names")
         with self._cond:
             if self._events:  # events added after the last tick
                 self.tick_count += 1
@@ -458,7 +459,7 @@ class TraceRecorder:
         """The whole trace as JSON data; ``extra`` adds top-level keys (e.g. the outcome)."""
         bad = RESERVED_KEYS & set(extra)
         if bad:
-            raise ValueError(f"extra keys {sorted(bad)} are the trace's own; use other names")
+            raise UsageError(f"extra keys {sorted(bad)} are the trace's own; use other names")
         with self._cond:
             data = self.header()
             data["ticks"] = list(self.ticks)

@@ -54,7 +54,7 @@ from bt_raider.cooperation.reveca_memory import RevecaMemory, Seen
 from bt_raider.cooperation.trajectory import TrajectoryEstimator
 from bt_raider.cooperation.validator import Validator
 from bt_raider.errors import ActionFailed
-from bt_raider.runtime.actions import ActionBehaviour, ActionState, Progress
+from bt_raider.robot.actions import ActionBehaviour, ActionState, Progress
 from bt_raider.runtime.shared_goal import SharedGoalGuard
 from bt_raider.simulation.multirobot import CATALOGUE, MultiRobotSim, Observation
 
@@ -108,7 +108,7 @@ def infos_from(obs: Observation) -> list[ObjectInfo]:
 
 
 class SimRobot:
-    """The :class:`bt_raider.runtime.actions.Robot` protocol over one robot of a :class:`MultiRobotSim`."""
+    """The :class:`bt_raider.robot.actions.Robot` protocol over one robot of a :class:`MultiRobotSim`."""
 
     def __init__(self, agent: CooperativeAgent) -> None:
         self.agent = agent

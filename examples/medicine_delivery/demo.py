@@ -60,10 +60,10 @@ from bt_raider.planners.replan import (
 from bt_raider.planners.tree import ActionRegistry, plan_to_tree, raider_guards
 from bt_raider.recovery.fewshot import MemoryLink
 from bt_raider.recovery.pipeline import Recovery
-from bt_raider.recovery.symbolic import SymbolicRecovery
-from bt_raider.runtime.actions import ActionBehaviour, SyncRobot
+from bt_raider.recovery.symbolic import SymbolicRecoveryPlanner
+from bt_raider.robot.actions import ActionBehaviour, SyncRobot
+from bt_raider.robot.worker import wait_for_any
 from bt_raider.runtime.guards import RaiderGuard
-from bt_raider.runtime.worker import wait_for_any
 from bt_raider.simulation.simworld import SimWorld
 
 DEFAULT_OUT = "./out/medicine_delivery"
@@ -250,18 +250,18 @@ class DemoResult:
 def _make_backend(backend: str, model: str | None, base_url: str | None) -> tuple[Any, Any]:
     """The checker and the recovery planner of a backend."""
     if backend == "symbolic":
-        return make_checker("symbolic"), SymbolicRecovery()
+        return make_checker("symbolic"), SymbolicRecoveryPlanner()
     if backend == "openai":
         # The openai SDK, and jinja2 for the LLM's prompts: only for --backend openai.
         from bt_raider.llm.chat import make_chat
-        from bt_raider.recovery.llm import LLMRecovery
+        from bt_raider.recovery.llm import LLMRecoveryPlanner
 
         options: dict[str, Any] = {}
         if model:
             options["model"] = model
         if base_url:
             options["base_url"] = base_url
-        return make_checker("openai", **options), LLMRecovery(make_chat("openai", **options))
+        return make_checker("openai", **options), LLMRecoveryPlanner(make_chat("openai", **options))
     raise QueryError(f"unknown backend {backend!r}: expected one of symbolic, openai")
 
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bt_raider.runtime.human import ConsoleHuman, ScriptedHuman
+from bt_raider.robot.human import ConsoleHuman, ScriptedHuman
 
 HERE = Path(__file__).resolve().parent
 DOMAIN = HERE / "domain.pddl"
@@ -501,7 +501,7 @@ class Adriana:
         return True
 
     def scripted(self) -> Any:
-        """A :class:`bt_raider.runtime.human.ScriptedHuman` answering as in RAIDER's Appendix D."""
+        """A :class:`bt_raider.robot.human.ScriptedHuman` answering as in RAIDER's Appendix D."""
         answers = {pattern: answer for pattern, answer in self.topics.values()}
         answers[r"."] = FALLBACK_ANSWER
         return ScriptedHuman(

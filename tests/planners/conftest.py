@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bt_raider.errors import ActionFailed
-from bt_raider.runtime.actions import ActionState, Progress
+from bt_raider.robot.actions import ActionState, Progress
 from tests.shared_data import OWN_PDDL, PDDL, ROOT, classical_domains, require
 
 DATA = ROOT / "planners" / "data"

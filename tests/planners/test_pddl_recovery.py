@@ -1,4 +1,4 @@
-"""PddlRecovery: recovery code planned from the current state, run by a real RaiderGuard."""
+"""PddlRecoveryPlanner: recovery code planned from the current state, run by a real RaiderGuard."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.planners import pddl
 from bt_raider.planners.pddl_recovery import (
-    PddlRecovery,
+    PddlRecoveryPlanner,
     code_line,
     code_name,
     domain_actions,
@@ -22,8 +22,8 @@ from bt_raider.planners.world import PddlWorld
 from bt_raider.recovery.contract import RecoveryPlanner, RecoveryRequest
 from bt_raider.recovery.pipeline import Recovery
 from bt_raider.recovery.safecode import parse_recovery
-from bt_raider.runtime.actions import SyncRobot
-from bt_raider.runtime.human import ScriptedHuman
+from bt_raider.robot.actions import SyncRobot
+from bt_raider.robot.human import ScriptedHuman
 
 Status = py_trees.common.Status
 
@@ -34,13 +34,13 @@ def _request(world, action: str) -> RecoveryRequest:
 
 
 def test_is_a_recovery_planner(gripper):
-    assert isinstance(PddlRecovery(gripper), RecoveryPlanner)
+    assert isinstance(PddlRecoveryPlanner(gripper), RecoveryPlanner)
 
 
 def test_plans_to_the_preconditions_and_ends_with_the_action(gripper):
     world = PddlWorld(gripper)
     world.execute("move", ["rooma", "roomb"])
-    code = PddlRecovery(world, engine="pyperplan").propose(
+    code = PddlRecoveryPlanner(world, engine="pyperplan").propose(
         _request(world, "(drop ball1 rooma left)")
     )
     lines = code.splitlines()
@@ -57,7 +57,7 @@ def test_plans_to_the_preconditions_and_ends_with_the_action(gripper):
 def test_no_plan_says_why(gripper):
     world = PddlWorld(gripper)
     world.set("(at ball1 rooma)", False)  # the ball is nowhere
-    code = PddlRecovery(world, engine="pyperplan").propose(
+    code = PddlRecoveryPlanner(world, engine="pyperplan").propose(
         _request(world, "(pick ball1 rooma left)")
     )
     program = parse_recovery(code, vocabulary(gripper))
@@ -67,7 +67,7 @@ def test_no_plan_says_why(gripper):
 
 def test_unknown_action_says_why(gripper):
     request = RecoveryRequest("grab the ball", Verdict(Category.NOT_PRESENT, "no such action"))
-    code = PddlRecovery(gripper).propose(request)
+    code = PddlRecoveryPlanner(gripper).propose(request)
     assert parse_recovery(code, vocabulary(gripper)).only_says
     assert "cannot plan a recovery" in code
 
@@ -76,14 +76,14 @@ def test_nothing_missing_symbolically_says_so(gripper):
     request = RecoveryRequest(
         "(pick ball1 rooma left)", Verdict(Category.OBSTRUCTED, "A box is on the ball.")
     )
-    code = PddlRecovery(gripper).propose(request)
+    code = PddlRecoveryPlanner(gripper).propose(request)
     assert "sees nothing to fix" in code and "A box is on the ball." in code
 
 
 def test_cancelled_before_planning(gripper):
     cancel = threading.Event()
     cancel.set()
-    code = PddlRecovery(gripper).propose(
+    code = PddlRecoveryPlanner(gripper).propose(
         _request(PddlWorld(gripper), "(move roomb rooma)"), cancel=cancel
     )
     assert code.startswith("say(") and "cancelled" in code
@@ -96,7 +96,7 @@ def test_dashed_names_become_identifiers(load_problem):
     vocab = vocabulary(blocks)
     assert "pick_up" in vocab and vocab.arities("stack") == (2,)
     world = PddlWorld(blocks)
-    code = PddlRecovery(world, engine="pyperplan").propose(_request(world, "(stack b a)"))
+    code = PddlRecoveryPlanner(world, engine="pyperplan").propose(_request(world, "(stack b a)"))
     program = parse_recovery(code, vocab)
     for step in program.steps:  # the world maps pick_up back to pick-up
         world.execute(step.action, list(step.args))
@@ -104,13 +104,13 @@ def test_dashed_names_become_identifiers(load_problem):
 
 
 def test_guarded_plan_recovers_and_reaches_the_goal(gripper, tick_until_done):
-    """The whole loop: RaiderGuard -> PddlChecker issue -> PddlRecovery code -> re-check -> act."""
+    """The whole loop: RaiderGuard -> PddlChecker issue -> PddlRecoveryPlanner code -> re-check -> act."""
     pytest.importorskip("bt_raider.runtime.guards")
     world = PddlWorld(gripper)
     robot = SyncRobot(world)
     plan = pddl.solve(gripper, engine="pyperplan")
     recovery = Recovery(
-        PddlRecovery(world, engine="pyperplan"),
+        PddlRecoveryPlanner(world, engine="pyperplan"),
         robot,
         ScriptedHuman([]),
         vocabulary=vocabulary(gripper),

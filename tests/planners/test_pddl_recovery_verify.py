@@ -13,16 +13,16 @@ from hypothesis import strategies as st
 from bt_raider.errors import ActionFailed
 from bt_raider.llm.chat import ScriptedChat
 from bt_raider.planners import pddl
-from bt_raider.planners.pddl_recovery import PddlRecovery, PddlVerifier, vocabulary
+from bt_raider.planners.pddl_recovery import PddlRecoveryPlanner, PddlVerifier, vocabulary
 from bt_raider.planners.preconditions import PddlChecker
 from bt_raider.planners.world import PddlWorld
 from bt_raider.recovery.contract import RecoveryRequest
-from bt_raider.recovery.llm import LLMRecovery
+from bt_raider.recovery.llm import LLMRecoveryPlanner
 from bt_raider.recovery.pipeline import Recovery
 from bt_raider.recovery.verify import Unrecoverable, Verifier
-from bt_raider.runtime.actions import ActionBehaviour, ActionState, Progress
+from bt_raider.robot.actions import ActionBehaviour, ActionState, Progress
+from bt_raider.robot.human import ScriptedHuman
 from bt_raider.runtime.guards import RaiderGuard
-from bt_raider.runtime.human import ScriptedHuman
 
 Status = py_trees.common.Status
 PICK = "(pick ball1 rooma left)"
@@ -81,13 +81,13 @@ def request_for(world: PddlWorld, action: str = PICK) -> RecoveryRequest:
 
 def test_pddl_verifier_is_a_verifier(gripper) -> None:
     assert isinstance(PddlVerifier(gripper), Verifier)
-    assert isinstance(PddlRecovery(gripper).verifier, PddlVerifier)
+    assert isinstance(PddlRecoveryPlanner(gripper).verifier, PddlVerifier)
 
 
 def test_the_planner_s_own_plan_is_proved_in_the_domain(gripper) -> None:
     world = away(gripper)
     recovery = Recovery(
-        PddlRecovery(world, engine="pyperplan"),
+        PddlRecoveryPlanner(world, engine="pyperplan"),
         None,  # type: ignore[arg-type]
         ScriptedHuman([]),
         vocabulary=vocabulary(gripper),
@@ -176,7 +176,7 @@ def test_an_llm_plan_is_verified_against_the_domain_and_corrected(gripper) -> No
         ]
     )
     recovery = Recovery(
-        LLMRecovery(chat, vocabulary=vocabulary(gripper)),
+        LLMRecoveryPlanner(chat, vocabulary=vocabulary(gripper)),
         RecordingRobot(world),
         ScriptedHuman([]),
         vocabulary=vocabulary(gripper),

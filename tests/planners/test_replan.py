@@ -387,8 +387,8 @@ def test_cannot_be_fixed_replans_what_verified_recovery_declares_unrecoverable()
     from bt_raider.planners.replan import cannot_be_fixed, failed_guard
     from bt_raider.recovery.pipeline import Recovery
     from bt_raider.recovery.verify import Unrecoverable
+    from bt_raider.robot.human import ScriptedHuman
     from bt_raider.runtime.guards import RaiderGuard
-    from bt_raider.runtime.human import ScriptedHuman
 
     robot = FactRobot({"(at home)", "(thing_at cup table)"})
     state, registry = _fetch(robot)

@@ -18,9 +18,9 @@ from bt_raider.planners.tree import (
 )
 from bt_raider.planners.world import PddlWorld
 from bt_raider.recovery.pipeline import Recovery
-from bt_raider.recovery.symbolic import SymbolicRecovery
-from bt_raider.runtime.actions import ActionBehaviour, SyncRobot
-from bt_raider.runtime.human import ScriptedHuman
+from bt_raider.recovery.symbolic import SymbolicRecoveryPlanner
+from bt_raider.robot.actions import ActionBehaviour, SyncRobot
+from bt_raider.robot.human import ScriptedHuman
 
 Status = py_trees.common.Status
 
@@ -193,6 +193,6 @@ def test_the_registered_actions_are_the_ones_recovery_may_use():
     assert actions.name_for("move_to") == "navigate"
     assert actions.name_for("pick") == "grasp" and actions.name_for("place") == "put"
     assert not actions.has("open")
-    recovery = Recovery(SymbolicRecovery(), None, ScriptedHuman([]), actions=registry)  # type: ignore[arg-type]
+    recovery = Recovery(SymbolicRecoveryPlanner(), None, ScriptedHuman([]), actions=registry)  # type: ignore[arg-type]
     assert recovery.actions is not None and recovery.actions.names == actions.names
     assert registry.recovery_actions({"move_to": "grasp"}).name_for("move_to") == "grasp"

@@ -9,7 +9,7 @@ from bt_raider.errors import ActionFailed, QueryError
 from bt_raider.planners import pddl
 from bt_raider.planners.tree import plan_to_tree, robot_actions
 from bt_raider.planners.world import PddlWorld, problem_at, run_plan
-from bt_raider.runtime.actions import SyncRobot
+from bt_raider.robot.actions import SyncRobot
 from tests.shared_data import classical_domains
 
 #: Our own gripper-style domain, then the shared ones (when ../shared is there).

@@ -5,7 +5,7 @@ import pytest
 from bt_raider.checking import registry
 from bt_raider.checking.registry import make_checker, register_checker
 from bt_raider.checking.symbolic import SymbolicReasoner
-from bt_raider.errors import QueryError
+from bt_raider.errors import UsageError
 
 
 class ThirdPartyChecker:
@@ -25,7 +25,7 @@ def clean_registry(monkeypatch):
 
 
 def test_unknown_backend_names_the_options():
-    with pytest.raises(QueryError, match="symbolic, openai, transformers"):
+    with pytest.raises(UsageError, match="symbolic, openai, transformers"):
         make_checker("gpt-magic")
 
 
@@ -56,9 +56,9 @@ def test_a_third_party_checker_registers_without_editing_bt_raider(clean_registr
 def test_a_registered_name_is_not_silently_replaced(clean_registry):
     register_checker("mine", __name__, "ThirdPartyChecker")
     register_checker("mine", __name__, "ThirdPartyChecker")  # the same entry again is fine
-    with pytest.raises(QueryError, match="already registered as .*ThirdPartyChecker"):
+    with pytest.raises(UsageError, match="already registered as .*ThirdPartyChecker"):
         register_checker("mine", "elsewhere", "Other")
-    with pytest.raises(QueryError, match="already registered"):
+    with pytest.raises(UsageError, match="already registered"):
         register_checker("symbolic", __name__, "ThirdPartyChecker")
     register_checker("symbolic", __name__, "ThirdPartyChecker", replace=True)
     assert isinstance(make_checker("symbolic"), ThirdPartyChecker)
@@ -66,7 +66,7 @@ def test_a_registered_name_is_not_silently_replaced(clean_registry):
 
 @pytest.mark.parametrize("bad", ["", "  ", None])
 def test_a_checker_needs_a_name(bad, clean_registry):
-    with pytest.raises(QueryError, match="non-empty string"):
+    with pytest.raises(UsageError, match="non-empty string"):
         register_checker(bad, __name__, "ThirdPartyChecker")
 
 

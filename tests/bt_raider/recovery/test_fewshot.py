@@ -10,7 +10,7 @@ from bt_raider.checking.verdict import Verdict
 from bt_raider.memory.vector import VectorMemory
 from bt_raider.recovery.contract import RecoveryRequest
 from bt_raider.recovery.fewshot import MemoryLink, record_id
-from bt_raider.recovery.llm import LLMRecovery
+from bt_raider.recovery.llm import LLMRecoveryPlanner
 from tests.memory.conftest import HashEmbedder
 
 
@@ -79,7 +79,7 @@ def test_llm_recovery_prompt_carries_the_memory_examples(memory):
     link = MemoryLink(memory, fallback=None)
     link.record("Action: turnon(LightSwitch). Issue: wrong_state.", "say('It is already on.')")
     link.flush(10)
-    planner = LLMRecovery(chat=None, examples=link.examples)
+    planner = LLMRecoveryPlanner(chat=None, examples=link.examples)
     request = RecoveryRequest(
         action="turnon(LightSwitch)",
         verdict=Verdict("wrong_state", "The LightSwitch is already on."),

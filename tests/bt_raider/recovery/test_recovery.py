@@ -13,21 +13,22 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from bt_raider.checking.contract import Query
+from bt_raider.checking.parse import split_action
 from bt_raider.checking.symbolic import SymbolicReasoner
 from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.errors import RecoveryCodeError
 from bt_raider.llm.chat import OpenAIChat, ScriptedChat
 from bt_raider.perception.scene import Scene
 from bt_raider.recovery.answers import AnswerSpace
-from bt_raider.recovery.contract import RecoveryPlanner, RecoveryRequest, split_action
+from bt_raider.recovery.contract import RecoveryPlanner, RecoveryRequest
 from bt_raider.recovery.fewshot import builtin_examples, load_examples
-from bt_raider.recovery.llm import LLMRecovery
+from bt_raider.recovery.llm import LLMRecoveryPlanner
 from bt_raider.recovery.pipeline import Recovery
 from bt_raider.recovery.safecode import Ref, Vocabulary, parse_recovery
-from bt_raider.recovery.symbolic import SymbolicRecovery
-from bt_raider.runtime.actions import ActionBehaviour
+from bt_raider.recovery.symbolic import SymbolicRecoveryPlanner
+from bt_raider.robot.actions import ActionBehaviour
+from bt_raider.robot.human import GroundedAsk, ScriptedHuman
 from bt_raider.runtime.guards import RaiderGuard
-from bt_raider.runtime.human import GroundedAsk, ScriptedHuman
 from tests.bt_raider.recovery.toy import (
     APPLE,
     COUNTER,
@@ -63,7 +64,7 @@ def with_person(kitchen_dict: dict, **fields) -> Scene:
 
 def propose(request: RecoveryRequest) -> list[str]:
     """Symbolic code for ``request``, checked by the whitelist, as canonical lines."""
-    code = SymbolicRecovery().propose(request)
+    code = SymbolicRecoveryPlanner().propose(request)
     return parse_recovery(code).to_code().splitlines()
 
 
@@ -97,7 +98,7 @@ def test_split_action_forms() -> None:
 
 
 def test_symbolic_is_a_recovery_planner() -> None:
-    assert isinstance(SymbolicRecovery(), RecoveryPlanner)
+    assert isinstance(SymbolicRecoveryPlanner(), RecoveryPlanner)
 
 
 def test_symbolic_ambiguity_asks_which_and_acts_on_the_answer(small_kitchen_dict: dict) -> None:
@@ -283,7 +284,7 @@ def test_symbolic_wrong_property_and_unknown_say_why() -> None:
 
 def test_symbolic_free_spot_and_quotes() -> None:
     busy = Verdict(Category.ROBOT_STATE, 'busy with "it\'s" mug', action="pick")
-    code = SymbolicRecovery(free_spot="side table").propose(
+    code = SymbolicRecoveryPlanner(free_spot="side table").propose(
         RecoveryRequest("pick(Apple)", busy, holding=["Mug"])
     )
     assert parse_recovery(code).steps[0].args == ("side table",)
@@ -314,7 +315,7 @@ def test_llm_prompt_follows_figure_7() -> None:
             )
         ]
 
-    llm = LLMRecovery(ScriptedChat([]), examples=memory, k=2)
+    llm = LLMRecoveryPlanner(ScriptedChat([]), examples=memory, k=2)
     request = RecoveryRequest(
         "slice(Lettuce)",
         Verdict(Category.ROBOT_STATE, "The robot is not holding a knife."),
@@ -344,7 +345,7 @@ def test_rejected_code_goes_back_with_the_reason() -> None:
             "pick('Knife')\nslice('Lettuce')\n```",
         ]
     )
-    recovery = Recovery(LLMRecovery(chat), robot=None, human=ScriptedHuman([]))  # type: ignore[arg-type]
+    recovery = Recovery(LLMRecoveryPlanner(chat), robot=None, human=ScriptedHuman([]))  # type: ignore[arg-type]
     request = RecoveryRequest(
         "slice(Lettuce)", Verdict(Category.ROBOT_STATE, "No knife.", action="slice")
     )
@@ -361,7 +362,7 @@ def test_rejected_code_goes_back_with_the_reason() -> None:
 
 def test_give_up_after_max_retries() -> None:
     chat = ScriptedChat(["exec('x')", "while True: pass", "eval('1')", "never asked"])
-    recovery = Recovery(LLMRecovery(chat), None, ScriptedHuman([]), max_retries=2)  # type: ignore[arg-type]
+    recovery = Recovery(LLMRecoveryPlanner(chat), None, ScriptedHuman([]), max_retries=2)  # type: ignore[arg-type]
     request = RecoveryRequest("pick(Apple)", Verdict(Category.OBSTRUCTED, "x"))
     with pytest.raises(RecoveryCodeError, match="after 3 proposal.*unknown action 'eval'"):
         recovery.plan(request)
@@ -376,7 +377,7 @@ def test_llm_over_http_with_the_real_openai_sdk() -> None:
             'item = ask("Which item should I pick, the knife or the cup?")\npick(item)'
         )
         chat = OpenAIChat("fake-model", base_url=server.url, max_retries=0)
-        recovery = Recovery(LLMRecovery(chat), None, ScriptedHuman([]))  # type: ignore[arg-type]
+        recovery = Recovery(LLMRecoveryPlanner(chat), None, ScriptedHuman([]))  # type: ignore[arg-type]
         request = RecoveryRequest(
             "pick the kitchen utensil to the right of the plate",
             Verdict(Category.AMBIGUITY, "A Knife and a Cup are right of the Plate.", action="pick"),
@@ -417,10 +418,10 @@ def test_recovery_validation_cancel_and_on_success() -> None:
     with pytest.raises(TypeError, match="propose"):
         Recovery(object(), None, ScriptedHuman([]))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="max_retries"):
-        Recovery(SymbolicRecovery(), None, ScriptedHuman([]), max_retries=-1)  # type: ignore[arg-type]
+        Recovery(SymbolicRecoveryPlanner(), None, ScriptedHuman([]), max_retries=-1)  # type: ignore[arg-type]
     seen = []
     recovery = Recovery(
-        SymbolicRecovery(),
+        SymbolicRecoveryPlanner(),
         None,  # type: ignore[arg-type]
         ScriptedHuman([]),
         on_success=lambda info, code: seen.append((info, code)),
@@ -480,7 +481,7 @@ def busy_hand() -> tuple[ToyRobot, RecoveryRequest]:
 
 def test_recovery_speaks_the_robots_actions_and_places_and_passes_object_ids() -> None:
     robot, request = busy_hand()
-    recovery = Recovery(SymbolicRecovery(), robot, ScriptedHuman([]), actions=TOY_ACTIONS)
+    recovery = Recovery(SymbolicRecoveryPlanner(), robot, ScriptedHuman([]), actions=TOY_ACTIONS)
     plan = recovery.plan(request)
     # The robot's names, a real surface of the scene (no 'free_table'), the action last.
     assert plan.code.splitlines() == [
@@ -509,7 +510,7 @@ def test_a_users_plain_behaviour_is_guarded_and_recovered_in_its_vocabulary() ->
         "grasp(Medicine_2)",
         SymbolicReasoner(),
         scene=robot.observe,
-        recovery=Recovery(SymbolicRecovery(), robot, ScriptedHuman([]), actions=TOY_ACTIONS),
+        recovery=Recovery(SymbolicRecoveryPlanner(), robot, ScriptedHuman([]), actions=TOY_ACTIONS),
     )
     run_tree(guard)
     assert guard.status == py_trees.common.Status.SUCCESS, guard.feedback_message
@@ -553,7 +554,10 @@ def test_an_action_the_robot_lacks_is_refused_before_anything_runs() -> None:
 def test_symbolic_never_writes_an_action_the_robot_does_not_have() -> None:
     robot, request = busy_hand()
     no_wheels = Recovery(
-        SymbolicRecovery(), robot, ScriptedHuman([]), actions={"pick": "grasp", "place": "put"}
+        SymbolicRecoveryPlanner(),
+        robot,
+        ScriptedHuman([]),
+        actions={"pick": "grasp", "place": "put"},
     )
     plan = no_wheels.plan(request)
     assert plan.gives_up
@@ -583,7 +587,7 @@ def test_llm_is_told_the_robots_actions_and_corrects_its_plan_from_the_reason() 
             "grasp('Medicine_2')",
         ]
     )
-    recovery = Recovery(LLMRecovery(chat), robot, ScriptedHuman([]), actions=TOY_ACTIONS)
+    recovery = Recovery(LLMRecoveryPlanner(chat), robot, ScriptedHuman([]), actions=TOY_ACTIONS)
     plan = recovery.plan(request)
     assert plan.proposals == 3 and len(plan.rejected) == 2
     first, second, third = (call[0]["content"] for call in chat.calls)
@@ -617,7 +621,7 @@ def guarded_pick(answers: list[str]) -> tuple[RaiderGuard, ToyRobot, ScriptedHum
         "pick the medicine",
         SymbolicReasoner(),
         scene=robot.observe,
-        recovery=Recovery(SymbolicRecovery(), robot, human, actions=TOY_ACTIONS),
+        recovery=Recovery(SymbolicRecoveryPlanner(), robot, human, actions=TOY_ACTIONS),
     )
     run_tree(guard)
     return guard, robot, human
@@ -678,7 +682,7 @@ def test_no_answer_reaches_the_robot_unless_it_grounded_to_one_candidate(text: s
     scene = robot.observe()
     missing = Verdict(Category.NOT_PRESENT, "There is no Banana.", grounding={"Banana": []})
     human = ScriptedHuman({".": text})
-    recovery = Recovery(SymbolicRecovery(), robot, human, actions=TOY_ACTIONS)
+    recovery = Recovery(SymbolicRecoveryPlanner(), robot, human, actions=TOY_ACTIONS)
     plan = recovery.plan(RecoveryRequest("grasp(Banana)", missing, scene=scene))
     assert plan.code.splitlines()[:2] == [
         "location = ask('Where can I find the Banana?')",
@@ -703,7 +707,7 @@ def test_who_are_you_is_read_against_the_people_the_action_names() -> None:
     scene = robot.observe()
     verdict = SymbolicReasoner().check(scene, Query("approach(Adriana)"))
     assert verdict.category is Category.NOT_PRESENT
-    recovery = Recovery(SymbolicRecovery(), robot, ScriptedHuman([]))
+    recovery = Recovery(SymbolicRecoveryPlanner(), robot, ScriptedHuman([]))
     plan = recovery.plan(RecoveryRequest("approach(Adriana)", verdict, scene=scene))
     assert plan.code == "name = ask('Hello, who are you?')\napproach(name)"
     space = plan.answers["name"]
@@ -723,7 +727,7 @@ def test_with_no_free_surface_the_blocker_is_not_put_on_an_invented_one() -> Non
         objects=[APPLE],
         action="open",
     )
-    code = SymbolicRecovery().propose(RecoveryRequest("open(Fridge)", blocked, scene=scene))
+    code = SymbolicRecoveryPlanner().propose(RecoveryRequest("open(Fridge)", blocked, scene=scene))
     assert code.splitlines() == [
         "ask('Could you move the Apple out of the way, please?')",
         "open('Fridge')",
@@ -751,7 +755,7 @@ def test_an_ambiguity_between_people_names_them_and_reads_their_names() -> None:
         action="handover",
     )
     request = RecoveryRequest("hand the apple to the user", verdict, scene=scene)
-    plan = Recovery(SymbolicRecovery(), None, ScriptedHuman([])).plan(request)  # type: ignore[arg-type]
+    plan = Recovery(SymbolicRecoveryPlanner(), None, ScriptedHuman([])).plan(request)  # type: ignore[arg-type]
     # Once asked "person_1 or person_2?", and the answer "Adriana" was not understood.
     assert (
         plan.code.splitlines()[0]
@@ -793,9 +797,9 @@ def test_who_are_you_for_a_role_accepts_the_name_given() -> None:
         action="handover",
     )
     request = RecoveryRequest("deliver the apple to the user", verdict, scene=scene)
-    plan = Recovery(SymbolicRecovery(), None, ScriptedHuman([])).plan(request)  # type: ignore[arg-type]
+    plan = Recovery(SymbolicRecoveryPlanner(), None, ScriptedHuman([])).plan(request)  # type: ignore[arg-type]
     assert plan.code.splitlines()[0] == "name = ask('Hello, who are you?')"
     assert plan.answers["name"].read("I'm Adriana.").value == "Adriana"
     named = RecoveryRequest("hand the apple to Adriana", verdict, scene=scene)
-    plan = Recovery(SymbolicRecovery(), None, ScriptedHuman([])).plan(named)  # type: ignore[arg-type]
+    plan = Recovery(SymbolicRecoveryPlanner(), None, ScriptedHuman([])).plan(named)  # type: ignore[arg-type]
     assert plan.answers["name"].read("I'm Bob.").value is None

@@ -15,8 +15,8 @@ from bt_raider.recovery.answers import AnswerSpace, Candidate
 from bt_raider.recovery.compiler import compile_program
 from bt_raider.recovery.fewshot import load_examples
 from bt_raider.recovery.safecode import DEFAULT_ACTIONS, Limits, Ref, Vocabulary, parse_recovery
-from bt_raider.runtime.actions import VARS_NAMESPACE, ActionBehaviour, ActionState, Progress, Var
-from bt_raider.runtime.human import (
+from bt_raider.robot.actions import VARS_NAMESPACE, ActionBehaviour, ActionState, Progress, Var
+from bt_raider.robot.human import (
     GroundedAsk,
     SayBehaviour,
     ScriptedHuman,

@@ -13,9 +13,9 @@ from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.errors import RecoveryCodeError
 from bt_raider.llm.chat import ScriptedChat
 from bt_raider.recovery.contract import RecoveryRequest
-from bt_raider.recovery.llm import LLMRecovery
+from bt_raider.recovery.llm import LLMRecoveryPlanner
 from bt_raider.recovery.pipeline import Recovery
-from bt_raider.recovery.symbolic import SymbolicRecovery
+from bt_raider.recovery.symbolic import SymbolicRecoveryPlanner
 from bt_raider.recovery.verify import (
     AnswerCheck,
     Proof,
@@ -23,9 +23,9 @@ from bt_raider.recovery.verify import (
     Unrecoverable,
     Verifier,
 )
-from bt_raider.runtime.actions import ActionBehaviour
+from bt_raider.robot.actions import ActionBehaviour
+from bt_raider.robot.human import GroundedAsk, ScriptedHuman
 from bt_raider.runtime.guards import RaiderGuard
-from bt_raider.runtime.human import GroundedAsk, ScriptedHuman
 from tests.bt_raider.recovery.toy import (
     APPLE,
     COUNTER,
@@ -172,7 +172,7 @@ def test_verification_off_trusts_the_plan() -> None:
 
 def test_the_symbolic_planner_s_plans_pass() -> None:
     robot, request = busy_hand()
-    recovery = Recovery(SymbolicRecovery(), robot, ScriptedHuman([]), actions=TOY_ACTIONS)
+    recovery = Recovery(SymbolicRecoveryPlanner(), robot, ScriptedHuman([]), actions=TOY_ACTIONS)
     plan = recovery.plan(request)
     assert plan.proof is not None and plan.proof.ok and plan.proof.checked_steps == 3
 
@@ -236,7 +236,7 @@ def test_a_verifier_that_raises_fails_closed() -> None:
 def test_the_llm_hears_why_its_plan_cannot_work_and_its_second_plan_is_accepted() -> None:
     robot, request = busy_hand()
     chat = ScriptedChat(["navigate('Medicine_2')\ngrasp('Medicine_2')", GOOD])
-    recovery = Recovery(LLMRecovery(chat), robot, ScriptedHuman([]), actions=TOY_ACTIONS)
+    recovery = Recovery(LLMRecoveryPlanner(chat), robot, ScriptedHuman([]), actions=TOY_ACTIONS)
     plan = recovery.plan(request)
     assert plan.proposals == 2 and plan.proof is not None and plan.proof.ok
     second = chat.calls[1][0]["content"]
@@ -367,14 +367,14 @@ def test_a_verification_that_raises_after_the_answer_fails_closed() -> None:
 def test_a_blocked_way_is_seen_before_the_robot_sets_off(small_kitchen_dict: dict) -> None:
     """The Egg is in the closed Fridge and a Stool blocks the way there: the plan
     ``move_to('Fridge'); open('Fridge'); pick('Egg')`` is refuted at its first step."""
-    from bt_raider.runtime.actions import SyncRobot
+    from bt_raider.robot.actions import SyncRobot
     from bt_raider.simulation.simworld import SimWorld
 
     world = SimWorld(small_kitchen_dict)
     world.block("Fridge", "Stool_1")
     robot = SyncRobot(world)
     child = ActionBehaviour("pick", ["Egg"], robot)
-    recovery = Recovery(SymbolicRecovery(), robot, ScriptedHuman([]))
+    recovery = Recovery(SymbolicRecoveryPlanner(), robot, ScriptedHuman([]))
     guard = RaiderGuard(
         child, "pick(Egg)", SymbolicReasoner(), scene=robot.observe, recovery=recovery
     )

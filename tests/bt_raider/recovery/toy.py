@@ -12,7 +12,7 @@ from typing import Any
 
 from bt_raider.errors import ActionFailed
 from bt_raider.perception.scene import Scene
-from bt_raider.runtime.actions import ActionState, Progress
+from bt_raider.robot.actions import ActionState, Progress
 
 AGENT = {"position": {"x": 0.0, "y": 0.9, "z": 0.0}, "rotation": {"y": 0.0}}
 

@@ -17,15 +17,15 @@ import pytest
 from py_trees.common import Status
 
 from bt_raider.checking.contract import Query
+from bt_raider.checking.parse import split_action
 from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.errors import ActionFailed
 from bt_raider.perception.scene import Scene
-from bt_raider.recovery.contract import split_action
 from bt_raider.recovery.pipeline import Recovery
-from bt_raider.recovery.symbolic import SymbolicRecovery
-from bt_raider.runtime.actions import ActionBehaviour, ActionState, Progress, SyncRobot
+from bt_raider.recovery.symbolic import SymbolicRecoveryPlanner
+from bt_raider.robot.actions import ActionBehaviour, ActionState, Progress, SyncRobot
+from bt_raider.robot.human import ScriptedHuman
 from bt_raider.runtime.guards import LAST_VERDICT, Phase, RaiderGuard, guard_tree, verdict_key
-from bt_raider.runtime.human import ScriptedHuman
 from bt_raider.simulation.simworld import PreconditionFailed, SimWorld
 
 R, S, F, I = Status.RUNNING, Status.SUCCESS, Status.FAILURE, Status.INVALID  # noqa: E741
@@ -210,7 +210,7 @@ def test_issue_recovery_recheck_then_child_runs() -> None:
     checker = ScriptedChecker([ambiguity, none(grounding={"Apple_2": ["Apple|2"]})])
     robot, human = ScriptedRobot(polls=2), ScriptedHuman(["Apple_2"])
     child = ActionBehaviour("pick", ["apple"], robot)
-    recovery = Recovery(SymbolicRecovery(), robot, human)
+    recovery = Recovery(SymbolicRecoveryPlanner(), robot, human)
     guard = RaiderGuard(child, "pick(apple)", checker, recovery=recovery)
     drive(
         guard,
@@ -251,7 +251,7 @@ def test_recovery_subtree_statuses_propagate_as_running() -> None:
         child,
         "pick(Apple)",
         checker,
-        recovery=Recovery(SymbolicRecovery(), robot, ScriptedHuman([])),
+        recovery=Recovery(SymbolicRecoveryPlanner(), robot, ScriptedHuman([])),
     )
     drive(guard, child, [(R, I, Phase.CHECKING), (R, I, Phase.PLANNING)])
     rows = []
@@ -272,7 +272,7 @@ def test_gives_up_after_max_attempts() -> None:
     checker = ScriptedChecker([far])
     robot = ScriptedRobot()
     child = CountingChild()
-    recovery = Recovery(SymbolicRecovery(), robot, ScriptedHuman([]))
+    recovery = Recovery(SymbolicRecoveryPlanner(), robot, ScriptedHuman([]))
     guard = RaiderGuard(child, "pick(Apple)", checker, recovery=recovery, max_attempts=2)
     drive(
         guard,
@@ -304,7 +304,7 @@ def test_no_recovery_or_zero_attempts_fail_with_the_explanation() -> None:
         CountingChild(),
         "pick(Bowl)",
         ScriptedChecker([obstructed]),
-        recovery=Recovery(SymbolicRecovery(), ScriptedRobot(), ScriptedHuman([])),
+        recovery=Recovery(SymbolicRecoveryPlanner(), ScriptedRobot(), ScriptedHuman([])),
         max_attempts=0,
         name="zero",
     )
@@ -320,7 +320,7 @@ def test_a_plan_that_only_says_why_fails_after_saying_it() -> None:
         child,
         "pick(Microwave)",
         ScriptedChecker([heavy]),
-        recovery=Recovery(SymbolicRecovery(), ScriptedRobot(), human),
+        recovery=Recovery(SymbolicRecoveryPlanner(), ScriptedRobot(), human),
     )
     drive(
         guard,
@@ -344,7 +344,7 @@ def test_failed_recovery_is_retried_then_reported() -> None:
         child,
         "pick(Apple)",
         ScriptedChecker([far]),
-        recovery=Recovery(SymbolicRecovery(), robot, ScriptedHuman([])),
+        recovery=Recovery(SymbolicRecoveryPlanner(), robot, ScriptedHuman([])),
         max_attempts=2,
     )
     for _ in range(10):
@@ -388,7 +388,7 @@ def test_checker_that_raises_fails_closed() -> None:
         child,
         "pick(Apple)",
         ScriptedChecker([RuntimeError("camera offline")]),
-        recovery=Recovery(SymbolicRecovery(), ScriptedRobot(), ScriptedHuman([])),
+        recovery=Recovery(SymbolicRecoveryPlanner(), ScriptedRobot(), ScriptedHuman([])),
     )
     drive(guard, child, [(R, I, Phase.CHECKING), (F, I, Phase.DONE)])
     assert guard.feedback_message == "the check of pick(Apple) failed: RuntimeError: camera offline"
@@ -405,7 +405,7 @@ def test_checker_returning_garbage_or_unknown_fails_closed() -> None:
         CountingChild(),
         "pick(Apple)",
         ScriptedChecker([Verdict.unknown("time limit of 30 s")]),
-        recovery=Recovery(SymbolicRecovery(), ScriptedRobot(), ScriptedHuman([])),
+        recovery=Recovery(SymbolicRecoveryPlanner(), ScriptedRobot(), ScriptedHuman([])),
         name="unknown",
     )
     drive(unknown, unknown.decorated, [(R, I, Phase.CHECKING), (F, I, Phase.DONE)])
@@ -458,7 +458,9 @@ def test_scene_sources() -> None:
 
 def test_bad_arguments() -> None:
     with pytest.raises(TypeError, match="Recovery\\(planner, robot, human\\)"):
-        RaiderGuard(CountingChild(), "pick(A)", ScriptedChecker([]), recovery=SymbolicRecovery())  # type: ignore[arg-type]
+        RaiderGuard(
+            CountingChild(), "pick(A)", ScriptedChecker([]), recovery=SymbolicRecoveryPlanner()
+        )  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="max_attempts"):
         RaiderGuard(CountingChild(), "pick(A)", ScriptedChecker([]), max_attempts=-1)
     with pytest.raises(TypeError, match="checker"):
@@ -512,7 +514,7 @@ def test_preempted_by_a_selector_while_recovering() -> None:
         child,
         "pick(Apple)",
         ScriptedChecker([ambiguity]),
-        recovery=Recovery(SymbolicRecovery(), ScriptedRobot(), human),
+        recovery=Recovery(SymbolicRecoveryPlanner(), ScriptedRobot(), human),
     )
     emergency = py_trees.behaviours.StatusQueue(name="emergency", queue=[F, F, F, S], eventually=S)
     root = py_trees.composites.Selector("root", memory=False, children=[emergency, guard])
@@ -628,7 +630,7 @@ def test_end_to_end_ambiguity_with_simworld(small_kitchen_dict: dict) -> None:
         "pick(Mug)",
         DryRunChecker(),
         scene=robot.observe,
-        recovery=Recovery(SymbolicRecovery(), robot, human),
+        recovery=Recovery(SymbolicRecoveryPlanner(), robot, human),
     )
     for _ in range(10):
         guard.tick_once()
@@ -666,7 +668,7 @@ def test_end_to_end_person_moves_the_blocker(small_kitchen_dict: dict) -> None:
         "approach(medicine_counter)",
         DryRunChecker(),
         scene=robot.observe,
-        recovery=Recovery(SymbolicRecovery(), robot, human),
+        recovery=Recovery(SymbolicRecoveryPlanner(), robot, human),
     )
     statuses = []
     for _ in range(10):
@@ -695,7 +697,7 @@ def test_simworld_failure_inside_recovery_is_reported(small_kitchen_dict: dict) 
         DryRunChecker(),
         scene=robot.observe,
         # Unverified: verification would see the blocked way and never start the plan.
-        recovery=Recovery(SymbolicRecovery(), robot, ScriptedHuman([]), verify=False),
+        recovery=Recovery(SymbolicRecoveryPlanner(), robot, ScriptedHuman([]), verify=False),
         max_attempts=1,
     )
     for _ in range(10):

@@ -17,9 +17,9 @@ from py_trees.common import Status
 
 from bt_raider.checking.contract import Query
 from bt_raider.checking.verdict import Category, Verdict
+from bt_raider.robot.worker import WindowBudget
 from bt_raider.runtime import guards as guards_module
 from bt_raider.runtime.guards import Phase, RaiderGuard
-from bt_raider.runtime.worker import WindowBudget
 
 R, S, F, I = Status.RUNNING, Status.SUCCESS, Status.FAILURE, Status.INVALID  # noqa: E741
 WAIT_S = 5.0

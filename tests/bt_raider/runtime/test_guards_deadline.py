@@ -19,8 +19,8 @@ from py_trees.common import Status
 
 from bt_raider.checking.contract import Query
 from bt_raider.checking.verdict import Category, Verdict
+from bt_raider.robot.worker import WorkerPool
 from bt_raider.runtime.guards import DEFAULT_DEADLINE, RaiderGuard, verdict_key
-from bt_raider.runtime.worker import WorkerPool
 
 R, S, F, I = Status.RUNNING, Status.SUCCESS, Status.FAILURE, Status.INVALID  # noqa: E741
 WAIT_S = 20.0  # "does not hang" bound, generous for a loaded machine

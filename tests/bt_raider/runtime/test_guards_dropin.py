@@ -1,6 +1,6 @@
 """RaiderGuard dropped into someone else's tree: their own py_trees behaviours, their own robot.
 
-Nothing of ``bt_raider.runtime.actions``' behaviours or the simulator is used here: the
+Nothing of ``bt_raider.robot.actions``' behaviours or the simulator is used here: the
 behaviours below are plain ``py_trees.behaviour.Behaviour`` subclasses a team would already
 have, the robot is a toy written here (its actions take several polls, it keeps its scene as
 an AI2-THOR metadata dict), and the checks are the real symbolic reasoner's. Every tick
@@ -24,11 +24,11 @@ from bt_raider.checking.symbolic import SymbolicReasoner
 from bt_raider.errors import SceneError
 from bt_raider.perception.scene import Scene
 from bt_raider.recovery.pipeline import Recovery
-from bt_raider.recovery.symbolic import SymbolicRecovery
-from bt_raider.runtime.actions import ActionState, Progress
+from bt_raider.recovery.symbolic import SymbolicRecoveryPlanner
+from bt_raider.robot.actions import ActionState, Progress
+from bt_raider.robot.human import ScriptedHuman
+from bt_raider.robot.retarget import ResolvedAction, Retargetable, resolved_key
 from bt_raider.runtime.guards import Phase, RaiderGuard, guard_tree
-from bt_raider.runtime.human import ScriptedHuman
-from bt_raider.runtime.retarget import ResolvedAction, Retargetable, resolved_key
 
 R, S, F, I = Status.RUNNING, Status.SUCCESS, Status.FAILURE, Status.INVALID  # noqa: E741
 WAIT_S = 5.0
@@ -232,7 +232,7 @@ def test_the_users_pick_acts_on_the_cup_the_person_chose() -> None:
         "pick the cup",
         SymbolicReasoner(),
         scene=robot.observe,
-        recovery=Recovery(SymbolicRecovery(), robot, human),
+        recovery=Recovery(SymbolicRecoveryPlanner(), robot, human),
     )
     assert isinstance(pick, Retargetable)
     drive(
@@ -394,7 +394,7 @@ def test_what_the_robot_holds_in_a_dict_scene_reaches_the_recovery() -> None:
         "pick the dirty cup",
         SymbolicReasoner(),
         scene=robot.observe,
-        recovery=Recovery(SymbolicRecovery(), robot, ScriptedHuman([])),
+        recovery=Recovery(SymbolicRecoveryPlanner(), robot, ScriptedHuman([])),
     )
     drive(
         guard,

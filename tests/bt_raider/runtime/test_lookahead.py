@@ -23,10 +23,10 @@ from bt_raider.checking.symbolic import SymbolicReasoner
 from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.perception.scene import Scene
 from bt_raider.recovery.pipeline import Recovery
-from bt_raider.recovery.symbolic import SymbolicRecovery
-from bt_raider.runtime.actions import ActionState, Progress
+from bt_raider.recovery.symbolic import SymbolicRecoveryPlanner
+from bt_raider.robot.actions import ActionState, Progress
+from bt_raider.robot.human import ScriptedHuman
 from bt_raider.runtime.guards import Phase, RaiderGuard
-from bt_raider.runtime.human import ScriptedHuman
 from bt_raider.runtime.lookahead import (
     LAST_FORECAST,
     Forecast,
@@ -461,7 +461,7 @@ def test_warn_posts_to_the_future_guard_which_still_checks_for_itself():
     robot = ToyRobot()
     checker = Counting()
     human = ScriptedHuman(["the clean cup"])
-    recovery = Recovery(SymbolicRecovery(), robot, human)
+    recovery = Recovery(SymbolicRecoveryPlanner(), robot, human)
     guards, plan = guarded_plan(robot, AMBIGUOUS_LATER, recovery=recovery, checker=checker)
     la = LookAhead(plan, SceneForecaster(AMBIGUOUS_LATER, robot.observe), policy="warn")
     la.tick_once()
@@ -484,7 +484,7 @@ def test_recover_starts_the_future_guards_recovery_without_checking_first():
     robot = ToyRobot()
     checker = Counting()
     human = ScriptedHuman(["the clean cup"])
-    recovery = Recovery(SymbolicRecovery(), robot, human)
+    recovery = Recovery(SymbolicRecoveryPlanner(), robot, human)
     guards, plan = guarded_plan(robot, AMBIGUOUS_LATER, recovery=recovery, checker=checker)
     la = LookAhead(plan, SceneForecaster(AMBIGUOUS_LATER, robot.observe), policy="recover")
     la.tick_once()
@@ -695,7 +695,7 @@ def test_recover_ignores_a_forecast_the_world_no_longer_matches():
     # down, give up, and fail a step that can run).
     robot = ToyRobot()
     checker = Counting()
-    recovery = Recovery(SymbolicRecovery(), robot, ScriptedHuman([]))
+    recovery = Recovery(SymbolicRecoveryPlanner(), robot, ScriptedHuman([]))
     guards = [
         RaiderGuard(
             (PickedAndTaken if q == "pick the apple" else Act)(q, robot),
@@ -747,7 +747,7 @@ def test_a_forecast_made_before_a_recovery_is_dropped_and_made_again():
     apple.update(isPickedUp=True, parentReceptacles=None)
     robot.scene["objects"][3]["receptacleObjectIds"] = [CLEAN_CUP, DIRTY_CUP]
     queries = ["open the drawer", "close the drawer", "open the drawer"]
-    recovery = Recovery(SymbolicRecovery(), robot, ScriptedHuman([]))
+    recovery = Recovery(SymbolicRecoveryPlanner(), robot, ScriptedHuman([]))
     guards, plan = guarded_plan(robot, queries, recovery=recovery, checker=Counting())
     stale = forecast_at(2, 0, n=3, category="robot_state")
     forecaster = Gated(3, lambda start: stale if len(forecaster.calls) == 1 else None)

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from bt_raider.errors import ActionFailed, SceneError
-from bt_raider.runtime.actions import ActionBehaviour, SyncRobot
+from bt_raider.robot.actions import ActionBehaviour, SyncRobot
 from bt_raider.simulation.simworld import PreconditionFailed, SimWorld
 
 # Objects of the small kitchen (bt_raider.testing.small_kitchen).

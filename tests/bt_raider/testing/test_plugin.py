@@ -12,7 +12,7 @@ USER_TEST = """
 import py_trees
 
 from bt_raider.checking.symbolic import SymbolicReasoner
-from bt_raider.runtime.actions import ActionBehaviour, SyncRobot
+from bt_raider.robot.actions import ActionBehaviour, SyncRobot
 from bt_raider.runtime.guards import RaiderGuard
 
 

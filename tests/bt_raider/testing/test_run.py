@@ -15,10 +15,10 @@ from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.errors import ActionFailed
 from bt_raider.perception.scene import Scene
 from bt_raider.recovery.pipeline import Recovery
-from bt_raider.recovery.symbolic import SymbolicRecovery
-from bt_raider.runtime.actions import ActionState, Progress
+from bt_raider.recovery.symbolic import SymbolicRecoveryPlanner
+from bt_raider.robot.actions import ActionState, Progress
+from bt_raider.robot.human import ScriptedHuman
 from bt_raider.runtime.guards import RaiderGuard
-from bt_raider.runtime.human import ScriptedHuman
 from bt_raider.simulation.simworld import SimWorld
 from bt_raider.testing import run_tree, small_kitchen
 
@@ -137,7 +137,7 @@ def guarded_pick(robot: ArmRobot, human: Any, *, name: str = "Tomato") -> Raider
         f"pick({name})",
         SymbolicReasoner(),
         scene=robot.observe,
-        recovery=Recovery(SymbolicRecovery(), robot, human),
+        recovery=Recovery(SymbolicRecoveryPlanner(), robot, human),
         name="guard pick",
     )
 
@@ -234,7 +234,7 @@ def test_a_builder_gets_the_robot_over_the_world_and_the_scripted_person():
     seen = {}
 
     def build(robot, human):
-        from bt_raider.runtime.actions import ActionBehaviour
+        from bt_raider.robot.actions import ActionBehaviour
 
         seen.update(robot=robot, human=human)
         pick = ActionBehaviour("pick", ["Tomato"], robot)
@@ -243,7 +243,7 @@ def test_a_builder_gets_the_robot_over_the_world_and_the_scripted_person():
             "pick(Tomato)",
             SymbolicReasoner(),
             scene=robot.observe,
-            recovery=Recovery(SymbolicRecovery(), robot, human),
+            recovery=Recovery(SymbolicRecoveryPlanner(), robot, human),
         )
 
     result = run_tree(build, world=world, answers={"which tomato": "Tomato_1"})

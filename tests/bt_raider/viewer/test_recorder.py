@@ -323,10 +323,11 @@ def test_detach_stops_recording_a_tree():
     assert recorder.tick_count == 1 and tree.post_tick_handlers == []
 
 
-def test_exported_from_the_package():
+def test_the_old_package_export_still_answers_with_a_deprecation_warning():
     import bt_raider
 
-    assert bt_raider.TraceRecorder is TraceRecorder
+    with pytest.warns(DeprecationWarning, match="bt_raider.viewer.recorder.TraceRecorder"):
+        assert bt_raider.TraceRecorder is TraceRecorder
 
 
 def test_a_feedback_of_none_or_not_text_is_recorded_once_as_text():

@@ -7,7 +7,7 @@ person said which cup). A :class:`~bt_raider.runtime.guards.RaiderGuard` hands t
 the child:
 
 * ``child.retarget(resolved)`` when the child implements :class:`Retargetable` (one method;
-  :class:`~bt_raider.runtime.actions.ActionBehaviour` does). At the guard's next run it calls
+  :class:`~bt_raider.robot.actions.ActionBehaviour` does). At the guard's next run it calls
   ``child.retarget(None)``: act on your own arguments again. ::
 
       class Pick(py_trees.behaviour.Behaviour):
@@ -30,8 +30,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from bt_raider.checking.parse import action_for_name
-from bt_raider.recovery.contract import split_action
+from bt_raider.checking.parse import action_for_name, split_action
 
 if TYPE_CHECKING:
     from bt_raider.checking.contract import Query

@@ -4,7 +4,7 @@ RAIDER's recovery plans use two interaction actions: ``ask`` (its answer is used
 actions) and ``say`` (tell the person something, e.g. why an action is impossible); the
 assistive scenario adds ``wait_for`` (wait until the person is ready). An ``ask`` blocks until
 the person answers, so :class:`AskBehaviour`, :class:`SayBehaviour` and :class:`WaitFor` run the
-interface on a worker (:mod:`bt_raider.runtime.worker`) and never block a tick.
+interface on a worker (:mod:`bt_raider.robot.worker`) and never block a tick.
 
 :class:`GroundedAsk` is the ask of an answer a robot action uses: the reply must name exactly
 one of the question's candidates (:mod:`bt_raider.recovery.answers`); "why?" is answered, "I
@@ -28,9 +28,9 @@ from typing import Any, Protocol, TextIO, runtime_checkable
 
 import py_trees
 
-from bt_raider.errors import ActionFailed
-from bt_raider.runtime import worker
-from bt_raider.runtime.actions import Var
+from bt_raider.errors import ActionFailed, UsageError
+from bt_raider.robot import worker
+from bt_raider.robot.actions import Var
 
 Status = py_trees.common.Status
 
@@ -347,7 +347,7 @@ class AskBehaviour(_Interaction):
     """Ask a person a question; write the answer to ``/bt_raider/vars/<var>``.
 
     Args:
-        question: the question, or a :class:`~bt_raider.runtime.actions.Var` holding it.
+        question: the question, or a :class:`~bt_raider.robot.actions.Var` holding it.
         human: who is asked.
         var: the recovery-code variable the answer is stored in (None: transcript only).
         name: node name.
@@ -422,7 +422,7 @@ class GroundedAsk(AskBehaviour):
     The feedback message of a failure has the reason and the transcript of this question.
 
     Args:
-        question: the question (or a :class:`~bt_raider.runtime.actions.Var` holding it).
+        question: the question (or a :class:`~bt_raider.robot.actions.Var` holding it).
         human: who is asked.
         var: the recovery-code variable the grounded value is stored in.
         read: ``reply -> reading`` with ``usable``, ``final``, ``value``, ``reason`` and
@@ -451,7 +451,7 @@ class GroundedAsk(AskBehaviour):
     ) -> None:
         super().__init__(question, human, var=var, name=name)
         if not isinstance(max_asks, int) or isinstance(max_asks, bool) or max_asks < 1:
-            raise ValueError(f"max_asks must be an integer >= 1, got {max_asks!r}")
+            raise UsageError(f"max_asks must be an integer >= 1, got {max_asks!r}")
         self.read = read
         self.because = " ".join(str(because).split())
         self.max_asks = max_asks
@@ -535,7 +535,7 @@ class GroundedAsk(AskBehaviour):
 
 
 class SayBehaviour(_Interaction):
-    """Tell a person something (the text may be a :class:`~bt_raider.runtime.actions.Var`)."""
+    """Tell a person something (the text may be a :class:`~bt_raider.robot.actions.Var`)."""
 
     def __init__(self, text: str | Var, human: HumanInterface, name: str | None = None) -> None:
         super().__init__(name or f"say({text!s})", human)
@@ -564,7 +564,7 @@ class WaitFor(_Interaction):
     (the guard re-checks the action anyway).
 
     Args:
-        what: seconds, an event description, or a :class:`~bt_raider.runtime.actions.Var` holding one.
+        what: seconds, an event description, or a :class:`~bt_raider.robot.actions.Var` holding one.
         human: who signals the event.
         timeout: give up (FAILURE) after this many seconds of waiting for an event.
         clock: the monotonic clock (injectable for tests).

@@ -4,7 +4,7 @@ import py_trees
 import pytest
 
 from bt_raider.errors import ActionFailed
-from bt_raider.runtime.actions import ActionBehaviour, ActionState, Progress, SyncRobot, Var
+from bt_raider.robot.actions import ActionBehaviour, ActionState, Progress, SyncRobot, Var
 
 S = py_trees.common.Status
 
@@ -142,7 +142,7 @@ def test_ambiguous_or_failed_grounding_is_not_used():
 def test_retarget_points_the_action_at_what_the_check_resolved_until_reset():
     from bt_raider.checking.contract import Query
     from bt_raider.checking.verdict import Verdict
-    from bt_raider.runtime.retarget import Retargetable, resolve_action
+    from bt_raider.robot.retarget import Retargetable, resolve_action
 
     robot = SlowRobot(steps=0)
     node = ActionBehaviour("pick", ["cup"], robot)
@@ -158,7 +158,7 @@ def test_retarget_points_the_action_at_what_the_check_resolved_until_reset():
 def test_retarget_of_another_action_or_arity_only_maps_grounded_arguments():
     from bt_raider.checking.contract import Query
     from bt_raider.checking.verdict import Verdict
-    from bt_raider.runtime.retarget import resolve_action
+    from bt_raider.robot.retarget import resolve_action
 
     robot = SlowRobot(steps=0)
     # A PDDL step's node keeps the robot and the place; the medicine becomes its objectId.

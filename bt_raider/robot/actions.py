@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import py_trees
 
+from bt_raider.checking.parse import same_action
 from bt_raider.errors import ActionFailed
-from bt_raider.recovery.contract import same_action
 
 if TYPE_CHECKING:
     from bt_raider.perception.scene import Scene
-    from bt_raider.runtime.retarget import ResolvedAction
+    from bt_raider.robot.retarget import ResolvedAction
 
 #: Blackboard namespace of variables set by ``x = ask(...)`` in recovery code.
 VARS_NAMESPACE = "/bt_raider/vars"
@@ -86,7 +86,7 @@ class Var:
 class ActionBehaviour(py_trees.behaviour.Behaviour):
     """Run one robot action: start in ``initialise``, poll in ``update``, cancel in ``terminate``.
 
-    It is :class:`~bt_raider.runtime.retarget.Retargetable`: under a
+    It is :class:`~bt_raider.robot.retarget.Retargetable`: under a
     :class:`~bt_raider.runtime.guards.RaiderGuard` it acts on what the guard's check resolved
     (see :meth:`resolved_args`).
 

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from bt_raider.checking.contract import Query
 from bt_raider.checking.verdict import Category, Verdict
-from bt_raider.runtime.retarget import ResolvedAction, Retargetable, resolve_action, resolved_key
+from bt_raider.robot.retarget import ResolvedAction, Retargetable, resolve_action, resolved_key
 
 
 def ok(grounding: dict[str, list[str]], action: str | None = "pick") -> Verdict:

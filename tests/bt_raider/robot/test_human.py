@@ -13,8 +13,8 @@ from py_trees.common import Status
 from bt_raider.errors import ActionFailed
 from bt_raider.perception.scene import Scene
 from bt_raider.recovery.answers import AnswerSpace
-from bt_raider.runtime.actions import VARS_NAMESPACE, Var
-from bt_raider.runtime.human import (
+from bt_raider.robot.actions import VARS_NAMESPACE, Var
+from bt_raider.robot.human import (
     AskBehaviour,
     CallbackHuman,
     ConsoleHuman,

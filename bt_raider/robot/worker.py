@@ -38,6 +38,8 @@ from concurrent.futures import CancelledError, Executor, Future
 from queue import Empty, SimpleQueue
 from typing import Any, Generic, TypeVar
 
+from bt_raider.errors import UsageError
+
 T = TypeVar("T")
 
 logger = logging.getLogger(__name__)
@@ -272,12 +274,12 @@ class WorkerPool(Executor):
         name: str = "bt_raider",
     ) -> None:
         if isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1:
-            raise ValueError(f"max_workers must be an integer >= 1, got {max_workers!r}")
+            raise UsageError(f"max_workers must be an integer >= 1, got {max_workers!r}")
         if isinstance(max_extra, bool) or not isinstance(max_extra, int) or max_extra < 0:
-            raise ValueError(f"max_extra must be an integer >= 0, got {max_extra!r}")
+            raise UsageError(f"max_extra must be an integer >= 0, got {max_extra!r}")
         for label, value in (("slow_after", slow_after), ("cancel_grace", cancel_grace)):
             if not (isinstance(value, (int, float)) and 0 <= value < math.inf):
-                raise ValueError(f"{label} must be seconds >= 0, got {value!r}")
+                raise UsageError(f"{label} must be seconds >= 0, got {value!r}")
         self.max_workers = max_workers
         self.max_extra = max_extra
         self.slow_after = float(slow_after)
@@ -592,9 +594,9 @@ class WindowBudget:
 
     def __init__(self, per_window: int, window: float = 0.01) -> None:
         if isinstance(per_window, bool) or not isinstance(per_window, int) or per_window < 1:
-            raise ValueError(f"per_window must be an integer >= 1, got {per_window!r}")
+            raise UsageError(f"per_window must be an integer >= 1, got {per_window!r}")
         if not window > 0:
-            raise ValueError(f"window must be seconds > 0, got {window!r}")
+            raise UsageError(f"window must be seconds > 0, got {window!r}")
         self.per_window = per_window
         self.window = window
         self._start = -math.inf
@@ -636,9 +638,9 @@ def submit(
     timeout = None
     if deadline is not None:
         if isinstance(deadline, bool) or not isinstance(deadline, (int, float)):
-            raise ValueError(f"deadline must be seconds (a number > 0) or None, got {deadline!r}")
+            raise UsageError(f"deadline must be seconds (a number > 0) or None, got {deadline!r}")
         if not deadline > 0:  # also NaN
-            raise ValueError(f"deadline must be more than 0 seconds, got {deadline!r}")
+            raise UsageError(f"deadline must be more than 0 seconds, got {deadline!r}")
         if not math.isinf(deadline):
             timeout = float(deadline)
     job: Pending[T] = Pending(fn, args, kwargs, timeout)

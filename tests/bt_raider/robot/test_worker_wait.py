@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from bt_raider.runtime.worker import submit, wait_for_any
+from bt_raider.robot.worker import submit, wait_for_any
 
 
 def test_a_finished_job_ends_the_wait_early():

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bt_raider.runtime.worker import WorkerPool, submit
+from bt_raider.robot.worker import WorkerPool, submit
 
 
 def test_result_arrives_and_caller_is_not_blocked():
@@ -157,7 +157,7 @@ def test_replacements_are_capped_with_a_warning(caplog):
         assert wait_until(lambda: pool.covered == 1)
         second = submit(hung(release, calls, "h2"), executor=pool, deadline=0.2)
         assert wait_until(lambda: pool.covered == 2)
-        with caplog.at_level(logging.WARNING, logger="bt_raider.runtime.worker"):
+        with caplog.at_level(logging.WARNING, logger="bt_raider.robot.worker"):
             waiting = submit(quick, "after", executor=pool)
             time.sleep(0.3)
         assert not waiting.done() and pool.threads == 2 and pool.queued == 1  # the cap holds
@@ -209,7 +209,7 @@ def test_the_pool_is_an_executor():
 def test_a_hung_job_does_not_keep_the_process_alive():
     code = (
         "import threading\n"
-        "from bt_raider.runtime.worker import submit\n"
+        "from bt_raider.robot.worker import submit\n"
         "submit(lambda *, cancel: threading.Event().wait(120))\n"
         "print('done')\n"
     )
