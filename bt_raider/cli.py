@@ -83,7 +83,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     sub.required = True
     chosen = next((i for i, word in enumerate(argv) if not word.startswith("-")), None)
     name = argv[chosen] if chosen is not None else None
-    if name in HELP:
+    if chosen is not None and name in HELP:
         module = importlib.import_module(f"bt_raider.commands.{name}")
         module.add_parser(sub, argv[chosen + 1 :])
         return parser
@@ -120,7 +120,7 @@ def _dash_hint(argv: Sequence[str], parser: argparse.ArgumentParser) -> str:
     )
 
 
-def _one_line(text: str) -> str:
+def _one_line(text: object) -> str:
     return " ".join(str(text).split())
 
 
@@ -166,7 +166,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``bt-raider`` console script.
 
     The one place where errors become exit statuses: a usage error (``SystemExit(2)``, as
-    argparse does), a :class:`~bt_raider.errors.BtRaiderError` or an :class:`OSError` is one
+    argparse does), a :class:`~bt_raider.errors.BtRaiderError` (a missing extra too, even
+    while the command's parser is built) or an :class:`OSError` is one
     line on stderr and exit 2; a closed stdout pipe is exit 1, silently; Ctrl-C is 130. Other exceptions are bugs
     and propagate with their traceback.
     """
@@ -176,7 +177,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         # collector's passes over them are wasted (~25 ms of the demo's start).
         gc.disable()
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(argv)
+    try:
+        parser = build_parser(argv)
+    except BtRaiderError as exc:  # a command that cannot even be set up: a missing extra
+        command = next((word for word in argv if not word.startswith("-")), "")
+        print(f"bt-raider {command}: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
     try:
         args = parser.parse_args(argv)
     except CommandLineError as exc:

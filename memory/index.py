@@ -26,7 +26,7 @@ import os
 import threading
 from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -78,8 +78,8 @@ class VectorIndex:
         self.M = int(M)
         self.ef_construction = int(ef_construction)
         self.ef = int(ef)
-        self._hnswlib = require("hnswlib", "all")
-        self._index = None
+        self._hnswlib = require("hnswlib", "memory", needed_by="VectorIndex")
+        self._index: Any = None  # an hnswlib.Index once opened (hnswlib ships no types)
         self._lock = threading.RLock()
         self.deleted: set[int] = set()
         self.max_label = 0
@@ -140,7 +140,7 @@ class VectorIndex:
             return "checksum differs from the database's"
         return None
 
-    def _new(self, capacity: int):
+    def _new(self, capacity: int) -> Any:
         index = self._hnswlib.Index(space=SPACE, dim=self.dim)
         index.init_index(
             max_elements=max(int(capacity), 1024), ef_construction=self.ef_construction, M=self.M
@@ -248,7 +248,7 @@ class VectorIndex:
             missing = sorted(live - ids)
             if missing:
                 rows = store.by_labels(missing, embedding=True)
-                vectors = np.stack([rows[x].embedding for x in missing])
+                vectors = np.stack([rows[x].stored_embedding() for x in missing])
                 self.add(np.asarray(missing, dtype=np.int64), vectors)
             self.mutation = mutation
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from bt_raider.errors import BackendError, require
+from bt_raider.errors import BackendError, MissingDependencyError, require
 
 #: Environment variable naming the cache folder (default: ``$XDG_CACHE_HOME/bt_raider``).
 CACHE_ENV = "BT_RAIDER_CACHE"
@@ -144,8 +144,12 @@ def load(
         BackendError: no export for these weights, or one whose checksum, weights identity or
             probe vectors disagree (the message says which), or onnxruntime is missing.
     """
-    ort = require("onnxruntime", "all")
-    tokenizers = require("tokenizers", "all")
+    try:
+        ort = require("onnxruntime", "memory", needed_by="the ONNX export of the embedder")
+        tokenizers = require("tokenizers", "memory", needed_by="the ONNX export of the embedder")
+    except MissingDependencyError as exc:
+        # A BackendError, as documented: runtime="auto" then embeds on torch instead.
+        raise BackendError(str(exc)) from exc
     path = model_file(model_path, folder)
     sidecar = _sidecar(path)
     if not path.is_file() or not sidecar.is_file():
@@ -205,9 +209,9 @@ def prepare(
     Raises:
         BackendError: the export failed or computes other vectors than the torch model.
     """
-    torch = require("torch", "all")
-    require("onnx", "all")
-    require("onnxscript", "all")
+    torch = require("torch", "memory", needed_by="bt-raider memory prepare")
+    require("onnx", "memory", needed_by="bt-raider memory prepare")
+    require("onnxscript", "memory", needed_by="bt-raider memory prepare")
     target = model_file(model_path, folder)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -219,7 +223,9 @@ def prepare(
         ) from exc
     os.close(handle)
 
-    class _Hidden(torch.nn.Module):  # named inputs in, token states out
+    # Named inputs in, token states out. torch comes from require() (an optional extra), so
+    # mypy sees its Module as Any: it can neither name it nor check a class made from it.
+    class _Hidden(torch.nn.Module):  # type: ignore[misc, name-defined]
         def __init__(self, encoder: Any) -> None:
             super().__init__()
             self.encoder = encoder

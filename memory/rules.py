@@ -250,7 +250,7 @@ class RuleSet:
         return out
 
     @classmethod
-    def load(cls, spec: RuleSet | str | Path | dict | list | None = None) -> RuleSet:
+    def load(cls, spec: RuleSet | str | Path | dict[str, Any] | list[Any] | None = None) -> RuleSet:
         """A rule set from any of: None (the shipped phi1, phi2, negation), a RuleSet, a path
         to a JSON file, a JSON string, or parsed JSON."""
         if spec is None:

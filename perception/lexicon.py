@@ -25,7 +25,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -166,7 +166,7 @@ class CategoryLexicon:
                     raise LexiconError(f"{where}.{flag}: must be true or false, got {val!r}")
             self._states[clean_phrase(adj)] = dict(flags)
         # A caller's dict may change later: keep a copy (to_dict copies again on the way out).
-        keep = (lambda v: v) if owned else copy.deepcopy
+        keep: Callable[[Any], Any] = (lambda v: v) if owned else copy.deepcopy
         self._data = {k: keep(data[k]) for k in SECTIONS if k in data}
         known = set(self._object_types)
         for group in (*self._categories.values(), *self._synonyms.values()):

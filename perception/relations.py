@@ -25,7 +25,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 from bt_raider.errors import BtRaiderError, SceneNumberError, ToolError
 from bt_raider.perception.spatial import (
@@ -620,7 +620,11 @@ def _beside(index: SpatialIndex, rel: str, y: Any) -> list[Any]:
     return out
 
 
-def closest(scene: Any, candidates: Sequence[Any], y: Any) -> Any:
+#: A candidate of :func:`closest`: it returns one of those it is given.
+_T = TypeVar("_T")
+
+
+def closest(scene: Any, candidates: Sequence[_T], y: Any) -> _T:
     """The candidate nearest to Y, horizontally (ties: the first in ``candidates``).
 
     Args:

@@ -8,7 +8,8 @@ its exact rules to the candidates, so an answer is the rule's to the bit.
 A scene below :data:`NUMPY_FROM` objects is indexed in plain Python (a grid of cells): a check
 of one room never imports numpy. A larger one reads its positions into a numpy array at once
 and asks a vectorised pass, then a KD-tree (``scipy.spatial.cKDTree``) once several anchors
-share the index. :func:`indexed` shares one index among the calls of a block.
+share the index; without scipy (it is optional) the vectorised pass answers every query, with
+the same rows. :func:`indexed` shares one index among the calls of a block.
 """
 
 from __future__ import annotations
@@ -78,6 +79,22 @@ def finite_box(box: Box) -> bool:
     return all(math.isfinite(v) for corner in box for v in corner)
 
 
+def _kd_tree(xz: np.ndarray) -> Any:
+    """A KD-tree over the ``(n, 2)`` positions ``xz``, or None when scipy is not installed.
+
+    scipy is optional: the ``all`` extra installs it, and ``pddl`` and ``memory`` bring it with
+    their own dependencies (ConfigSpace, sentence-transformers); the core does not. Without it
+    the vectorised numpy pass answers every radius query: the same rows, slower when many
+    anchors share one index.
+    """
+    try:
+        from scipy.spatial import cKDTree
+    except ImportError:
+        return None
+    # Unbalanced, uncompacted: half the build time; the same points answer.
+    return cKDTree(xz, balanced_tree=False, compact_nodes=False)
+
+
 def _raws(objects: Sequence[Any]) -> list[dict[str, Any]] | None:
     """The scene's own objects' dicts, in order; None when any object is not a SceneObject
     (a duck type is read through its own attributes)."""
@@ -133,6 +150,7 @@ class SpatialIndex:
         self._xz: np.ndarray | None = None
         self._xz_finite = True
         self._tree: Any = None
+        self._no_tree = False  # scipy is missing: the numpy pass answers (not tried again)
         self._answers: dict[tuple[float, float, float], list[int]] = {}  # see expect()
         self._queries = 0
         self._cells: tuple[dict[tuple[int, int], list[int]], list[int]] | None = None
@@ -224,11 +242,9 @@ class SpatialIndex:
         r = radius + SLACK
         with self._lock:
             self._queries += 1
-            if self._tree is None and self._queries > _TREE_AFTER:
-                from scipy.spatial import cKDTree  # scipy comes with unified-planning
-
-                # Unbalanced, uncompacted: half the build time; the same points answer.
-                self._tree = cKDTree(xz, balanced_tree=False, compact_nodes=False)
+            if self._tree is None and not self._no_tree and self._queries > _TREE_AFTER:
+                self._tree = _kd_tree(xz)
+                self._no_tree = self._tree is None
             tree = self._tree
         if tree is not None:
             answer = self._answers.get((cx, cz, radius))
@@ -253,11 +269,12 @@ class SpatialIndex:
             return
         with self._lock:
             self._queries += len(points)
-            if self._tree is None:
-                from scipy.spatial import cKDTree
-
-                self._tree = cKDTree(xz, balanced_tree=False, compact_nodes=False)
+            if self._tree is None and not self._no_tree:
+                self._tree = _kd_tree(xz)
+                self._no_tree = self._tree is None
             tree = self._tree
+        if tree is None:  # no scipy: within() answers each point by the numpy pass
+            return
         found = tree.query_ball_point(points, radius + SLACK, return_sorted=True)
         for (x, z), rows in zip(points, found, strict=True):
             self._answers[(x, z, radius)] = rows

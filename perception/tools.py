@@ -297,13 +297,13 @@ def _of_types(scene: Scene, among: str) -> list[SceneObject]:
         if name in known:
             types.add(name)
             continue
-        found = [t for t in known if t.lower() == _squash(name)]
-        if not found:
+        matches = [t for t in known if t.lower() == _squash(name)]
+        if not matches:
             raise ToolError(
                 f"among: {name!r} is no object type of the scene; types are: "
                 + ", ".join(sorted(known))
             )
-        types.update(found)
+        types.update(matches)
     return scene.of_types(types)
 
 
@@ -536,6 +536,7 @@ def make_retrieve_user_information(
     cache: dict[tuple[str, ...], np.ndarray] = {}
 
     def _fact_vectors(facts: tuple[str, ...]) -> np.ndarray:
+        assert embed is not None  # only called with an embedding function
         if facts not in cache:
             cache.clear()  # one scene's corpus at a time
             cache[facts] = _unit_rows(embed(list(facts)), len(facts))

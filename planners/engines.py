@@ -42,8 +42,8 @@ ENGINES: tuple[str, ...] = ("fast-downward", "pyperplan")
 ENGINE_CHOICES: tuple[str, ...] = ("auto", *ENGINES)
 #: Engine -> (module that must be importable, PyPI package, bt_raider extra).
 MODULES = {
-    "pyperplan": ("pyperplan", "up-pyperplan", "all"),
-    "fast-downward": ("up_fast_downward", "up-fast-downward", "fd"),
+    "pyperplan": ("pyperplan", "up-pyperplan", "pddl"),
+    "fast-downward": ("up_fast_downward", "up-fast-downward", "fast-downward"),
 }
 #: Engines that also stop themselves at the limit (the child is then kept for the next search).
 SELF_TIMED = frozenset({"fast-downward"})
@@ -152,7 +152,6 @@ class _Child:
     """One child process and the threads that drain its output."""
 
     def __init__(self) -> None:
-        session = {"start_new_session": True} if os.name == "posix" else {}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "bt_raider.planners.engines"],
             stdin=subprocess.PIPE,
@@ -161,7 +160,7 @@ class _Child:
             text=True,
             encoding="utf-8",
             bufsize=1,
-            **session,  # type: ignore[arg-type]
+            start_new_session=os.name == "posix",  # False is Popen's default
         )
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.errors: deque[str] = deque(maxlen=30)  # stderr's last lines, for messages
@@ -192,7 +191,9 @@ class _Child:
             raise PlanningError(f"the planner process ended: {self._stderr() or exc}") from exc
         return self._next
 
-    def receive(self, rid: int, deadline: float | None, tick: Callable[[], Any]) -> dict | None:
+    def receive(
+        self, rid: int, deadline: float | None, tick: Callable[[], Any]
+    ) -> dict[str, Any] | None:
         """The answer to request ``rid``; None when ``deadline`` passes first."""
         while True:
             wait = PROGRESS_PERIOD

@@ -198,7 +198,8 @@ def _require_engine(engine: str) -> None:
         )
     if engine != "auto" and engine not in installed_engines():
         module, package, extra = engines.MODULES[engine]
-        require(module, extra, package)  # raises MissingDependencyError with the install hint
+        # raises MissingDependencyError with the install hint
+        require(module, extra, package, needed_by=f"the {engine} engine")
 
 
 def _unsupported(problem: Problem, tried: Sequence[str], auto: bool) -> PlanningError:

@@ -33,14 +33,13 @@ from typing import TYPE_CHECKING, Any
 
 from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.errors import PlanningError, QueryError, renamed
-from bt_raider.planners.pddl import Step, parse_step, plan_steps, solve
-from bt_raider.planners.preconditions import ground_preconditions, resolve
+from bt_raider.planners.pddl import Step, parse_step, plan_steps, resolve, solve
+from bt_raider.planners.preconditions import ground_preconditions
 from bt_raider.planners.world import PddlWorld
-from bt_raider.recovery.contract import RecoveryPlan, RecoveryRequest
+from bt_raider.recovery.contract import Proof, RecoveryPlan, RecoveryRequest
 from bt_raider.recovery.robot_actions import RobotActions
 from bt_raider.recovery.safecode import INTERACTION_ACTIONS, CodeStep, Vocabulary
 from bt_raider.recovery.verify import (
-    Proof,
     resume_values,
     step_label,
     value_of,

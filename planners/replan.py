@@ -39,7 +39,7 @@ from __future__ import annotations
 import itertools
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -331,9 +331,9 @@ class ObservedState:
         named = {a for atom in reached for a in atom[1:]}
         out: dict[str, list[str]] = {}
         for goal in self.goal:
-            atom = tuple(read_sexp(goal)[0])
-            if atom not in reached:
-                out[goal] = [a for a in atom[1:] if a not in named]
+            goal_atom = tuple(read_sexp(goal)[0])
+            if goal_atom not in reached:
+                out[goal] = [a for a in goal_atom[1:] if a not in named]
         return out
 
 
@@ -383,7 +383,9 @@ def plan_observed(
     if engine == "auto":
         found = engines.installed_engines()  # already in ``auto`` order
         if not found:
-            raise PlanningError("no planning engine installed: pip install up-pyperplan")
+            raise PlanningError(
+                "no planning engine installed: pip install 'bt_raider[pddl]' (pyperplan)"
+            )
         engine = found[0]
     domain, problem = state.current_pddl()
     if cancel is not None and cancel.is_set():
@@ -547,7 +549,7 @@ class Replanner:
         It plans between ticks (blocking, like any post-tick handler); inside a tree prefer
         :class:`Replanning`, which plans on a worker.
         """
-        current = {"plan": plan, "left": max_replans}
+        current: dict[str, Any] = {"plan": plan, "left": max_replans}
 
         def handler(tree: py_trees.trees.BehaviourTree) -> None:
             node = current["plan"]
@@ -698,7 +700,7 @@ class Replanning(py_trees.decorators.Decorator):
         self.feedback_message = f"plan failed ({why}); replanning"
         return Status.RUNNING
 
-    def tick(self):  # noqa: D401 - py_trees signature
+    def tick(self) -> Iterator[py_trees.behaviour.Behaviour]:  # noqa: D401 - py_trees signature
         """Tick the plan, or wait for the planner while it works."""
         self.logger.debug(f"{self.__class__.__name__}.tick()")
         if self.status != Status.RUNNING:

@@ -1,8 +1,11 @@
-"""The README runs as written: every ```python block, each in a fresh interpreter, and the
-"Unit-test your tree" block through pytest, whose fixtures come from bt_raider's plugin.
+"""The README and the documentation run as written.
 
-Bash blocks are not run. No block may need ``../shared``: a user who clones the project has
-none.
+Every ```python block of ``README.md`` and of every ``docs/**/*.md`` page runs in a fresh
+interpreter, in an empty directory; a block that defines ``test_`` functions runs through pytest,
+whose fixtures come from bt_raider's plugin (the README's "Unit-test your tree" block among
+them). Bash blocks are not run. No block may need ``../shared``: a user who clones the project
+has none. The README stays short, and every relative link of the README and the docs points at
+a file that exists.
 """
 
 from __future__ import annotations
@@ -22,9 +25,18 @@ from bt_raider.simulation.simworld import SimWorld
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+PAGES = sorted(DOCS.rglob("*.md"))
 S = py_trees.common.Status
 
+#: The README's length: a front page, the manual is docs/.
+README_MAX_LINES = 250
+#: The longest line of the README (a table row of the method table is the longest wanted).
+README_MAX_LINE_CHARS = 400
+
 _FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+#: A Markdown link or image: ``[text](target)``, ``![alt](target "title")``.
+_LINK = re.compile(r"!?\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 
 
 def python_blocks(text: str) -> list[tuple[int, str]]:
@@ -38,6 +50,29 @@ def is_test_module(code: str) -> bool:
 
 
 BLOCKS = python_blocks(README.read_text(encoding="utf-8"))
+#: ``(page, line, code)`` of every python block of the docs, the page relative to the root.
+DOC_BLOCKS = [
+    (page.relative_to(ROOT).as_posix(), line, code)
+    for page in PAGES
+    for line, code in python_blocks(page.read_text(encoding="utf-8"))
+]
+
+
+def relative_links(text: str) -> list[str]:
+    """The targets of the Markdown links of ``text`` that point into the repository.
+
+    Links with a scheme (``https:``, ``mailto:``) and links to an anchor of the same page are
+    left out; a target's own anchor (``page.md#section``) is cut off. Fenced code is skipped:
+    ``[x](y)`` in a code block is code, not a link.
+    """
+    prose = re.sub(r"^```.*?^```[ \t]*$", "", text, flags=re.MULTILINE | re.DOTALL)
+    prose = re.sub(r"`[^`\n]*`", "", prose)
+    targets = []
+    for target in _LINK.findall(prose):
+        if re.match(r"[a-zA-Z][a-zA-Z0-9+.-]*:", target) or target.startswith("#"):
+            continue
+        targets.append(target.split("#", 1)[0])
+    return targets
 
 
 def run_block(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
@@ -50,6 +85,14 @@ def run_block(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
         else [sys.executable, name]
     )
     return subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+
+
+def test_the_link_finder_reads_relative_targets_only():
+    text = (
+        "[a](docs/a.md) [b](https://x.org/b.md) [c](#here) ![d](img/d.png)\n"
+        "[e](docs/e.md#part) `[f](f.md)` [g](mailto:g@x.org)\n```\n[h](h.md)\n```\n"
+    )
+    assert relative_links(text) == ["docs/a.md", "img/d.png", "docs/e.md"]
 
 
 def test_the_block_finder_reads_fences_and_their_lines():
@@ -71,6 +114,51 @@ def test_every_python_block_runs_as_written(line, code, tmp_path):
     assert proc.returncode == 0, (
         f"README.md line {line}: the block failed\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     )
+
+
+def test_the_docs_have_python_blocks_and_none_needs_shared():
+    pages_with_code = {page for page, _, _ in DOC_BLOCKS}
+    assert len(DOC_BLOCKS) >= 10 and len(pages_with_code) >= 8, pages_with_code
+    needing = [
+        f"{page}:{line}"
+        for page, line, code in DOC_BLOCKS
+        if "../shared" in code or "shared/" in code
+    ]
+    assert needing == [], f"docs python blocks read ../shared: {needing}"
+
+
+@pytest.mark.parametrize(
+    "page, line, code", DOC_BLOCKS, ids=[f"{page}:{line}" for page, line, _ in DOC_BLOCKS]
+)
+def test_every_python_block_of_the_docs_runs_as_written(page, line, code, tmp_path):
+    proc = run_block(code, tmp_path)
+    assert proc.returncode == 0, (
+        f"{page} line {line}: the block failed\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    )
+    if is_test_module(code):
+        tests = len(re.findall(r"^def test_", code, re.MULTILINE))
+        assert f"{tests} passed" in proc.stdout
+
+
+def test_the_readme_is_a_short_front_page():
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines"
+    long = [i for i, text in enumerate(lines, 1) if len(text) > README_MAX_LINE_CHARS]
+    assert long == [], f"README.md lines over {README_MAX_LINE_CHARS} characters: {long}"
+    # The front page links into the docs, and the scene contract the docstrings cite exists.
+    assert "docs/index.md" in README.read_text(encoding="utf-8")
+    assert (DOCS / "scene-format.md").is_file() and (DOCS / "api.md").is_file()
+
+
+@pytest.mark.parametrize(
+    "source", [README, *PAGES], ids=[p.relative_to(ROOT).as_posix() for p in [README, *PAGES]]
+)
+def test_every_relative_link_points_at_a_file_that_exists(source):
+    links = relative_links(source.read_text(encoding="utf-8"))
+    broken = [target for target in links if not (source.parent / target).exists()]
+    assert broken == [], f"{source.relative_to(ROOT)} links to missing files: {broken}"
+    if source == README:
+        assert len(links) >= 10  # the front page links into docs/
 
 
 def test_the_unit_test_section_passes_through_the_plugins_fixtures(tmp_path):

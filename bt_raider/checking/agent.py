@@ -111,13 +111,13 @@ def _questions(text: str) -> list[str]:
     return out
 
 
-def _run_together(fn: Callable[[Any], Any], items: list[Any], parallel: int) -> list[Future]:
+def _run_together(fn: Callable[[Any], Any], items: list[Any], parallel: int) -> list[Future[Any]]:
     """``fn(item)`` for every item on at most ``parallel`` daemon threads; their futures.
 
     Daemon threads, like the model call's: a tool still running when the check gives up does
     not keep the process alive.
     """
-    futures: list[Future] = [Future() for _ in items]
+    futures: list[Future[Any]] = [Future() for _ in items]
     work = deque(zip(items, futures, strict=True))
 
     def drain() -> None:
@@ -349,7 +349,7 @@ class _Run:
             )
         return remaining
 
-    def _wait(self, futures: list[Future]) -> None:
+    def _wait(self, futures: list[Future[Any]]) -> None:
         """Wait for ``futures`` while watching ``cancel`` and the deadline."""
         pending = set(futures)
         while pending:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from bt_raider.checking.parse import ArgPhrase
+from bt_raider.checking.phrases import ArgPhrase
 from bt_raider.checking.verdict import ToolCall
 from bt_raider.checking.vocabulary import GENERIC_HEADS, SPEAKER_WORDS
 from bt_raider.errors import BtRaiderError, Cancelled, ToolError
@@ -756,7 +756,7 @@ STATE_TEXT = {
 }
 
 
-def _where_is(scene: Scene, objs: list[Referent]) -> str:
+def _where_is(scene: Scene, objs: Sequence[Referent]) -> str:
     parts = []
     for o in objs[:3]:
         if isinstance(o, SceneObject) and o.parents:

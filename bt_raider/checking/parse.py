@@ -563,7 +563,7 @@ class _Splitter:
             words = words[:clause]  # "place the card inside before closing it": inside it
         if len(words) >= 2 and words[-1] in ("inside", "in", "there") and "it" not in words:
             obj = self.phrase(0, len(words) - 1)
-            dest = ArgPhrase("it", "it")
+            dest: ArgPhrase | None = ArgPhrase("it", "it")
             return [p for p in (obj, dest) if p is not None]
         blocked: set[int] = set()
         for start, n, rel in relation_spans(words):

@@ -187,8 +187,8 @@ def _drop_modifiers(words: list[str]) -> tuple[list[str], list[str]]:
     if words[cut] == "where":
         # "the table where the apple is", "where there is an apple": the apple is there.
         said = [w for w in words[cut + 1 : end] if w not in ("there", "here")]
-        verb = next((j for j, w in enumerate(said) if w in _CLAUSE_VERBS), None)
-        detail = said[verb + 1 :] if verb == 0 else said[:verb]
+        at = next((j for j, w in enumerate(said) if w in _CLAUSE_VERBS), None)
+        detail = said[at + 1 :] if at == 0 else said[:at]
     return words[:cut] + words[end:], detail
 
 

@@ -16,7 +16,7 @@ from bt_raider.checking.grounding import (
     reach_text,
     tool_name,
 )
-from bt_raider.checking.parse import parse_phrase
+from bt_raider.checking.phrases import parse_phrase
 from bt_raider.checking.verdict import Category
 from bt_raider.errors import Cancelled
 from bt_raider.perception.scene import Human, SceneObject

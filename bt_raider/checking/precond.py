@@ -37,7 +37,8 @@ from typing import Any
 
 from bt_raider.checking.contract import Query, as_query
 from bt_raider.checking.grounding import ToolFailure, ToolRunner
-from bt_raider.checking.parse import ArgPhrase, parse_query
+from bt_raider.checking.parse import parse_query
+from bt_raider.checking.phrases import ArgPhrase
 from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.errors import Cancelled
 from bt_raider.perception.scene import Scene, SceneObject

@@ -70,7 +70,9 @@ def make_checker(backend: str | Checker = "symbolic", **options: Any) -> Checker
     if entry is None:
         raise UsageError(f"unknown backend {backend!r}: expected one of {', '.join(_REGISTRY)}")
     module, attribute, fixed = entry
-    return getattr(importlib.import_module(module), attribute)(**fixed, **options)
+    # A registered factory (by dotted name) returns a Checker; importlib cannot say so.
+    checker: Checker = getattr(importlib.import_module(module), attribute)(**fixed, **options)
+    return checker
 
 
 def check(

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Set as AbstractSet
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from bt_raider.checking.vocabulary import (
     DETERMINERS,
@@ -30,6 +31,9 @@ from bt_raider.checking.vocabulary import (
     VERB_PHRASES,
 )
 
+if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self is Python 3.11+
+
 
 class Phrase(Protocol):
     """What a route needs of a parsed phrase (:class:`~bt_raider.checking.parse.ArgPhrase`)."""
@@ -41,10 +45,14 @@ class Phrase(Protocol):
     def relation(self) -> str | None: ...
 
     @property
-    def anchor(self) -> Phrase | None: ...
+    def anchor(self) -> Self | None: ...
 
     @property
-    def detail(self) -> Phrase | None: ...
+    def detail(self) -> Self | None: ...
+
+
+#: The caller's kind of phrase: :func:`route_destination` returns one that ``phrase`` made.
+P = TypeVar("P", bound=Phrase)
 
 
 #: Words that start a new clause after a comma ("walk to the table, turn right").
@@ -117,7 +125,7 @@ def is_route(
     words: list[str],
     action: str | None,
     rest: list[str],
-    breaks: set[int] = frozenset(),  # type: ignore[assignment]
+    breaks: AbstractSet[int] = frozenset(),
 ) -> bool:
     """Whether the words describe a walk ("turn left and go to the sink", "walk ahead to ...").
 
@@ -180,9 +188,9 @@ def directional(head: str) -> bool:
 
 def route_destination(
     words: list[str],
-    phrase: Callable[[int, int], Phrase | None],
-    breaks: set[int] = frozenset(),  # type: ignore[assignment]
-) -> Phrase | None:
+    phrase: Callable[[int, int], P | None],
+    breaks: AbstractSet[int] = frozenset(),
+) -> P | None:
     """Where a route ends: the phrase of its last marker that names a place, else None.
 
     Args:
@@ -197,8 +205,8 @@ def route_destination(
         if rel != "from"
         for k in range(start, start + n)
     }
-    best: Phrase | None = None
-    sought: Phrase | None = None
+    best: P | None = None
+    sought: P | None = None
     named_end = -1  # where the last phrase that named a place ended
     i = 0
     side_of = {s: n for s, n, rel in relation_spans(words) if rel in ("left of", "right of")}

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from typing import Any
 
 from bt_raider.checking.parse import ParsedQuery, leading_action, parse_query
 from bt_raider.checking.verdict import Category, Verdict
@@ -89,7 +90,7 @@ def check_steps(
     """
     work = scene.copy()
     named: list[str] = []  # objectIds the steps named, oldest first
-    records: list[dict] = []
+    records: list[dict[str, Any]] = []
     verdicts: list[Verdict] = []
     for i, text in enumerate(steps, start=1):
         try:
@@ -231,7 +232,7 @@ def _go_to(scene: Scene, ref: str | None) -> None:
 
 
 # --------------------------------------------------------------------------- verdict
-def _combine(steps: list[str], verdicts: list[Verdict], records: list[dict]) -> Verdict:
+def _combine(steps: list[str], verdicts: list[Verdict], records: list[dict[str, Any]]) -> Verdict:
     n = len(steps)
     grounding: dict[str, list[str]] = {}
     for v in verdicts:
@@ -241,7 +242,7 @@ def _combine(steps: list[str], verdicts: list[Verdict], records: list[dict]) -> 
     for i, (text, v) in enumerate(zip(steps, verdicts, strict=True), start=1):
         trace.append({"role": "step", "content": f"step {i} of {n}: {text}"})
         trace.extend(v.trace)
-    common = {
+    common: dict[str, Any] = {  # Verdict's keyword arguments, shared by both verdicts
         "grounding": grounding,
         "tool_calls": [c for v in verdicts for c in v.tool_calls],
         "questions": [q for v in verdicts for q in v.questions],

@@ -316,7 +316,7 @@ class _Check:
     def _grounding_map(self) -> dict[str, list[str]]:
         return {g.phrase.text: g.ids for g in self.grounded.values()}
 
-    def _objects(self, extra: list[str]) -> list[str]:
+    def _objects(self, extra: Sequence[str]) -> list[str]:
         out: list[str] = []
         for role in ("object", "target", "source", "destination", "person"):
             g = self.grounded.get(role)
@@ -707,6 +707,7 @@ class _Check:
             chosen = next((f for f in self.findings if f.category is cat), None)
             if chosen is not None:
                 break
+        extra: Sequence[str]
         if chosen is None:
             category, explanation, extra = Category.NONE, self._all_clear(), []
         else:

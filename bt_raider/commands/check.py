@@ -27,6 +27,7 @@ from typing import Any
 from bt_raider.checking.contract import MAX_QUERY_CHARS, Query
 from bt_raider.checking.registry import BACKENDS, make_checker
 from bt_raider.commands import HELP
+from bt_raider.errors import need
 from bt_raider.perception.scene import MAX_SCENE_BYTES, Scene
 
 
@@ -54,7 +55,9 @@ def _byte_count(text: str) -> int:
     return int(match.group(1)) * unit
 
 
-def add_parser(sub: argparse._SubParsersAction, argv: Sequence[str] = ()) -> None:
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], argv: Sequence[str] = ()
+) -> None:
     """Add the ``check`` sub-command to ``sub`` (``argv``: the words after its name)."""
     parser = sub.add_parser(
         "check",
@@ -103,7 +106,7 @@ def add_parser(sub: argparse._SubParsersAction, argv: Sequence[str] = ()) -> Non
 
 
 def backend_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The options :func:`bt_raider.checking.contract.make_checker` gets from the command line."""
+    """The options :func:`bt_raider.make_checker` gets from the command line."""
     options: dict[str, Any] = {}
     if args.backend != "symbolic":
         for key in ("model", "base_url", "api_key"):
@@ -169,8 +172,14 @@ def check_within_limit(args: argparse.Namespace, scene: Scene, query: Query, sta
         )
 
 
+#: Backend -> the extra it needs (checked before the scene is read; symbolic needs none).
+BACKEND_EXTRAS = {"openai": "llm", "transformers": "llm-local"}
+
+
 def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
+    if args.backend in BACKEND_EXTRAS:
+        need(BACKEND_EXTRAS[args.backend], f"--backend {args.backend}")
     query = Query(args.query)  # empty or too long: refused before the scene is read
     scene = Scene.load(args.scene, max_bytes=args.max_scene_bytes)
     verdict = check_within_limit(args, scene, query, started)

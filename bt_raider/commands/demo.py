@@ -9,8 +9,10 @@ from __future__ import annotations
 import argparse
 import importlib
 from collections.abc import Sequence
+from types import ModuleType
 
 from bt_raider.commands import HELP
+from bt_raider.errors import need
 
 DEMOS = {
     "medicine-delivery": "RAIDER's assistive plan: deliver a medicine, recovering from five "
@@ -22,12 +24,17 @@ DEMOS = {
 #: Demos that plan as soon as they start, and the engine they plan with.
 PLANS_FIRST = {"medicine-delivery": "pyperplan"}
 
+#: Demo -> the extra it cannot run without (checked before its modules are imported).
+NEEDS = {"medicine-delivery": "pddl"}
 
-def _module(name: str):
+
+def _module(name: str) -> ModuleType:
     return importlib.import_module(f"bt_raider.examples.{name.replace('-', '_')}.demo")
 
 
-def add_parser(sub: argparse._SubParsersAction, argv: Sequence[str] = ()) -> None:
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], argv: Sequence[str] = ()
+) -> None:
     """Add the ``demo`` sub-command to ``sub`` (``argv``: the words after its name)."""
     parser = sub.add_parser("demo", help=HELP["demo"])
     demos = parser.add_subparsers(dest="demo", metavar="DEMO")
@@ -38,6 +45,8 @@ def add_parser(sub: argparse._SubParsersAction, argv: Sequence[str] = ()) -> Non
         p.set_defaults(run=run)
         if name != chosen:
             continue  # only the demo that runs is imported; the others are listed by name
+        if name in NEEDS:  # without it: one line naming the extra (bt_raider.cli.main)
+            need(NEEDS[name], f"the {name} demo")
         if name in PLANS_FIRST:
             # The planner's child starts while the demo's modules import.
             from bt_raider.planners import engines

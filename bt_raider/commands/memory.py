@@ -27,13 +27,18 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bt_raider.commands import HELP
-from bt_raider.errors import MemoryStoreError
+from bt_raider.errors import EXTRAS, MemoryStoreError, need
+
+if TYPE_CHECKING:
+    from bt_raider.memory.vector import VectorMemory
 
 
-def add_parser(sub: argparse._SubParsersAction, argv: Sequence[str] = ()) -> None:
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], argv: Sequence[str] = ()
+) -> None:
     """Add the ``memory`` sub-command to ``sub`` (``argv``: the words after its name)."""
     parser = sub.add_parser(
         "memory",
@@ -109,7 +114,7 @@ def add_parser(sub: argparse._SubParsersAction, argv: Sequence[str] = ()) -> Non
     common(p)
 
 
-def _memory(args: argparse.Namespace):
+def _memory(args: argparse.Namespace) -> VectorMemory:
     # The memory loads torch and the embedding model: only for the sub-commands that use it.
     from bt_raider.memory import VectorMemory, make_embedder
 
@@ -162,8 +167,19 @@ def _print(args: argparse.Namespace, data: Any, text: str) -> None:
     print(json.dumps(data, indent=1, default=str) if args.json else text)
 
 
+def _need_extras(args: argparse.Namespace) -> None:
+    """One line naming the missing extra, before any file is read or written."""
+    embedder = getattr(args, "embedder", None) or ""
+    if embedder.startswith("openai:"):  # the index here, the vectors from a server
+        need("memory", f"bt-raider memory {args.memory_command}", modules=("hnswlib",))
+        need("llm", f"--embedder {embedder}")
+    else:
+        need("memory", f"bt-raider memory {args.memory_command}")
+
+
 def run(args: argparse.Namespace) -> int:
     command = args.memory_command
+    _need_extras(args)
     db = str(args.db)
     if args.db.exists() and args.db.is_dir():
         raise MemoryStoreError(f"--db {db!r} is a directory: expected a database file")
@@ -194,6 +210,12 @@ def prepare(args: argparse.Namespace) -> int:
     import time
 
     from bt_raider.errors import BackendError
+
+    need(
+        "memory",
+        "bt-raider memory prepare",
+        modules=(*EXTRAS["memory"], "onnx", "onnxscript", "onnxruntime"),
+    )
     from bt_raider.memory import TransformersEmbedder, make_embedder, onnx_model
 
     embedder = make_embedder(args.embedder)
@@ -255,7 +277,7 @@ def _add_items(args: argparse.Namespace) -> list[dict[str, Any]]:
     return items
 
 
-def _add(memory, args: argparse.Namespace) -> int:
+def _add(memory: VectorMemory, args: argparse.Namespace) -> int:
     before = len(memory)
     ids = memory.record_many(args.inputs)
     added = len(memory) - before
@@ -263,15 +285,15 @@ def _add(memory, args: argparse.Namespace) -> int:
     return 0
 
 
-def _query(memory, args: argparse.Namespace) -> int:
+def _query(memory: VectorMemory, args: argparse.Namespace) -> int:
     if args.naive:
         hits = memory.search(args.text, args.k)
-        data = [
+        found = [
             {"id": h.id, "score": h.score, "information": h.information, "goal": h.goal}
             for h in hits
         ]
         text = "\n".join(f"{h.score:.3f}  {h.information}  ->  {h.goal}   [{h.id}]" for h in hits)
-        _print(args, data, text or "(memory is empty)")
+        _print(args, found, text or "(memory is empty)")
         return 0
     res = memory.resolve(args.text, args.k, trim=not args.no_trim)
     data = {
@@ -318,7 +340,7 @@ def _query(memory, args: argparse.Namespace) -> int:
     return 0
 
 
-def _stats(memory, args: argparse.Namespace) -> int:
+def _stats(memory: VectorMemory, args: argparse.Namespace) -> int:
     s = memory.stats()
     cal = s["calibration"]
     text = "\n".join(
@@ -343,7 +365,7 @@ def _stats(memory, args: argparse.Namespace) -> int:
     return 0
 
 
-def _calibrate(memory, args: argparse.Namespace) -> int:
+def _calibrate(memory: VectorMemory, args: argparse.Namespace) -> int:
     result = memory.calibrate(args.inputs, method=args.method)
     _print(
         args,
@@ -361,7 +383,7 @@ def _trim_queries(args: argparse.Namespace) -> list[str] | None:
     return [q for q in _read_text(args.queries, "queries").splitlines() if q.strip()]
 
 
-def _trim(memory, args: argparse.Namespace) -> int:
+def _trim(memory: VectorMemory, args: argparse.Namespace) -> int:
     report = memory.trim(args.inputs, k=args.k)
     _print(
         args,
@@ -372,7 +394,7 @@ def _trim(memory, args: argparse.Namespace) -> int:
     return 0
 
 
-def _delete(memory, args: argparse.Namespace) -> int:
+def _delete(memory: VectorMemory, args: argparse.Namespace) -> int:
     changed = memory.delete(args.record_id, reason=args.reason)
     _print(
         args,

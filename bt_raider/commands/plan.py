@@ -15,13 +15,13 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from typing import cast
 
 import py_trees
 
 from bt_raider.commands import HELP
-from bt_raider.planners import pddl
-from bt_raider.planners.tree import plan_to_tree, robot_actions
-from bt_raider.robot.actions import SyncRobot
+from bt_raider.errors import need
+from bt_raider.robot.actions import Executor, SyncRobot
 
 ENGINE_CHOICES = ("auto", "fast-downward", "pyperplan")
 
@@ -40,7 +40,9 @@ def _progress(engine: str, seconds: float) -> None:
     print(f"planning with {engine}... {seconds:.0f} s", file=sys.stderr, flush=True)
 
 
-def add_parser(sub: argparse._SubParsersAction, argv: Sequence[str] = ()) -> None:
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], argv: Sequence[str] = ()
+) -> None:
     """Add the ``plan`` sub-command to ``sub`` (``argv``: the words after its name)."""
     parser = sub.add_parser(
         "plan",
@@ -80,6 +82,11 @@ def add_parser(sub: argparse._SubParsersAction, argv: Sequence[str] = ()) -> Non
 
 
 def run(args: argparse.Namespace) -> int:
+    # The planners need the pddl extra: without it, one line naming it (--help still works).
+    need("pddl", "bt-raider plan")
+    from bt_raider.planners import pddl
+    from bt_raider.planners.tree import plan_to_tree, robot_actions
+
     problem = pddl.load(args.domain, args.problem, allow_shared_names=args.allow_shared_names)
     engine = pddl.choose_engine(problem, args.engine)
     start = time.monotonic()
@@ -99,7 +106,10 @@ def run(args: argparse.Namespace) -> int:
     from bt_raider.planners.world import PddlWorld
 
     world = PddlWorld(problem)
-    root = plan_to_tree(plan, robot_actions(SyncRobot(world)), name=problem.name)
+    # cast: a PddlWorld has no scene to observe (observe() gives None, not the Scene an Executor
+    # promises); nothing in this plain plan tree observes, it only executes the steps.
+    robot = SyncRobot(cast(Executor, world))
+    root = plan_to_tree(plan, robot_actions(robot), name=problem.name)
     print("tree:")
     print(py_trees.display.unicode_tree(root))
     if not args.execute:

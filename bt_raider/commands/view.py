@@ -18,7 +18,9 @@ from pathlib import Path
 from bt_raider.commands import HELP
 
 
-def add_parser(sub: argparse._SubParsersAction, argv: Sequence[str] = ()) -> None:
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], argv: Sequence[str] = ()
+) -> None:
     """Add the ``view`` sub-command to ``sub`` (``argv``: the words after its name)."""
     parser = sub.add_parser(
         "view",

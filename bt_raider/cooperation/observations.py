@@ -24,7 +24,7 @@ collaborators' validation requests.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Protocol, runtime_checkable
@@ -302,7 +302,7 @@ class ObservationMemory:
     def __len__(self) -> int:
         return len(self._items)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[ObjectInfo]:
         return iter(list(self._items.values()))
 
     def __contains__(self, object_id: object) -> bool:
@@ -376,7 +376,7 @@ class CollaboratorMemory:
     def __init__(self, names: Iterable[str] = ()) -> None:
         self._items: dict[str, CollaboratorInfo] = {n: CollaboratorInfo(n) for n in names}
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[CollaboratorInfo]:
         return iter(list(self._items.values()))
 
     def __len__(self) -> int:

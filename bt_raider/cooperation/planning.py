@@ -16,7 +16,7 @@ from bt_raider.cooperation.observations import (
     SubGoal,
     WorldMap,
 )
-from bt_raider.cooperation.proximity import Proximity, collaborator_place, retrieve
+from bt_raider.cooperation.proximity import Proximity, Ranked, collaborator_place, retrieve
 from bt_raider.cooperation.relevance import ask_json
 from bt_raider.cooperation.reveca_memory import RevecaMemory
 from bt_raider.errors import BackendError
@@ -122,6 +122,11 @@ def plan_options(
             and not (i.kind == "container" and not i.closed)
         ]
         ranked = retrieve(candidates, me, collaborators, world, k=None, use_relevance=use_relevance)
+
+        def explore_rank(o: PlanOption) -> tuple[tuple[int, float], str]:
+            assert o.subgoal is not None  # every explore option has its room's subgoal
+            return (o.proximity.rank if o.proximity else (0, 0.0), o.subgoal.target)
+
         explore = sorted(
             (
                 PlanOption(
@@ -133,11 +138,11 @@ def plan_options(
                 for room in world.rooms
                 if room not in memory.explored
             ),
-            key=lambda o: (o.proximity.rank if o.proximity else (0, 0.0), o.subgoal.target),
+            key=explore_rank,
             reverse=True,
         )
 
-        def actionable(r) -> PlanOption | None:
+        def actionable(r: Ranked) -> PlanOption | None:
             i = r.info
             if i.kind == "object" and i.name in remaining and "grab" in i.actions:
                 return PlanOption(goal.subgoal(i.name, i.id), i, i.relevance, r.proximity)

@@ -1,4 +1,5 @@
 """A fleet over Zenoh: the message bus between robot processes and the shared fleet memory.
 
-Needs the ``zenoh`` extra (``pip install "bt_raider[zenoh]"``).
+Needs the ``fleet`` extra (``pip install "bt_raider[fleet]"``; the fleet memory also
+``memory``).
 """

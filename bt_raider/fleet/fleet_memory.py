@@ -132,11 +132,12 @@ class FleetRecord:
             raise CommunicationError(
                 f"fleet record has unknown field(s) {', '.join(unknown)}: expected {', '.join(_FIELDS)}"
             )
+        missing: Any = None  # a field left out is None, which __post_init__ refuses
         return cls(
-            id=raw.get("id"),
-            origin=raw.get("origin"),
-            information=raw.get("information"),
-            goal=raw.get("goal"),
+            id=raw.get("id", missing),
+            origin=raw.get("origin", missing),
+            information=raw.get("information", missing),
+            goal=raw.get("goal", missing),
             metadata=raw.get("metadata") or {},
         )
 

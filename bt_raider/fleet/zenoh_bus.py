@@ -114,7 +114,7 @@ class ZenohBus:
         grace: float = GRACE,
         keep_log: bool = False,
     ) -> None:
-        zenoh = require("zenoh", "zenoh", "eclipse-zenoh")
+        zenoh = require("zenoh", "fleet", needed_by="ZenohBus")
         self.name = check_segment("robot name", name)
         self.team = check_segment("team name", team)
         self.prefix = check_prefix(prefix)
@@ -532,13 +532,15 @@ class ZenohBus:
         errors = [r.err for r in list(replies) if r.err is not None]
         if not oks:
             if errors:
-                text = _err_text(errors[0])
-                if text.strip().lower() == "timeout":
+                reason = _err_text(errors[0])
+                if reason.strip().lower() == "timeout":
                     self._fault(
                         "timeout", to, f"no answer to {msg.kind.value} {msg.id} within {timeout} s"
                     )
                 else:
-                    self._fault("error_reply", to, f"answered {msg.id} with an error: {text[:120]}")
+                    self._fault(
+                        "error_reply", to, f"answered {msg.id} with an error: {reason[:120]}"
+                    )
             else:
                 self._fault("unreachable", to, f"nobody serves {self.base}/{to}/inbox")
             return None

@@ -111,7 +111,7 @@ def make_config(
     Raises:
         CommunicationError: a bad mode or endpoint, or Zenoh refused a setting.
     """
-    zenoh = require("zenoh", "zenoh", "eclipse-zenoh")
+    zenoh = require("zenoh", "fleet", needed_by="a Zenoh session")
     if mode not in MODES:
         raise CommunicationError(
             f"zenoh mode {mode!r} is unknown: expected one of {', '.join(MODES)}"

@@ -31,7 +31,7 @@ from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from bt_raider.errors import BackendError, require
+from bt_raider.errors import BackendError, need, require
 
 #: Key used when a base_url server needs none (vLLM, Ollama and llama.cpp accept anything).
 DUMMY_API_KEY = "not-needed"
@@ -78,7 +78,7 @@ class ChatModel(Protocol):
         self,
         messages: list[dict[str, Any]],
         *,
-        tools: list[dict] | None = None,
+        tools: list[dict[str, Any]] | None = None,
         timeout: float | None = None,
     ) -> ChatReply: ...
 
@@ -138,7 +138,7 @@ def _deadline_http_client(openai: Any) -> Any:
     try:  # the HTTP library the installed SDK uses: httpx2 for openai 3, httpx before
         import httpx2 as httpx
     except ImportError:
-        httpx = require("httpx", "openai")
+        httpx = require("httpx", "llm", needed_by="the openai SDK")
 
     class DeadlineStream(httpx.SyncByteStream):
         def __init__(self, inner: Any, deadline: float, request: Any) -> None:
@@ -238,7 +238,7 @@ class OpenAIChat:
         self.native_tools = native_tools
         self._sleep: Callable[[float], None] = time.sleep  # tests replace it to see the delays
         if client is None:
-            openai = require("openai", "openai")
+            openai = require("openai", "llm", needed_by="OpenAIChat")
             base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
             key = api_key or os.environ.get("OPENAI_API_KEY")
             if not key:
@@ -269,7 +269,7 @@ class OpenAIChat:
         self,
         messages: list[dict[str, Any]],
         *,
-        tools: list[dict] | None = None,
+        tools: list[dict[str, Any]] | None = None,
         timeout: float | None = None,
     ) -> ChatReply:
         """Send the conversation; retry transport errors with exponential backoff.
@@ -283,7 +283,7 @@ class OpenAIChat:
                 request, ran out of time, or sent no usable reply. The message names the URL
                 and the model.
         """
-        openai = require("openai", "openai")
+        openai = require("openai", "llm", needed_by="OpenAIChat")
         deadline = None if timeout is None else time.monotonic() + timeout
         kwargs: dict[str, Any] = {
             "model": self.model,
@@ -374,12 +374,19 @@ class TransformersChat:
         model: path to a folder holding the model and tokenizer (with a chat template).
         max_new_tokens: generation length bound per turn.
         device: torch device, e.g. ``"cpu"``.
+
+    Raises:
+        MissingDependencyError: torch or transformers is not installed (the ``llm-local``
+            extra).
+        BackendError: ``model`` is empty.
     """
 
     #: Local chat templates rarely support function calling: the agent uses the text protocol.
     native_tools = False
 
     def __init__(self, model: str, *, max_new_tokens: int = 512, device: str = "cpu") -> None:
+        # Found, not imported (the model loads on the first call): a missing extra says so now.
+        need("llm-local", "TransformersChat")
         if not isinstance(model, str) or not model.strip():
             raise BackendError(
                 f"transformers backend needs model= a local model folder, got {model!r}"
@@ -396,7 +403,7 @@ class TransformersChat:
     def _load(self) -> tuple[Any, Any]:
         with self._lock:
             if self._loaded is None:
-                transformers = require("transformers", "all")
+                transformers = require("transformers", "llm-local", needed_by="TransformersChat")
                 if not os.path.isdir(self.model):
                     raise BackendError(
                         f"transformers model {self.model!r} is not a folder on disk "
@@ -447,11 +454,11 @@ class TransformersChat:
         self,
         messages: list[dict[str, Any]],
         *,
-        tools: list[dict] | None = None,
+        tools: list[dict[str, Any]] | None = None,
         timeout: float | None = None,
     ) -> ChatReply:
         """Generate one assistant turn greedily (``tools`` are ignored: text protocol)."""
-        torch = require("torch", "all")
+        torch = require("torch", "llm-local", needed_by="TransformersChat")
         tokenizer, lm = self._load()
         inputs = self._prompt_ids(tokenizer, messages)
         inputs = {k: v.to(self.device) for k, v in inputs.items()}
@@ -500,7 +507,7 @@ class ScriptedChat:
         self.native_tools = native_tools
         self.delay = delay
         self.calls: list[list[dict[str, Any]]] = []
-        self.tools_seen: list[list[dict] | None] = []
+        self.tools_seen: list[list[dict[str, Any]] | None] = []
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -510,7 +517,7 @@ class ScriptedChat:
         self,
         messages: list[dict[str, Any]],
         *,
-        tools: list[dict] | None = None,
+        tools: list[dict[str, Any]] | None = None,
         timeout: float | None = None,
     ) -> ChatReply:
         with self._lock:

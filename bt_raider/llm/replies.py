@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -241,7 +242,9 @@ def parse_tool_calls(text: str) -> tuple[list[TextCall], list[tuple[int, int]]]:
     return calls, spans
 
 
-def find_final(text: str, skip: list[tuple[int, int]] = ()) -> tuple[dict | None, bool]:
+def find_final(
+    text: str, skip: Sequence[tuple[int, int]] = ()
+) -> tuple[dict[str, Any] | None, bool]:
     """The last JSON object with a ``final_response`` key in ``text``, outside ``skip`` spans.
 
     Returns:
@@ -256,7 +259,7 @@ def find_final(text: str, skip: list[tuple[int, int]] = ()) -> tuple[dict | None
     mentioned = any(outside(m.start()) for m in _FINAL_RE.finditer(text))
     if not mentioned:
         return None, False
-    found: dict | None = None
+    found: dict[str, Any] | None = None
     for i, c in enumerate(text):
         if c != "{" or not outside(i):
             continue

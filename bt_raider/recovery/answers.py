@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from bt_raider.checking.parse import parse_phrase
+from bt_raider.checking.phrases import parse_phrase
 from bt_raider.checking.vocabulary import GENERIC_HEADS
 from bt_raider.errors import BtRaiderError
 from bt_raider.perception import relations
@@ -492,23 +492,20 @@ class AnswerSpace:
     def _related(
         self, pool: list[Candidate], relation: str, anchors: list[SceneObject]
     ) -> list[Candidate]:
+        assert self.scene is not None  # called by _describe only, which needs a scene
         scene = self.scene
         placed = [c for c in pool if c.obj is not None]
         if relation == "closest to":
-            kept: dict[str, Candidate] = {}
+            nearest: dict[str, Candidate] = {}
             for anchor in anchors:
                 others = [c for c in placed if c.obj.id != anchor.id]  # type: ignore[union-attr]
                 if not others:
                     continue
                 best = relations.closest(scene, [c.obj for c in others], anchor)
-                kept.update({c.value: c for c in others if c.obj is best})
-            return list(kept.values())
+                nearest.update({c.value: c for c in others if c.obj is best})
+            return list(nearest.values())
         if relation == "from":
-            return [
-                c
-                for c in placed
-                if any(relations.rests_on(c.obj, a) for a in anchors)  # type: ignore[arg-type]
-            ]
+            return [c for c in placed if any(relations.rests_on(c.obj, a) for a in anchors)]
         rel = relations.normalize_relation(relation)
         kept = [c for c in placed if any(relations.holds(scene, rel, c.obj, a) for a in anchors)]
         if len(kept) > 1 and rel in ("near", "next_to"):
@@ -536,7 +533,7 @@ def _clearly_nearest(
     """The candidate nearest to an anchor when it is clearly nearer than the rest, else all."""
     ranked = sorted(
         (
-            min(relations.horizontal_distance(c.obj, a) for a in anchors),  # type: ignore[arg-type]
+            min(relations.horizontal_distance(c.obj, a) for a in anchors),
             i,
         )
         for i, c in enumerate(pool)

@@ -53,7 +53,9 @@ def compile_program(
         if isinstance(a, Ref)
     }
 
-    def value(arg: Arg):
+    # Any: ask/say/wait_for take their argument as the code gives it (the parser checks only
+    # how many there are), a robot action any of them.
+    def value(arg: Arg) -> Any:
         return Var(arg.name) if isinstance(arg, Ref) else arg
 
     root = py_trees.composites.Sequence(name=name, memory=True)

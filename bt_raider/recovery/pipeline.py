@@ -54,6 +54,7 @@ from bt_raider.perception.scene import Scene
 from bt_raider.recovery.answers import AnswerSpace, strip_article
 from bt_raider.recovery.compiler import compile_program
 from bt_raider.recovery.contract import (
+    Proof,
     RecoveryPlan,
     RecoveryPlanner,
     RecoveryRequest,
@@ -73,7 +74,6 @@ from bt_raider.recovery.safecode import (
 )
 from bt_raider.recovery.verify import (
     AnswerCheck,
-    Proof,
     SceneVerifier,
     Unrecoverable,
     Verifier,
@@ -513,7 +513,7 @@ def answer_spaces(
                 out[var] = AnswerSpace.unverified(ambiguous, what=_what(None, ambiguous))
             continue
         if ambiguous and None not in people:
-            out[var] = AnswerSpace.people(scene, people)
+            out[var] = AnswerSpace.people(scene, [p for p in people if p is not None])
             continue
         if ambiguous:
             out[var] = AnswerSpace.objects(scene, ambiguous, what=_what(scene, ambiguous))

@@ -103,7 +103,9 @@ class Vocabulary:
         for name, arity in (actions or {}).items():
             self.register(name, arity)
 
-    def register(self, name: str, arity: int | Iterable[int], *, usage: str | None = None):
+    def register(
+        self, name: str, arity: int | Iterable[int], *, usage: str | None = None
+    ) -> Vocabulary:
         """Allow ``name`` with the given argument count(s); returns ``self`` for chaining.
 
         Raises:

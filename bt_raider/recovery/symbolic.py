@@ -24,7 +24,7 @@ from bt_raider.recovery.safecode import (
 )
 
 if TYPE_CHECKING:
-    from bt_raider.perception.scene import Scene
+    from bt_raider.perception.scene import Scene, SceneObject
 
 
 @dataclass(frozen=True)
@@ -154,7 +154,7 @@ class _Ctx:
     def is_location(self, ref: str) -> bool:
         return self.scene is not None and ref in (self.scene.data.get("locations") or {})
 
-    def obj(self, ref: str):
+    def obj(self, ref: str) -> SceneObject | None:
         if self.scene is None:
             return None
         try:
@@ -193,7 +193,8 @@ class _Ctx:
         if self.scene is None or not self.has("move_to"):
             return []
         try:
-            far = self.scene.distance_to_robot(self.obj(ref).id if self.obj(ref) else ref)
+            o = self.obj(ref)
+            far = self.scene.distance_to_robot(o.id if o else ref)
             far = far > self.scene.robot["reach"]
         except BtRaiderError:
             return []
@@ -437,7 +438,7 @@ class SymbolicRecoveryPlanner:
         held = ctx.request.holding
         if ctx.action == "slice":
             knife = self._knife(ctx)
-            is_knife = lambda name: "knife" in name.lower()  # noqa: E731
+            is_knife: Callable[[str], bool] = lambda name: "knife" in name.lower()  # noqa: E731
             if any(is_knife(h) for h in held):
                 return self._explain(ctx)
             lines = ctx.put_down_held()

@@ -69,6 +69,16 @@ class Robot(Protocol):
         ...
 
 
+class Actuator(Protocol):
+    """What an :class:`ActionBehaviour` needs of a robot: :class:`Robot` without ``observe``."""
+
+    def start(self, action: str, args: Sequence[Any]) -> Hashable: ...
+
+    def poll(self, handle: Hashable) -> Progress: ...
+
+    def cancel(self, handle: Hashable) -> None: ...
+
+
 @dataclass(frozen=True)
 class Var:
     """A reference to a recovery-code variable, read from the blackboard when the action starts."""
@@ -93,7 +103,8 @@ class ActionBehaviour(py_trees.behaviour.Behaviour):
     Args:
         action: the action name, e.g. ``"pick"``.
         args: its arguments; :class:`Var` entries are read from the blackboard at start.
-        robot: the robot that executes it.
+        robot: the robot that executes it (a :class:`Robot`; only ``start``, ``poll`` and
+            ``cancel`` are used).
         name: the node's name (defaults to ``action(arg, ...)``).
         aliases: argument -> the name the robot knows it by (plan name -> scene name), for
             arguments the check did not resolve.
@@ -107,7 +118,7 @@ class ActionBehaviour(py_trees.behaviour.Behaviour):
         self,
         action: str,
         args: Sequence[Any],
-        robot: Robot,
+        robot: Actuator,
         name: str | None = None,
         *,
         aliases: Mapping[str, str] | None = None,

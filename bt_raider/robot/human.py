@@ -167,9 +167,9 @@ class ScriptedHuman(_Transcribed):
     def __init__(
         self,
         answers: list[str] | Mapping[str, str],
-        on_answer: Callable[[str, str], None] | None = None,
+        on_answer: Callable[[str, str], object] | None = None,
         *,
-        on_say: Callable[[str], None] | None = None,
+        on_say: Callable[[str], object] | None = None,
         on_wait: Callable[[str], Any] | None = None,
     ) -> None:
         super().__init__()

@@ -699,6 +699,6 @@ def _swap_in(
         raise
     if parent is not None:
         parent.children[0] = guard
-        parent.decorated = guard  # type: ignore[attr-defined]
+        parent.decorated = guard
         guard.parent = parent
     return guard

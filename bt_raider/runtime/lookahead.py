@@ -58,7 +58,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
-from typing import Any
+from typing import Any, Protocol, cast
 
 import py_trees
 from py_trees.common import Status
@@ -175,6 +175,12 @@ class _Yielding:
 
     def wait(self, timeout: float | None = None) -> bool:
         return self._cancel.wait(timeout)
+
+
+class _Versioned(Protocol):
+    """A forecaster for ``every="change"``: ``version()`` changes whenever the world does."""
+
+    def version(self) -> Any: ...
 
 
 class LookAhead(py_trees.decorators.Decorator):
@@ -446,7 +452,9 @@ class LookAhead(py_trees.decorators.Decorator):
         due = self._due or start != self._start
         if isinstance(self.every, int) and self._ticks % self.every == 0:
             due = True
-        version = self.forecaster.version() if self.every == "change" else None
+        # cast: __init__ refused every="change" for a forecaster without a callable version().
+        forecaster = cast(_Versioned, self.forecaster)
+        version = forecaster.version() if self.every == "change" else None
         if self.every == "change" and version is not self._version and version != self._version:
             due = True
         if not due:
@@ -617,10 +625,10 @@ class LookAhead(py_trees.decorators.Decorator):
     def _on_replan(self, pending: worker.Pending[Any]) -> None:
         self._replanning = False
         reason = self.forecast.explanation if self.forecast else "the plan will fail"
-        exc = pending.exception()
-        if exc is not None:
+        failed = pending.exception()
+        if failed is not None:
             self._outcome = Status.FAILURE
-            self.feedback_message = f"{reason}; replanning failed: {_describe(exc)}"
+            self.feedback_message = f"{reason}; replanning failed: {_describe(failed)}"
             return
         plan = pending.result()
         try:

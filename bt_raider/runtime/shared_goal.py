@@ -20,7 +20,7 @@ A sub-goal already recorded as achieved on the blackboard ends as SUCCESS at onc
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 import py_trees
@@ -46,7 +46,7 @@ class SharedGoalGuard(py_trees.decorators.Decorator):
     Args:
         child: the behaviour (or subtree) that achieves the sub-goal.
         subgoal: the sub-goal, or a function returning it when the guard starts (for a branch
-            whose target is chosen at planning time).
+            whose target is chosen at planning time; None, or anything but a SubGoal, fails).
         validator: anything with ``validate(subgoal, *, cancel) -> ValidationResult``.
         name: the node's name (default ``"Shared: <subgoal>"``).
         namespace: blackboard namespace for achieved sub-goals; robots simulated in one
@@ -59,7 +59,7 @@ class SharedGoalGuard(py_trees.decorators.Decorator):
     def __init__(
         self,
         child: py_trees.behaviour.Behaviour,
-        subgoal: SubGoal | Callable[[], SubGoal],
+        subgoal: SubGoal | Callable[[], SubGoal | None],
         validator: SupportsValidate,
         *,
         name: str | None = None,
@@ -107,7 +107,7 @@ class SharedGoalGuard(py_trees.decorators.Decorator):
         subgoal = self._subgoal_source
         if not isinstance(subgoal, SubGoal):
             try:
-                subgoal = subgoal()
+                made = subgoal()
             except Exception as exc:  # fail closed, say why (as RaiderGuard does)
                 text = str(exc).strip()
                 self._phase = "failed"
@@ -116,10 +116,11 @@ class SharedGoalGuard(py_trees.decorators.Decorator):
                 )
                 self.feedback_message = self._error
                 return
-            if not isinstance(subgoal, SubGoal):
+            if not isinstance(made, SubGoal):
                 self._phase = "failed"
-                self._error = f"the sub-goal function returned {subgoal!r}, not a SubGoal"
+                self._error = f"the sub-goal function returned {made!r}, not a SubGoal"
                 return
+            subgoal = made
             self._register(subgoal)
         self.subgoal = subgoal
         record = self._recorded(subgoal)
@@ -157,7 +158,7 @@ class SharedGoalGuard(py_trees.decorators.Decorator):
             self._phase = "committed"
             self.feedback_message = f"committed to {self.subgoal.text}: {result.reason}"
 
-    def tick(self):
+    def tick(self) -> Iterator[py_trees.behaviour.Behaviour]:
         """Validate before the child's first tick; then reflect the child."""
         self.logger.debug(f"{self.__class__.__name__}.tick()")
         if self.status != Status.RUNNING:

@@ -11,12 +11,13 @@ helpers :meth:`~WorldEvents.move_object`, :meth:`~WorldEvents.block`,
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from bt_raider.errors import SceneError
-from bt_raider.perception.scene import CAPABILITIES, STATES
+from bt_raider.perception.scene import CAPABILITIES, STATES, Scene, SceneObject
 
 #: A world change: called with the world it changes (the :class:`SimWorld` this module's
 #: :class:`WorldEvents` is mixed into; typed loosely so that this module, below ``simworld``,
@@ -43,11 +44,36 @@ class ScheduledEvent:
 class WorldEvents:
     """World changes from outside the robot; mixed into :class:`SimWorld`, whose state it edits."""
 
+    # What this mixin uses of its host, declared for the type checker (this module may not
+    # import ``simworld``). The annotations make no class attributes; SimWorld.__init__ sets
+    # them. The method stubs exist only for the type checker; SimWorld defines them.
+    scene: Scene
+    log: list[dict[str, Any]]
+    ticks: int
+    actions_done: int
+    _events: list[ScheduledEvent]
+    _lock: threading.RLock
+
+    if TYPE_CHECKING:
+
+        def _canonical(self, action: str, args: Sequence[Any] | None) -> str: ...
+        def _object(self, ref: str) -> SceneObject: ...
+        def _is_held(self, o: SceneObject) -> bool: ...
+        def _detach(self, o: SceneObject) -> None: ...
+        def _attach(self, o: SceneObject, dest: SceneObject) -> None: ...
+        def _carry(self) -> None: ...
+        def _blocked_key(self, target: str) -> str: ...
+        def _key_or_none(self, ref: str) -> str | None: ...
+        @staticmethod
+        def _shift(raw: dict[str, Any], pos: dict[str, float]) -> None: ...
+        @staticmethod
+        def _fmt(pos: dict[str, float]) -> str: ...
+
     # ------------------------------------------------------------------ events
     def inject(self, fn: WorldChange, label: str | None = None) -> Any:
         """Apply a world change now (between ticks) and log it; returns what ``fn`` returns."""
         with self._lock:
-            return self._run_event(fn, label or getattr(fn, "__name__", "event"))
+            return self._run_event(fn, _label(fn, label))
 
     def schedule(
         self,
@@ -84,7 +110,7 @@ class WorldEvents:
         with self._lock:
             event = ScheduledEvent(
                 fn,
-                label or getattr(fn, "__name__", "event"),
+                _label(fn, label),
                 after_actions=None if after_actions is None else self.actions_done + after_actions,
                 after_ticks=None if after_ticks is None else self.ticks + after_ticks,
                 before=before,
@@ -251,6 +277,14 @@ class WorldEvents:
             if due:
                 ev.fired = True
                 self._run_event(ev.fn, ev.label)
+
+
+def _label(fn: WorldChange, label: str | None) -> str:
+    """An event's name in the log: ``label``, else the function's name."""
+    if label:
+        return label
+    name: str = getattr(fn, "__name__", "event")
+    return name
 
 
 #: Fields :meth:`SimWorld.set_human` may change.

@@ -29,6 +29,7 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from bt_raider.errors import ActionFailed, BtRaiderError
 
@@ -330,7 +331,7 @@ class GoalSpec:
 @dataclass
 class _Running:
     action: str
-    args: tuple
+    args: tuple[Any, ...]
     path: list[tuple[str, Point]] = field(default_factory=list)
     segment: int = 1  # index of the waypoint being walked to
     steps_left: int = 1

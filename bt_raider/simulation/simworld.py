@@ -54,7 +54,7 @@ import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from bt_raider.errors import ActionFailed, SceneError, ToolError
 from bt_raider.perception.relations import SINGLE_SLOT_TYPES
@@ -455,7 +455,7 @@ class SimWorld(WorldEvents):
         o.raw["isToggled"] = value
         return f"turned {'on' if value else 'off'} {o.name}"
 
-    def _fail(self, action: str, args: Sequence[Any], reason: str, message: str) -> None:
+    def _fail(self, action: str, args: Sequence[Any], reason: str, message: str) -> NoReturn:
         raise PreconditionFailed(action, args, reason, message)
 
     def _canonical(self, action: str, args: Sequence[Any] | None) -> str:

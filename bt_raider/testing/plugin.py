@@ -17,12 +17,15 @@ Nothing here runs for a test that uses none of these fixtures.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Generator, Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-_RESULTS = pytest.StashKey[list]()
+if TYPE_CHECKING:
+    from pluggy import Result
+
+_RESULTS = pytest.StashKey[list[Any]]()
 
 
 @pytest.fixture
@@ -69,7 +72,9 @@ def scripted_human() -> Callable[..., Any]:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Result[pytest.TestReport], None]:
     outcome = yield
     report = outcome.get_result()
     results = item.stash.get(_RESULTS, None)

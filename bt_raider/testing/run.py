@@ -228,8 +228,9 @@ def _swap_people(
             undo.append((recovery, recovery.human))
             recovery.human = human
         if isinstance(getattr(node, "human", None), HumanInterface):
-            undo.append((node, node.human))
-            node.human = human
+            asker: Any = node  # an ask/say/wait node; py_trees' Behaviour declares no ``human``
+            undo.append((asker, asker.human))
+            asker.human = human
     return undo
 
 
@@ -363,6 +364,7 @@ def run_tree(
         recorder.finish()
         if tracer is not None:
             tracer.finish(outcome=str(root.status.value))
+            assert trace is not None  # there is a tracer only when a trace path was given
             result.trace_path = tracer.write(trace)
         for owner, previous in reversed(undo):
             owner.human = previous

@@ -126,7 +126,8 @@ def _add_recovery(
         source = guard_dot if node is tree else ids[parent.id]
         style = "dashed" if node is tree else "solid"
         graph.add_edge(pydot.Edge(source, name, style=style, color=RECOVERY_COLOUR))
-    graph.add_subgraph(cluster)
+    # pydot annotates a Subgraph, but add_subgraph takes a Cluster too (it checks for both).
+    graph.add_subgraph(cluster)  # type: ignore[arg-type]
 
 
 def write_pictures(

@@ -30,12 +30,15 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import py_trees
 
 from bt_raider.errors import UsageError
 from bt_raider.viewer.trace import FORMAT, RESERVED_KEYS, VERSION
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs  # typing.TypeIs is Python 3.13+
 
 #: A source of extra events: called after each tick, returns the events that happened since.
 EventSource = Callable[[], Iterable[dict[str, Any]]]
@@ -56,7 +59,14 @@ def shape_of(node: py_trees.behaviour.Behaviour) -> str:
     return "behaviour"
 
 
-def is_guard(node: Any) -> bool:
+class _GuardLike(Protocol):
+    """What :func:`is_guard` sees in a RAIDER-style guard."""
+
+    phase: Any
+    verdict: Any
+
+
+def is_guard(node: object) -> TypeIs[_GuardLike]:
     """True for a RAIDER-style guard (a node with ``phase`` and ``verdict``)."""
     return hasattr(node, "phase") and hasattr(node, "verdict")
 
@@ -109,7 +119,7 @@ def world_events(world: Any) -> EventSource:
         nonlocal seen
         log = world.log
         new, seen = log[seen:], len(log)
-        out = []
+        out: list[dict[str, Any]] = []
         for entry in new:
             if entry.get("kind") == "event":
                 out.append({"kind": "world", "text": str(entry.get("action"))})
@@ -310,15 +320,15 @@ class TraceRecorder:
         if removed:
             gone = set(removed)
             self._ids = {k: v for k, v in self._ids.items() if v not in gone}
-        for key, value in (
+        for key, part in (
             ("add", added),
             ("remove", removed),
             ("status", status),
             ("feedback", feedback),
             ("guards", guards),
         ):
-            if value:
-                entry[key] = value
+            if part:
+                entry[key] = part
 
     def _add_node(self, node: Any, parent: Any, grafted: bool, added: list[dict[str, Any]]) -> int:
         nid = self._next_id

@@ -3,15 +3,15 @@
 Each robot runs the same agent; a :class:`Policy` switches one part off (or on) for the
 ablations of REVECA's Table 5 and user study:
 
-=================  ==========================================================================
-``reveca``         relevance + relative proximity + trajectory-based validation
-``no-validation``  the same, committing every plan at once ("w/o validation")
-``always-ask``     the same, asking every collaborator before every plan ("always ask")
-``full-comm``      the same, broadcasting what it perceives before every action
-                   (the "full observation" ablation: forced communication)
-``distance-greedy`` no relevance estimation: information ranked by proximity only
-                   ("w/o relevance")
-=================  ==========================================================================
+===================  ========================================================================
+``reveca``           relevance + relative proximity + trajectory-based validation
+``no-validation``    the same, committing every plan at once ("w/o validation")
+``always-ask``       the same, asking every collaborator before every plan ("always ask")
+``full-comm``        the same, broadcasting what it perceives before every action
+                     (the "full observation" ablation: forced communication)
+``distance-greedy``  no relevance estimation: information ranked by proximity only
+                     ("w/o relevance")
+===================  ========================================================================
 
 The tree of one robot (REVECA's plans: gograb, goput, gocheck, goexplore)::
 
@@ -393,10 +393,17 @@ class CooperativeAgent:
 
     def _walk_to_goal(self) -> list[Any]:
         g = self.memory.goal
+        assert g.location_position is not None  # __init__ gives the goal its spot's position
         return [g.location_room, g.location_position[0], g.location_position[1]]
 
+    def _subgoal(self) -> SubGoal:
+        """The plan's sub-goal, for a branch that runs only under a plan with one."""
+        sub = self.task.subgoal
+        assert sub is not None  # only waiting has none, and no branch acts on it
+        return sub
+
     def _walk_to_room(self) -> list[Any]:
-        room = self.task.subgoal.target
+        room = self._subgoal().target
         x, y = self.sim.house.centre(room)
         return [room, x, y]
 
@@ -423,7 +430,7 @@ class CooperativeAgent:
                 Commit(self),
                 SimAction(f"{n}: walk to {sub.target}", "walk", self._walk_to_target, r),
                 SimAction(
-                    f"{n}: grab {sub.target}", "grab", lambda: [self.task.subgoal.object_id], r
+                    f"{n}: grab {sub.target}", "grab", lambda: [self._subgoal().object_id], r
                 ),
             ],
         )
@@ -434,6 +441,11 @@ class CooperativeAgent:
     def build_tree(self) -> py_trees.behaviour.Behaviour:
         n, r = self.name, self.robot
         branches: list[py_trees.behaviour.Behaviour] = []
+
+        def fetching(key: str) -> Callable[[PlanOption], bool]:
+            # A fetch always has a sub-goal (PlanOption.kind).
+            return lambda t: t.kind == "fetch" and t.subgoal is not None and t.subgoal.key == key
+
         for sub in self.memory.goal.subgoals:
             key = sub.key
             branches.append(
@@ -443,7 +455,7 @@ class CooperativeAgent:
                     children=[
                         TaskIs(
                             self,
-                            lambda t, key=key: t.kind == "fetch" and t.subgoal.key == key,
+                            fetching(key),
                             f"{n}: plan is to fetch for {key}?",
                         ),
                         self._shared(self.fetch(sub), f"{n}: shared {sub.text}"),
@@ -466,7 +478,7 @@ class CooperativeAgent:
             children=[
                 Commit(self),
                 SimAction(f"{n}: walk to container", "walk", self._walk_to_target, r),
-                SimAction(f"{n}: open container", "open", lambda: [self.task.subgoal.object_id], r),
+                SimAction(f"{n}: open container", "open", lambda: [self._subgoal().object_id], r),
             ],
         )
         explore = py_trees.composites.Sequence(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from bt_raider.cooperation.messaging import InProcessHub
 from bt_raider.examples.cooperative_table.cooperative_agent import POLICIES, CooperativeAgent
@@ -163,6 +164,6 @@ class Episode:
         )
 
 
-def run_episode(seed: int, **kwargs) -> EpisodeResult:
+def run_episode(seed: int, **kwargs: Any) -> EpisodeResult:
     """Build and run one :class:`Episode`."""
     return Episode(seed, **kwargs).run()

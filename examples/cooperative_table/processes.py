@@ -35,11 +35,11 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bt_raider.errors import CommunicationError
+from bt_raider.errors import CommunicationError, need
 from bt_raider.examples.cooperative_table.cooperative_agent import POLICIES
 from bt_raider.examples.cooperative_table.robot_process import (
     WORLD_TIMEOUT,
@@ -83,7 +83,11 @@ def _python_module_cmd() -> list[str]:
     return [sys.executable, "-m", "bt_raider.examples.cooperative_table.processes"]
 
 
-def _reader(proc: subprocess.Popen, sink: list[dict[str, Any]], on_event=None) -> threading.Thread:
+def _reader(
+    proc: subprocess.Popen[str],
+    sink: list[dict[str, Any]],
+    on_event: Callable[[dict[str, Any]], object] | None = None,
+) -> threading.Thread:
     def read() -> None:
         assert proc.stdout is not None
         for line in proc.stdout:
@@ -103,7 +107,7 @@ def _reader(proc: subprocess.Popen, sink: list[dict[str, Any]], on_event=None) -
     return t
 
 
-def _tail(proc: subprocess.Popen, sink: deque[str]) -> threading.Thread:
+def _tail(proc: subprocess.Popen[str], sink: deque[str]) -> threading.Thread:
     def read() -> None:
         assert proc.stderr is not None
         for line in proc.stderr:
@@ -139,7 +143,7 @@ def run_processes(
         n: robots (2..6).
         seed: the episode's seed (the same as the in-process demo's).
         noisy: add ``dummies`` dummy objects.
-        policy: a key of :data:`~.agent.POLICIES`.
+        policy: a key of :data:`~bt_raider.examples.cooperative_table.cooperative_agent.POLICIES`.
         horizon: step limit.
         validation_timeout: seconds a robot waits for a collaborator's answer.
         turn_timeout: seconds a robot may take for a turn before the world retires it.
@@ -163,6 +167,8 @@ def run_processes(
     Raises:
         CommunicationError: a robot did not join within ``join_timeout`` (the message names
             it, and only it), the world failed, or the run exceeded ``timeout``.
+        MissingDependencyError: the ``fleet`` extra (with ``memory_dir``: also ``memory``)
+            is not installed.
     """
     if n not in range(2, len(ROBOT_NAMES) + 1):
         raise CommunicationError(f"processes must be 2..{len(ROBOT_NAMES)}, got {n!r}")
@@ -170,6 +176,10 @@ def run_processes(
         raise CommunicationError(
             f"unknown policy {policy!r}: expected one of {', '.join(POLICIES)}"
         )
+    # Checked here, in one line, rather than as a traceback from every child process.
+    need("fleet", "robot processes (--processes)")
+    if memory_dir is not None:
+        need("memory", "the robots' vector memories (--memory-dir)")
     faults = dict(faults or {})
     kill = dict(kill or {})
     names = list(ROBOT_NAMES[:n])
@@ -205,7 +215,7 @@ def run_processes(
     if goal is not None:
         world_cmd += ["--goal", goal]
     started = time.monotonic()
-    procs: dict[str, subprocess.Popen] = {}
+    procs: dict[str, subprocess.Popen[str]] = {}
     events: dict[str, list[dict[str, Any]]] = {}
     stderr: dict[str, deque[str]] = {}
     readers: list[threading.Thread] = []

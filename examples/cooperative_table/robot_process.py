@@ -10,10 +10,10 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 from bt_raider.cooperation.messaging import Message, MessageKind
 from bt_raider.cooperation.observations import SubGoal
@@ -24,6 +24,7 @@ from bt_raider.examples.cooperative_table.episode import Episode
 from bt_raider.fleet.zenoh_bus import ZenohBus, direct_callback
 from bt_raider.simulation.multirobot import (
     GoalSpec,
+    MultiRobotSim,
     Observation,
     RobotView,
     ThingView,
@@ -56,10 +57,11 @@ class WorldGone(CommunicationError):
 class RemoteWorld:
     """What a robot may ask of the shared world, over Zenoh (duck-types ``MultiRobotSim``).
 
-    It offers exactly what :class:`~.agent.CooperativeAgent` uses: the goal, the (public) map,
-    the robot's own observation, its own actions, and the names of things it handles. The
-    robot's action state only changes through its own calls and the world's step at the end of
-    its turn, so it is cached between the two.
+    It offers exactly what
+    :class:`~bt_raider.examples.cooperative_table.cooperative_agent.CooperativeAgent` uses: the
+    goal, the (public) map, the robot's own observation, its own actions, and the names of
+    things it handles. The robot's action state only changes through its own calls and the
+    world's step at the end of its turn, so it is cached between the two.
     """
 
     def __init__(
@@ -291,7 +293,7 @@ def parse_fault(spec: str | None) -> tuple[str | None, float]:
     return mode, 0.0
 
 
-def _reobserver(agent: CooperativeAgent, world: RemoteWorld):
+def _reobserver(agent: CooperativeAgent, world: RemoteWorld) -> Callable[[SubGoal], bool | None]:
     """Re-observe a sub-goal's object when it is in my room: True seen, False gone, None far."""
 
     def reobserve(subgoal: SubGoal) -> bool | None:
@@ -370,7 +372,9 @@ def robot_main(args: argparse.Namespace) -> int:
             def note(step: int, robot: str, text: str) -> None:
                 print(f"[{step:3d}] {robot}: {text}", file=sys.stderr, flush=True)
 
-        agent = ProcessAgent(args.name, world, bus, POLICIES[args.policy], team, note=note)
+        # cast: RemoteWorld duck-types MultiRobotSim (all CooperativeAgent uses of it).
+        sim = cast(MultiRobotSim, world)
+        agent = ProcessAgent(args.name, sim, bus, POLICIES[args.policy], team, note=note)
         agent.fleet = fleet
         agent.validator.timeout = args.validation_timeout
         resilient = ReobservingValidator(agent.validator, _reobserver(agent, world))
@@ -391,7 +395,11 @@ def robot_main(args: argparse.Namespace) -> int:
         seen_seq = 0
         while True:
             with turns:
-                turns.wait_for(lambda last=seen_seq: latest.get("seq", 0) > last, timeout=0.5)
+
+                def advanced(last: int = seen_seq) -> bool:
+                    return latest.get("seq", 0) > last
+
+                turns.wait_for(advanced, timeout=0.5)
                 turn = dict(latest)
             if turn.get("seq", 0) <= seen_seq:
                 turn = world._call("turn") or {}  # an announcement may have been missed
@@ -416,7 +424,8 @@ def robot_main(args: argparse.Namespace) -> int:
                 agent.say_hello()
             else:
                 # The in-process episode's own turn, played on the remote world.
-                Episode.turn(driver, agent)
+                # cast: _TurnDriver has what Episode.turn uses of an episode (sim, _charge).
+                Episode.turn(cast(Episode, driver), agent)
             world._call("end_turn", seq=seen_seq, broadcasts=bus.broadcasts_sent)
         world.detached = True
         agent.shutdown()
@@ -444,6 +453,7 @@ def robot_main(args: argparse.Namespace) -> int:
             # it published and waits until it has taken in theirs, before counting and closing.
             synced = fleet.finish([n for n in team if n != args.name], MEMORY_SYNC_WAIT)
             fleet.close(WORLD_TIMEOUT)
+            assert vector is not None  # the fleet memory is made over it
             report["memory"] = {**fleet.summary(), "records": len(vector), "synced": synced}
         print(json.dumps(report), flush=True)
         return 0

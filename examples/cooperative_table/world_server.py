@@ -94,7 +94,7 @@ class WorldServer:
         setup_timeout: float = SETUP_TIMEOUT,
         emit: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
-        zenoh = require("zenoh", "zenoh", "eclipse-zenoh")
+        zenoh = require("zenoh", "fleet", needed_by="WorldServer")
         self._zenoh = zenoh
         self.sim = sim
         self.base = f"{prefix}/{team}"

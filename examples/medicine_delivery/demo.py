@@ -44,7 +44,7 @@ import py_trees
 
 from bt_raider.checking.contract import Query
 from bt_raider.checking.registry import make_checker
-from bt_raider.errors import QueryError
+from bt_raider.errors import QueryError, need
 from bt_raider.examples.medicine_delivery import scenario
 from bt_raider.examples.medicine_delivery.report import Reporter, StepRecord
 from bt_raider.perception.scene import Scene
@@ -88,7 +88,7 @@ def action_registry(robot: Any, bindings: Mapping[str, str]) -> Any:
     """
     registry = ActionRegistry()
 
-    def factory(action: str, pick_args: Callable[[list[str]], list[str]]):
+    def factory(action: str, pick_args: Callable[[list[str]], list[str]]) -> Callable[[Any], Any]:
         def build(step: Any) -> Any:
             # ActionBehaviour acts on what its guard grounded each argument to, else on the
             # argument's scene name from the problem's bindings.
@@ -572,6 +572,11 @@ def run(args: argparse.Namespace) -> int:
     ``--scenario no-medicine``: no plan exists, and the robot says why)."""
     backend = getattr(args, "backend", "symbolic")
     guarded = not getattr(args, "no_guards", False)
+    # A missing extra is one line before anything runs, not a failure halfway through.
+    if guarded and backend == "openai":
+        need("llm", "--backend openai")
+    if guarded and not getattr(args, "no_memory", False):
+        need("memory", "the demo's vector memory", alternative=" or pass --no-memory")
     title = "RAIDER medicine delivery (Izquierdo-Badiola et al., section 5.2)"
     print(f"{title}\nbackend: {backend if guarded else 'none (no guards)'}")
     variant = getattr(args, "scenario", "default") or "default"

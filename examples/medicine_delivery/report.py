@@ -146,6 +146,7 @@ class Reporter:
 
     def _replanned(self) -> None:
         """Report a replan that started, what it observed and found, and a swapped-in plan."""
+        assert self.replanning is not None  # called only when there is a Replanning
         history = self.replanning.history
         while self._announced < len(history):
             record = history[self._announced]

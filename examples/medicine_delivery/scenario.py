@@ -155,7 +155,7 @@ def build_scene(kitchen: dict[str, Any]) -> dict[str, Any]:
     agent = scene["agent"]["position"]
     bottle = next(o for o in objects if o["objectType"] == "Bottle")
     stool = next(o for o in objects if o["objectType"] == "Stool")
-    pill = {"breakable": False, "canFillWithLiquid": False, "mass": 0.05}
+    pill: dict[str, Any] = {"breakable": False, "canFillWithLiquid": False, "mass": 0.05}
     pill["salientMaterials"] = ["Plastic"]
     medicines = [
         _new_object(bottle, "Medicine", p, (0.05, 0.09, 0.05), COUNTER, agent, **pill)
@@ -241,7 +241,7 @@ class Variant:
 
     Attributes:
         name: the option's value.
-        summary: one line for ``--help`` and the README.
+        summary: one line for ``--help`` and the demos page (``docs/demos.md``).
         boxes: objectIds of Adriana's medicine (any box of it is hers) in this scene.
         box_gone: her box on the counter is gone, and the other medicine was put away.
         spare: a second box of her medicine stands on the shelf.
@@ -333,7 +333,7 @@ def variant_scene(name: str, base: dict[str, Any] | None = None) -> dict[str, An
                 o["receptacleObjectIds"] = [i for i in o["receptacleObjectIds"] if i not in gone]
     if v.spare:
         bottle = next(o for o in objects if o["objectType"] == "Bottle")
-        pill = {"breakable": False, "canFillWithLiquid": False, "mass": 0.05}
+        pill: dict[str, Any] = {"breakable": False, "canFillWithLiquid": False, "mass": 0.05}
         pill["salientMaterials"] = ["Plastic"]
         agent = scene["agent"]["position"]
         box = _new_object(
@@ -424,7 +424,7 @@ _APOLOGY = re.compile(r"^\W*(?:i'?m|i am) sorry\b", re.I)
 
 def refuses(answer: str | None) -> bool:
     """True when an answer turns the robot down ("No.", "I can't right now")."""
-    return bool(answer) and bool(_REFUSAL.search(answer))
+    return bool(answer and _REFUSAL.search(answer))
 
 
 def topic_of(text: str, topics: Mapping[str, tuple[str, str]] = TOPICS) -> str | None:
@@ -491,7 +491,7 @@ class Adriana:
         elif topic == "attention" and not w.scene.human(PERSON).looking_at_robot:
             w.set_human(PERSON, looking_at_robot=True)
             did = "looks at the robot"
-        if did is not None:
+        if did is not None and topic is not None:  # she did something only on a topic
             self.reactions.append((topic, did))
         return topic
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from bt_raider.errors import BackendError
 from bt_raider.memory import TransformersEmbedder, onnx_model
 
-pytest.importorskip("onnxruntime", reason="onnxruntime is not installed (pip install '.[all]')")
+pytest.importorskip("onnxruntime", reason="onnxruntime is not installed (pip install '.[memory]')")
 pytestmark = pytest.mark.slow  # the real bundled MiniLM, exported once per session (~20 s)
 
 

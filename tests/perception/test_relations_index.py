@@ -486,3 +486,73 @@ def test_blocking_among_some_objects_keeps_only_them():
     got = relations.related(scene, "blocking", bowl, scene.of_type("Apple"))
     assert [o.id for o in got] == ["Apple|0", "Apple|2"]
     assert relations.related(scene, "blocking", bowl, []) == []
+
+
+def _large_scene(n: int) -> Scene:
+    """``n`` objects on a 5 cm grid over four square metres: many neighbours within 1 m."""
+    import random
+
+    rng = random.Random(7)
+    objects = [
+        _object(
+            i,
+            TYPES[i % len(TYPES)],
+            rng.randrange(-20, 21) * 0.05,
+            (0.0, 0.5, 0.9)[i % 3],
+            rng.randrange(-20, 21) * 0.05,
+            (0.1, 0.1, 0.1) if i % 2 else None,
+        )
+        for i in range(n)
+    ]
+    agent = {"position": {"x": 0.0, "y": 0.9, "z": -3.0}, "rotation": {"y": 0.0}}
+    return Scene({"objects": objects, "agent": agent})
+
+
+def _answers_in_one_scope(scene: Scene, anchors: list) -> tuple[dict, spatial.SpatialIndex]:
+    """Every radius relation of every anchor, asked as a check does (one shared index)."""
+    radius_relations = ("near", "next_to", "left_of", "closest_to")
+    with relations.indexed(scene):
+        index = spatial.index_of(scene)
+        out = {}
+        for rel in radius_relations:
+            relations.expect(scene, rel, anchors)
+            for y in anchors:
+                out[rel, y.id] = [o.id for o in relations.related(scene, rel, y)]
+    return out, index
+
+
+def test_a_large_scene_without_scipy_gets_the_kd_trees_answers_from_numpy(monkeypatch):
+    # scipy is not in the core install: a large scene must not crash there, and the numpy pass
+    # that replaces the KD-tree must find the very same objects.
+    pytest.importorskip("scipy.spatial")
+    scene = _large_scene(2 * spatial.NUMPY_FROM)
+    anchors = scene.objects[:: len(scene.objects) // 40]
+    with_tree, index = _answers_in_one_scope(scene, anchors)
+    assert index.large and index._tree is not None  # the KD-tree path ran
+    monkeypatch.setitem(sys.modules, "scipy.spatial", None)  # import scipy.spatial fails
+    with pytest.raises(ImportError):
+        from scipy.spatial import cKDTree  # noqa: F401
+    without, index = _answers_in_one_scope(scene, anchors)
+    assert index.large and index._tree is None and index._no_tree  # the numpy path ran
+    assert without == with_tree
+    assert sum(map(len, without.values())) > 10 * len(without)  # crowded: real answers
+    for y in anchors[:5]:  # and both are the rule's
+        want = [o.id for o in relations.related_brute_force(scene, "near", y)]
+        assert without["near", y.id] == want
+
+
+def test_the_numpy_pass_and_the_kd_tree_find_the_same_rows(monkeypatch):
+    pytest.importorskip("scipy.spatial")
+    scene = _large_scene(3 * spatial.NUMPY_FROM)
+    points = [(x * 0.1, z * 0.1) for x in range(-12, 13, 3) for z in range(-12, 13, 4)]
+    kd = spatial.SpatialIndex(scene)
+    kd.expect(points, 1.0)  # many points: the KD-tree answers them in one pass
+    assert kd._tree is not None
+    monkeypatch.setitem(sys.modules, "scipy.spatial", None)
+    plain = spatial.SpatialIndex(scene)
+    plain.expect(points, 1.0)  # a hint only: without scipy nothing is prepared
+    for radius in (0.5, 1.0):
+        for x, z in points:
+            got = list(plain.within(x, z, radius))
+            assert got == list(kd.within(x, z, radius)), (x, z, radius)
+    assert plain._tree is None and plain._no_tree

@@ -1,0 +1,323 @@
+"""Sphinx configuration of bt_raider's documentation (the pages are Markdown, read by MyST).
+
+Build strictly, as ``tests/test_docs.py`` does::
+
+    python3 -m sphinx -W --keep-going -n -b html docs build/docs
+
+The API reference (``api.md`` and ``api/``) is generated from the docstrings by autodoc,
+importing the installed package (``pip install -e ".[all,dev]"``): ``perception/``,
+``memory/``, ``planners/`` and ``examples/`` are imported as ``bt_raider.perception`` and so on.
+
+Nothing is fetched at build time (no intersphinx), so a name of another project (``py_trees``,
+``numpy``, the standard library) cannot be resolved and is let through by
+``nitpick_ignore_regex``. Every reference to a page, a heading or a name of bt_raider must
+resolve, or the build fails.
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib
+import inspect
+import re
+import sys
+from functools import cache
+from typing import Any
+
+from sphinx.ext.napoleon import Config as NapoleonConfig
+from sphinx.ext.napoleon.docstring import GoogleDocstring
+
+project = "bt_raider"
+author = "bt_raider authors"
+copyright = "bt_raider authors, MIT licence"  # noqa: A001 - the name Sphinx reads
+
+extensions = ["myst_parser", "sphinx.ext.autodoc"]
+source_suffix = {".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build"]
+html_theme = "alabaster"
+
+# Strict: a reference to a missing page, heading or documented name is a warning, and -W
+# makes every warning an error.
+nitpicky = True
+myst_heading_anchors = 3
+
+# One documented place per public name: a module documents the classes and functions it
+# defines, never what it imports (even when its __all__ re-exports it), and the constants that
+# carry a ``#:`` comment. The first names are documented at ``bt_raider`` (api.md).
+autodoc_default_options = {"members": True, "ignore-module-all": True}
+autodoc_member_order = "bysource"
+# In the description: Sphinx misreads a dataclass signature such as
+# ``ticks: list[dict[str, Status]]=<factory>`` (it splits the annotation at its comma).
+autodoc_typehints = "description"
+
+#: Modules of other projects: their names cannot be resolved offline.
+_EXTERNAL = (
+    "pluggy|argparse|asyncio|collections|concurrent|contextlib|copy|dataclasses|datetime|enum|http|"
+    "io|json|logging|multiprocessing|os|pathlib|pickle|queue|random|re|socket|socketserver|"
+    "sqlite3|subprocess|threading|time|types|typing|typing_extensions|weakref|ast|"
+    "numpy|np|py_trees|unified_planning|up|zenoh|torch|transformers|hnswlib|onnx|onnxruntime|"
+    "openai|pydot|jinja2|pytest|_pytest|rapidfuzz|scipy|selenium"
+)
+nitpick_ignore_regex = [(r"py:.*", rf"(?:{_EXTERNAL})\..*"), (r"py:mod", rf"(?:{_EXTERNAL})")]
+#: Names of other projects written bare in annotations and docstrings.
+nitpick_ignore = [
+    ("py:class", name)
+    for name in (
+        "Path Event Thread Future Executor Callable Iterable Iterator Sequence Mapping "
+        "Generator Namespace Random Connection Popen TextIO ModuleType Pattern Match "
+        "Behaviour BehaviourTree Status ndarray Problem State TypeIs Result "
+        # unified-planning's, under TYPE_CHECKING in planners/
+        "SequentialPlan ActionInstance FNode Object"
+    ).split()
+]
+
+
+# --------------------------------------------------------------------------- Google docstrings
+#: What napoleon may take for a type before a colon: ``list[str]``, ``Verdict | None``.
+_TYPE = re.compile(r"[\w.~`]+(?:\[[\w.,\s|\[\]~`]*\])?(?:\s*\|\s*[\w.~`]+(?:\[[\w.,\s|\[\]]*\])?)*")
+
+
+class _Google(GoogleDocstring):
+    """napoleon's Google reader, except that a ``Returns:`` line in prose stays prose.
+
+    napoleon reads ``Returns: text: more`` as ``type: description``; this project's docstrings
+    say what comes back in words ("the display names of ...", ``{"free": true|false}``), so
+    what stands before the colon is a type only when it looks like one.
+    """
+
+    def _consume_returns_section(self, preprocess_types: bool = False) -> Any:
+        fields = super()._consume_returns_section(preprocess_types)
+        out = []
+        for name, kind, desc in fields:
+            if kind and not _TYPE.fullmatch(kind.strip()):
+                first = f"{kind}: {desc[0]}" if desc else f"{kind}:"
+                desc, kind = [first, *desc[1:]], ""
+            out.append((name, kind, desc))
+        return out
+
+    def _consume_inline_attribute(self) -> tuple[str, list[str]]:
+        kind, desc = super()._consume_inline_attribute()
+        if kind and not _TYPE.fullmatch(kind.strip()):
+            # "Whether this person is the robot's user: the speaker ..." is a sentence.
+            desc = [f"{kind}: {desc[0]}" if desc else kind, *desc[1:]]
+            kind = ""
+        return kind, desc
+
+
+_NAPOLEON = NapoleonConfig(
+    napoleon_google_docstring=True,
+    napoleon_numpy_docstring=False,
+    # "Attributes:" as attribute entries, so :attr: references find them.
+    napoleon_use_ivar=False,
+)
+
+
+def _google_docstring(
+    app: Any, what: str, name: str, obj: Any, options: Any, lines: list[str]
+) -> None:
+    """Read Google-style sections, except in a constant's ``#:`` comment (plain prose)."""
+    if what == "data":
+        return
+    lines[:] = _Google(lines, _NAPOLEON, app, what, name, obj, options).lines()
+
+
+# --------------------------------------------------------------------------- one name, one place
+def _first_ids() -> set[int]:
+    """The objects ``bt_raider`` exports as its first names (documented there, in api.md)."""
+    import bt_raider
+
+    return {
+        id(getattr(importlib.import_module(module), name))
+        for name, module in bt_raider._EXPORTS.items()
+    }
+
+
+_FIRST = _first_ids()
+
+
+def _skip_member(app: Any, what: str, name: str, obj: Any, skip: bool, options: Any) -> Any:
+    """Which members autodoc documents.
+
+    A module's public classes and functions are documented even without a docstring (an
+    imported one is still dropped, autodoc checks ``__module__``), except the first names,
+    which are documented once, at ``bt_raider``. An enum lists its members.
+    """
+    if what == "module":
+        if id(obj) in _FIRST:
+            return True
+        if not name.startswith("_") and (inspect.isclass(obj) or inspect.isfunction(obj)):
+            return False
+        return None
+    if what == "class" and not name.startswith("_"):
+        if isinstance(obj, enum.Enum) and obj.name == name:
+            return False  # a member of the enum being documented
+        if (getattr(obj, "__doc__", None) or "").startswith("Alias for field number"):
+            return True  # a NamedTuple's field: its class's "Attributes:" documents it
+    return None
+
+
+# --------------------------------------------------------------------------- short references
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+
+
+def _first_paths() -> dict[str, str]:
+    """A first name's defining path -> the path it is documented at (``bt_raider.<name>``)."""
+    import bt_raider
+
+    return {f"{module}.{name}": f"bt_raider.{name}" for name, module in bt_raider._EXPORTS.items()}
+
+
+_FIRST_PATHS = _first_paths()
+
+
+@cache
+def _lookup(path: str) -> tuple[bool, Any]:
+    """``(True, object)`` for an importable dotted path (a module, or attributes of one)."""
+    parts = path.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        except Exception:  # noqa: BLE001 - a module that fails to import names nothing here
+            return False, None
+        for attr in parts[cut:]:
+            try:
+                obj = getattr(obj, attr)
+            except AttributeError:
+                return False, None
+        return True, obj
+    return False, None
+
+
+@cache
+def _canonical(path: str) -> str:
+    """The documented path of ``path``: a first name's, or a re-exported object's own."""
+    for defined, documented in _FIRST_PATHS.items():
+        if path == defined or path.startswith(defined + "."):
+            return documented + path[len(defined) :]
+    owner, _, attr = path.rpartition(".")
+    for candidate, rest in ((path, ""), (owner, "." + attr)):
+        found, obj = _lookup(candidate)
+        module, name = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+        if found and isinstance(module, str) and isinstance(name, str) and "<" not in name:
+            real = f"{module}.{name}{rest}"
+            if real != path:
+                return _canonical(real)
+    return path
+
+
+def _resolve_short(app: Any, env: Any, node: Any, contnode: Any) -> Any:
+    """Resolve a reference to a name of bt_raider that Sphinx's own lookup did not find.
+
+    In order: a path that is not a dotted name is prose napoleon read as a type ("whatever
+    the source raises") and stays text; a first name's or a re-exported object's path goes to
+    where it is documented; a short name (:class:`Verdict`, :meth:`SimWorld.inject`) resolves
+    when exactly one documented object of the role's kinds ends with it, or with the same
+    attribute of a base class; a name that exists but is not documented (a private helper, a
+    ``TypeVar``, a constant without a ``#:`` comment) stays code, unlinked. Anything else --
+    a name that does not exist -- stays unresolved, and the strict build fails on it.
+    """
+    if node.get("refdomain") != "py":
+        return None
+    target = str(node.get("reftarget", "")).strip("'\"").lstrip("~.")
+    if not _DOTTED.fullmatch(target):
+        return contnode
+    domain = env.get_domain("py")
+    objects = domain.objects
+    kinds = set(domain.objtypes_for_role(node.get("reftype")) or ())
+    module, cls = node.get("py:module") or "", node.get("py:class") or ""
+    contexts = [f"{module}.{cls}"] if cls else []
+    contexts += [module] if module else []
+    if module == "bt_raider":
+        # a first name's docstring, documented at bt_raider, read where it was written
+        contexts += sorted({path.rpartition(".")[0] for path in _FIRST_PATHS})
+    contexts.append("")
+    for context in contexts:
+        full = _canonical(f"{context}.{target}" if context else target)
+        if full in objects and objects[full].objtype in kinds:
+            return _xref(app, env, node, contnode, full)
+    found = _ending_with(objects, kinds, target)
+    if len(found) > 1 and module:
+        found = {name for name in found if name.startswith(module + ".")}
+    if len(found) == 1:
+        return _xref(app, env, node, contnode, found.pop())
+    if any(_exists(context, target) for context in contexts):
+        return contnode  # it exists, undocumented: shown as code, not linked
+    return None
+
+
+@cache
+def _exists(context: str, target: str) -> bool:
+    """Whether ``target`` names something real from ``context`` (a module or a class path).
+
+    Besides what :func:`_lookup` finds: an instance attribute a class's code sets
+    (``self.log = ...``), and a short name that some module of bt_raider defines.
+    """
+    if _lookup(f"{context}.{target}" if context else target)[0]:
+        return True
+    found, owner = _lookup(context) if context else (False, None)
+    if found and inspect.isclass(owner) and "." not in target:
+        setting = re.compile(rf"self\.{re.escape(target)}\s*(?::[^=]+)?=[^=]")
+        if any(setting.search(_source(klass)) for klass in owner.__mro__):
+            return True
+    if not context and "." not in target:
+        return any(
+            name.startswith("bt_raider") and target in vars(mod)
+            for name, mod in list(sys.modules.items())
+            if mod is not None
+        )
+    return False
+
+
+_BY_LAST: dict[str, list[str]] = {}
+
+
+def _ending_with(objects: dict[str, Any], kinds: set[str], target: str) -> set[str]:
+    """Documented names of ``kinds`` that end with ``target`` (one per documented node)."""
+    if len(_BY_LAST) == 0 or sum(map(len, _BY_LAST.values())) != len(objects):
+        _BY_LAST.clear()
+        for name in objects:
+            _BY_LAST.setdefault(name.rpartition(".")[2], []).append(name)
+    hits = {
+        (objects[name].docname, objects[name].node_id): name
+        for name in _BY_LAST.get(target.rpartition(".")[2], ())
+        if objects[name].objtype in kinds and name.endswith("." + target)
+    }
+    if not hits and "." in target:
+        owner, _, attr = target.rpartition(".")
+        for name in _BY_LAST.get(owner.rpartition(".")[2], ()):
+            entry = objects[name]
+            if entry.objtype not in ("class", "exception") or not (
+                name == owner or name.endswith("." + owner)
+            ):
+                continue
+            found, cls = _lookup(name)
+            for base in getattr(cls, "__mro__", ())[1:] if found else ():
+                inherited = _canonical(f"{base.__module__}.{base.__qualname__}.{attr}")
+                if inherited in objects:
+                    hits[(objects[inherited].docname, objects[inherited].node_id)] = inherited
+                    break
+    return set(hits.values())
+
+
+@cache
+def _source(klass: type) -> str:
+    try:
+        return inspect.getsource(klass)
+    except (OSError, TypeError):
+        return ""
+
+
+def _xref(app: Any, env: Any, node: Any, contnode: Any, full: str) -> Any:
+    node["reftarget"] = full
+    return env.get_domain("py").resolve_xref(
+        env, node.get("refdoc"), app.builder, node.get("reftype"), full, node, contnode
+    )
+
+
+def setup(app: Any) -> None:
+    app.connect("autodoc-process-docstring", _google_docstring)
+    app.connect("autodoc-skip-member", _skip_member)
+    app.connect("missing-reference", _resolve_short)
