@@ -45,7 +45,8 @@ from bt_raider.checking.registry import make_checker
 from bt_raider.perception.lexicon import CategoryLexicon
 from bt_raider.perception.scene import Scene
 from bt_raider.perception.tools import default_tools
-from bt_raider.perception.validation import read_scene_json, validate_scene
+from bt_raider.perception.scene_file import read_scene_json
+from bt_raider.perception.validation import validate_scene
 gc.disable()
 gc.freeze()
 path, query = sys.argv[1], sys.argv[2]

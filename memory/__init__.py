@@ -7,6 +7,7 @@ Ground floor: imports nothing of bt_raider but :mod:`bt_raider.errors` and the l
 Main entry point: :class:`VectorMemory` (``record``, ``examples``, ``calibrate``, ``trim``).
 """
 
+from bt_raider.memory.actions import Action, Extractor
 from bt_raider.memory.calibrate import Calibration, calibrate_theta
 from bt_raider.memory.embedder import (
     Embedder,
@@ -14,7 +15,7 @@ from bt_raider.memory.embedder import (
     TransformersEmbedder,
     make_embedder,
 )
-from bt_raider.memory.extract import Action, Extractor, SymbolicExtractor
+from bt_raider.memory.extract import SymbolicExtractor
 from bt_raider.memory.llm import LLMExtractor
 from bt_raider.memory.records import Context, Example, Record, Resolution
 from bt_raider.memory.rules import Judgement, Rule, RuleSet

@@ -23,7 +23,8 @@ from typing import Any
 from bt_raider.errors import BackendError
 from bt_raider.llm import prompts
 from bt_raider.llm.replies import json_in_reply
-from bt_raider.memory.extract import Action, Extractor, SymbolicExtractor, tokenize
+from bt_raider.memory.actions import Action, Extractor
+from bt_raider.memory.extract import SymbolicExtractor, tokenize
 from bt_raider.memory.verbs import VerbLexicon
 
 TEMPLATE = "cdr_extract.j2"

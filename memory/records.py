@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from bt_raider.memory.extract import (
+from bt_raider.memory.actions import (
     Action,
 )
 from bt_raider.memory.rules import Judgement

@@ -9,7 +9,7 @@ Here a rule is JSON::
      "when": {"object": "same", "operation": "different", "negated": "same"},
      "vecsim": true}
 
-``when`` maps a slot of :class:`~bt_raider.memory.extract.Action` (``operation``, ``object``,
+``when`` maps a slot of :class:`~bt_raider.memory.actions.Action` (``operation``, ``object``,
 ``location``, ``source``, ``negated``, ``lu``, ``head``) to a comparator:
 
 * ``same`` -- both sentences name the slot and the values are equal;
@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from bt_raider.errors import MemoryStoreError
-from bt_raider.memory.extract import SLOTS, UNKNOWN_OPERATION, Action
+from bt_raider.memory.actions import SLOTS, UNKNOWN_OPERATION, Action
 
 #: Comparators a rule may apply to a slot.
 COMPARATORS = ("same", "different", "opposite", "present", "absent", "any")
@@ -195,7 +195,7 @@ MAX_READINGS = 8
 def readings(actions: Sequence[Action]) -> list[tuple[Action, ...]]:
     """Every reading of a sentence: each action as written or as one of its alternatives.
 
-    >>> from bt_raider.memory.extract import Action
+    >>> from bt_raider.memory.actions import Action
     >>> [[x.operation for x in r] for r in readings([Action("take", "box", alternatives=("bring",))])]
     [['take'], ['bring']]
     """

@@ -8,6 +8,8 @@ disagree), so the two never appear together again. Cut links persist in the data
 honoured by every later query; records judged wrong can be deleted without leaving the
 history.
 
+Records are written by :mod:`bt_raider.memory.writing`, mixed into :class:`VectorMemory`.
+
 Example:
     >>> from bt_raider.memory.vector import VectorMemory
     >>> with VectorMemory("robot.db") as memory:  # doctest: +SKIP
@@ -19,7 +21,6 @@ from __future__ import annotations
 
 import json
 import threading
-import uuid
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -28,29 +29,23 @@ from typing import Any
 import numpy as np
 
 from bt_raider.errors import MemoryStoreError, need
+from bt_raider.memory.actions import Action, Extractor, actions_from_json
 from bt_raider.memory.calibrate import Calibration, calibrate_theta
 from bt_raider.memory.embedder import Embedder, TransformersEmbedder
-from bt_raider.memory.extract import (
-    Action,
-    Extractor,
-    actions_from_json,
-    actions_to_json,
-    extractor_from_spec,
-)
+from bt_raider.memory.extract import extractor_from_spec
 from bt_raider.memory.index import VectorIndex
 from bt_raider.memory.records import Context, Example, Record, Resolution
 from bt_raider.memory.rules import RuleSet
 from bt_raider.memory.store import Row, Store
+from bt_raider.memory.writing import SUCCESS, _Writing
 
 #: VecSim threshold (cosine) used until :meth:`VectorMemory.calibrate` stores one. all-MiniLM
 #: puts paraphrases and on/off pairs around 0.8-0.95 and unrelated commands below 0.3; 0.5 is
 #: the middle ground. Calibrate on labelled pairs of your own domain.
 DEFAULT_THETA = 0.5
-#: Outcomes that make a record eligible as a few-shot example.
-SUCCESS = "success"
 
 
-class VectorMemory:
+class VectorMemory(_Writing):
     """A CDR-cleaned vector memory in one SQLite file plus an hnswlib index next to it.
 
     Args:
@@ -293,200 +288,6 @@ class VectorMemory:
         store.set_meta("calibration", json.dumps(result.to_json()))
         store.log("calibrate", None, **result.to_json())
         return result
-
-    # -- writing --------------------------------------------------------------
-
-    def record(
-        self,
-        information: str,
-        goal: str,
-        outcome: str | bool = SUCCESS,
-        metadata: dict[str, Any] | None = None,
-        *,
-        record_id: str | None = None,
-    ) -> str:
-        """Store an [information -> goal] pair; returns its id.
-
-        Idempotent by ``record_id``: delivering the same record again returns its id and
-        changes nothing; a different record under a known id is an error.
-        """
-        return self.record_many(
-            [
-                {
-                    "information": information,
-                    "goal": goal,
-                    "outcome": outcome,
-                    "metadata": metadata,
-                    "record_id": record_id,
-                }
-            ]
-        )[0]
-
-    def record_many(self, items: Iterable[dict[str, Any]], batch_size: int = 256) -> list[str]:
-        """Store many records (embedded in batches); returns their ids in order.
-
-        Each item has ``information``, ``goal`` and optionally ``outcome`` (default success),
-        ``metadata`` and ``record_id``.
-        """
-        self._writable("record")
-        ids: list[str] = []
-        batch: list[dict[str, Any]] = []
-        for n, item in enumerate(items):
-            batch.append(self._validate(item, n))
-            if len(batch) >= batch_size:
-                ids += self._insert(batch)
-                batch = []
-        if batch:
-            ids += self._insert(batch)
-        return ids
-
-    def _validate(self, item: dict[str, Any], n: int) -> dict[str, Any]:
-        if not isinstance(item, dict):
-            raise MemoryStoreError(f"record {n + 1} is {item!r}: expected a dict")
-        unknown = set(item) - {"information", "goal", "outcome", "metadata", "record_id"}
-        if unknown:
-            raise MemoryStoreError(
-                f"record {n + 1}: unknown field {sorted(unknown)[0]!r}: expected information, "
-                "goal, outcome, metadata, record_id"
-            )
-        info, goal = item.get("information"), item.get("goal")
-        for key, value in (("information", info), ("goal", goal)):
-            if not isinstance(value, str) or not value.strip():
-                raise MemoryStoreError(
-                    f"record {n + 1}: {key} is {value!r}: expected a non-empty string"
-                )
-        assert isinstance(info, str) and isinstance(goal, str)  # checked just above
-        outcome = item.get("outcome", SUCCESS)
-        if isinstance(outcome, bool):
-            outcome = SUCCESS if outcome else "failure"
-        if not isinstance(outcome, str) or not outcome.strip():
-            raise MemoryStoreError(
-                f"record {n + 1}: outcome is {outcome!r}: expected 'success', 'failure' or a "
-                "short word"
-            )
-        metadata = item.get("metadata") or {}
-        if not isinstance(metadata, dict):
-            raise MemoryStoreError(f"record {n + 1}: metadata is {metadata!r}: expected a dict")
-        try:
-            meta_json = json.dumps(metadata, sort_keys=True)
-        except (TypeError, ValueError) as exc:
-            raise MemoryStoreError(
-                f"record {n + 1}: metadata is not JSON-serialisable: {exc}"
-            ) from exc
-        record_id = item.get("record_id")
-        if record_id is not None and (not isinstance(record_id, str) or not record_id.strip()):
-            raise MemoryStoreError(
-                f"record {n + 1}: record_id is {record_id!r}: expected a non-empty string"
-            )
-        return {
-            "id": record_id,
-            "information": info.strip(),
-            "goal": goal.strip(),
-            "outcome": outcome.strip().lower(),
-            "metadata": meta_json,
-        }
-
-    def _insert(self, batch: list[dict[str, Any]]) -> list[str]:
-        with self._lock:
-            store, index = self._opened()
-            ids: list[str | None] = []
-            todo: list[dict[str, Any]] = []
-            fresh: dict[str, dict[str, Any]] = {}
-            for r in batch:
-                rid = r["id"]
-                if rid is not None:
-                    existing = store.by_id(rid)
-                    if existing is None and rid in fresh:
-                        existing_item = fresh[rid]
-                        self._same_or_raise(rid, existing_item, r)
-                        ids.append(rid)
-                        continue
-                    if existing is not None:
-                        self._same_or_raise(
-                            rid,
-                            {
-                                "information": existing.information,
-                                "goal": existing.goal,
-                                "outcome": existing.outcome,
-                                "metadata": json.dumps(existing.metadata, sort_keys=True),
-                            },
-                            r,
-                        )
-                        ids.append(rid)
-                        continue
-                else:
-                    r["id"] = rid = uuid.uuid4().hex
-                fresh[rid] = r
-                todo.append(r)
-                ids.append(rid)
-            if todo:
-                vectors = self._embed([r["information"] for r in todo])
-                for r, v in zip(todo, vectors, strict=True):
-                    r["embedding"] = v
-                    r["actions"] = actions_to_json(self.extractor.extract(r["information"]))
-                    r["extractor"] = self.extractor.name
-                expected = store.mutation
-                labels = store.insert(todo)
-                index.add(np.asarray(labels, dtype=np.int64), vectors)
-                for r, label in zip(todo, labels, strict=True):
-                    if r["outcome"] != SUCCESS:
-                        self._excluded.add(label)
-                if store.mutation == expected + 1 and index.mutation == expected:
-                    index.mutation = expected + 1
-            return [i for i in ids if i is not None]
-
-    @staticmethod
-    def _same_or_raise(rid: str, old: dict[str, Any], new: dict[str, Any]) -> None:
-        for key in ("information", "goal", "outcome", "metadata"):
-            if old[key] != new[key]:
-                raise MemoryStoreError(
-                    f"record id {rid!r} already holds a different record ({key} "
-                    f"{old[key]!r} != {new[key]!r}): re-delivering a record must not change it"
-                )
-
-    def delete(self, record_id: str, reason: str = "judged wrong") -> bool:
-        """Hide a record from retrieval (hnswlib ``mark_deleted``); its row and history stay.
-
-        Returns False when it was already deleted.
-        """
-        with self._lock:
-            store, index = self._opened()
-            store.writable("delete")
-            row = self._row_by_id(store, record_id)
-            expected = store.mutation
-            changed = store.mark_deleted(record_id, reason)
-            if changed:
-                index.mark_deleted(row.label)
-                self._excluded.discard(row.label)
-                self._rows.pop(row.label, None)
-                if store.mutation == expected + 1 and index.mutation == expected:
-                    index.mutation = expected + 1
-            return bool(changed)
-
-    def restore(self, record_id: str) -> bool:
-        """Undo :meth:`delete`; returns False when the record was not deleted."""
-        with self._lock:
-            store, index = self._opened()
-            store.writable("restore")
-            row = self._row_by_id(store, record_id, embedding=True)
-            expected = store.mutation
-            changed = store.restore(record_id)
-            if changed:
-                index.unmark_deleted(row.label, row.embedding)
-                if row.outcome != SUCCESS:
-                    self._excluded.add(row.label)
-                if store.mutation == expected + 1 and index.mutation == expected:
-                    index.mutation = expected + 1
-            return bool(changed)
-
-    def _row_by_id(self, store: Store, record_id: str, embedding: bool = False) -> Row:
-        row = store.by_id(record_id, embedding=embedding)
-        if row is None:
-            raise MemoryStoreError(
-                f"no record with id {record_id!r} in {str(self.path)!r}: see "
-                "bt-raider memory query/stats for the ids"
-            )
-        return row
 
     # -- reading --------------------------------------------------------------
 

@@ -216,7 +216,7 @@ class VerbMapper:
     The lexicon's base verbs are embedded once (``"to grab"``...); an unknown verb is embedded
     the same way and takes the nearest one's meaning when the cosine similarity reaches
     ``threshold``. Below it the verb stays unknown, and the rules judge its pairs "cannot
-    tell" (:data:`~bt_raider.memory.extract.UNKNOWN_OPERATION`).
+    tell" (:data:`~bt_raider.memory.actions.UNKNOWN_OPERATION`).
 
     Args:
         lexicon: the extractor's lexicon.

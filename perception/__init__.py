@@ -1,4 +1,4 @@
-"""Perception: the scene model, RAIDER tool sets, spatial relations, simulated worlds.
+"""Perception: the scene model and its files, RAIDER tool sets, spatial relations, lexicon.
 
 Ground floor: imports nothing of bt_raider but :mod:`bt_raider.errors`.
 """

@@ -21,15 +21,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bt_raider.errors import SceneError, ToolError
+from bt_raider.perception.scene_file import MAX_INT_DIGITS, MAX_SCENE_BYTES, read_scene_json
 from bt_raider.perception.validation import (
     CAPABILITIES,
     DEFAULT_AGENT,
     MAX_DEPTH,
-    MAX_INT_DIGITS,
-    MAX_MAGNITUDE,
-    MAX_SCENE_BYTES,
     ROBOT_DEFAULTS,
     STATES,
+    check_robot,
+    validate_scene,
+)
+from bt_raider.perception.values import (
+    MAX_MAGNITUDE,
     XYZ,
     as_box,
     as_flag,
@@ -37,10 +40,7 @@ from bt_raider.perception.validation import (
     as_vector,
     as_xyz,
     box_corners,
-    check_robot,
-    read_scene_json,
     show_value,
-    validate_scene,
 )
 
 if TYPE_CHECKING:
@@ -258,7 +258,7 @@ class Scene:
         Only a regular file is opened (a FIFO, device or directory is refused before it could
         block or stream forever), at most ``max_bytes`` of it are read, and JSON nested deeper
         than :data:`MAX_DEPTH` or holding an integer of more than :data:`MAX_INT_DIGITS` digits
-        is refused (see :func:`~bt_raider.perception.validation.read_scene_json`).
+        is refused (see :func:`~bt_raider.perception.scene_file.read_scene_json`).
 
         Args:
             path: the scene file.

@@ -24,7 +24,7 @@ from operator import attrgetter, itemgetter, methodcaller
 from typing import TYPE_CHECKING, Any
 
 from bt_raider.perception.scene import SceneObject
-from bt_raider.perception.validation import MAX_MAGNITUDE, plain_xyz
+from bt_raider.perception.values import MAX_MAGNITUDE, plain_xyz
 
 if TYPE_CHECKING:  # numpy and scipy are imported where a large scene needs them
     import numpy as np
@@ -76,6 +76,7 @@ def corners(obj: Any) -> Box | None:
 
 
 def finite_box(box: Box) -> bool:
+    """Whether every coordinate of both corners of ``box`` is a finite number."""
     return all(math.isfinite(v) for corner in box for v in corner)
 
 

@@ -35,7 +35,7 @@ from bt_raider.perception import relations
 from bt_raider.perception.lexicon import CategoryLexicon, split_type
 from bt_raider.perception.scene import CAPABILITIES, Human, Scene, SceneObject
 from bt_raider.perception.toolset import ToolSet
-from bt_raider.perception.validation import XYZ
+from bt_raider.perception.values import XYZ
 
 if TYPE_CHECKING:
     import numpy as np

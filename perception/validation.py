@@ -1,39 +1,36 @@
-"""What a scene may hold, and reading a scene file without trusting it.
+"""What a scene may hold: its flags, defaults and limits, and :func:`validate_scene`.
 
 :func:`validate_scene` checks the structure of ``docs/scene-format.md`` section 1 and that
-every number is one the reasoners can use: finite, geometry within :data:`MAX_MAGNITUDE`
-(10 km, or degrees for angles), sizes and distances not negative, ``robot.reach`` and
-``robot.handover_distance`` more than 0. The readers (:func:`as_number`, :func:`as_vector`,
-:func:`as_flag`, :func:`as_box`) apply the same rules where a value is read, so a scene changed
-after it was validated (a simulated world, a user's dict) still never yields a NaN distance.
-:func:`read_scene_json` reads a file defensively: regular files only, a size cap, UTF-8, a
-depth and a digit limit.
+every number is one the reasoners can use: finite, geometry within
+:data:`~bt_raider.perception.values.MAX_MAGNITUDE` (10 km, or degrees for angles), sizes and
+distances not negative, ``robot.reach`` and ``robot.handover_distance`` more than 0
+(:func:`check_robot`). The readers of one value (:mod:`bt_raider.perception.values`) apply the
+same rules where a value is read; reading a scene file defensively is
+:mod:`bt_raider.perception.scene_file`.
 
 No numpy here: ``bt-raider check`` reads and checks a scene in plain Python (numpy's import
-alone costs more than a whole check). :func:`as_xyz` and :func:`box_corners` give tuples;
-:func:`as_vector` and :func:`as_box` give the same numbers as numpy arrays, importing numpy
-when first called. A numpy scalar in a user's dict is a number like any other.
+alone costs more than a whole check). A numpy scalar in a user's dict is a number like any
+other.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import stat
-import sys
 from collections.abc import Iterable, Sequence
 from itertools import chain, repeat
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bt_raider.errors import SceneError
-
-if TYPE_CHECKING:
-    import numpy as np
-
-#: A point ``(x, y, z)`` in metres.
-XYZ = tuple[float, float, float]
+from bt_raider.perception.values import (
+    _FLOAT_MAX,
+    MAX_MAGNITUDE,
+    _cut,
+    _is_integer,
+    as_number,
+    as_xyz,
+    is_number,
+    show_value,
+)
 
 #: Capability flags of AI2-THOR objects (absent means False).
 CAPABILITIES = (
@@ -63,10 +60,6 @@ ROBOT_DEFAULTS: dict[str, float] = {"reach": 1.1, "handover_distance": 0.5, "arm
 #: Pose assumed when a scene has no ``agent`` (perception output without a robot pose).
 DEFAULT_AGENT: dict[str, Any] = {"position": {"x": 0.0, "y": 0.9, "z": 0.0}, "rotation": {"y": 0.0}}
 
-#: Largest magnitude of a coordinate, box size or distance (metres) or an angle (degrees) in a
-#: scene: 10 km is far beyond any room a robot acts in, so a larger value is a corrupt reading,
-#: not a place. Within it every distance the tools compute stays finite and exact to the mm.
-MAX_MAGNITUDE = 1e4
 #: Keys whose numbers (at any depth below them) are geometry, held to :data:`MAX_MAGNITUDE`.
 GEOMETRY_KEYS = frozenset(
     {
@@ -84,124 +77,8 @@ NON_NEGATIVE_KEYS = frozenset({"size", "distance"})
 #: Deepest nesting of objects and lists a scene may hold (AI2-THOR metadata is 5 deep); deeper
 #: data is refused before anything recurses into it.
 MAX_DEPTH = 64
-#: Most bytes :meth:`Scene.load` reads unless told otherwise (the FloorPlan1 kitchen: 0.2 MiB).
-MAX_SCENE_BYTES = 64 * 1024 * 1024
-#: Most digits of an integer in a scene file: past 308 no float holds it, and parsing longer
-#: digit strings costs quadratic time (Python refuses 4,300 and more anyway).
-MAX_INT_DIGITS = 308
 #: A robot's ``arms``: a whole number in this range.
 MAX_ARMS = 64
-_FLOAT_MAX = sys.float_info.max
-
-
-def show_value(value: Any, limit: int = 40) -> str:
-    """``repr(value)``, cut to ``limit`` characters (a 5,000-digit number stays one short line)."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**limit:
-        # str() of an integer over 4,300 digits raises: count the digits from its bits.
-        digits = len(str(abs(value))) if abs(value).bit_length() < 10_000 else None
-        return f"an integer of {digits or f'about {int(value.bit_length() * 0.30103)}'} digits"
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _cut(text: str, limit: int = 40) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _numpy_kinds(*names: str) -> tuple[type, ...]:
-    """numpy's scalar types ``names``, when numpy is loaded (else no value can be one)."""
-    np = sys.modules.get("numpy")
-    try:
-        return tuple(getattr(np, name) for name in names) if np is not None else ()
-    except AttributeError:  # numpy half-imported on another thread: none of its values yet
-        return ()
-
-
-def is_number(value: Any) -> bool:
-    """Whether ``value`` is an int or float (numpy's too), not a bool."""
-    kind = type(value)
-    if kind is float or kind is int:
-        return True
-    if isinstance(value, bool):
-        return False
-    return isinstance(value, (int, float)) or isinstance(value, _numpy_kinds("integer", "floating"))
-
-
-def _is_integer(value: Any) -> bool:
-    """Whether ``value`` is an int (numpy's too): compared exactly, never through a float."""
-    return isinstance(value, int) or isinstance(value, _numpy_kinds("integer"))
-
-
-def as_number(
-    value: Any, where: str, *, low: float = -MAX_MAGNITUDE, high: float = MAX_MAGNITUDE
-) -> float:
-    """``value`` as a float when it is a finite number in ``[low, high]``; else a SceneError.
-
-    Every number a check reads goes through here, so NaN, infinity or a value out of range is
-    refused where it is read (a scene changed after loading included), never reasoned with.
-    """
-    kind = type(value)
-    if (kind is float or kind is int) and low <= value <= high:
-        return float(value)  # the common case, fast (NaN fails the comparison)
-    if not is_number(value):
-        raise SceneError(f"{where}: must be a number, got {show_value(value)}")
-    if _is_integer(value) and not -_FLOAT_MAX <= value <= _FLOAT_MAX:
-        x = math.inf
-    else:
-        x = float(value)
-    if not (math.isfinite(x) and low <= x <= high):
-        raise SceneError(
-            f"{where}: must be a finite number from {low:g} to {high:g}, got {show_value(value)}"
-        )
-    return x
-
-
-def plain_xyz(value: Any) -> tuple[float, float, float] | None:
-    """``(x, y, z)`` of a dict of in-range floats (y optional), else None: the common case.
-
-    Checked with plain comparisons, no numpy: hot loops over every object of a scene take this
-    path and fall back to :func:`as_vector` (which names the bad field) for anything else.
-    """
-    if type(value) is not dict:
-        return None
-    x, y, z = value.get("x"), value.get("y", 0.0), value.get("z")
-    if (
-        type(x) is float
-        and type(y) is float
-        and type(z) is float
-        and -MAX_MAGNITUDE <= x <= MAX_MAGNITUDE
-        and -MAX_MAGNITUDE <= y <= MAX_MAGNITUDE
-        and -MAX_MAGNITUDE <= z <= MAX_MAGNITUDE
-    ):
-        return x, y, z
-    return None
-
-
-def as_xyz(value: Any, where: str) -> XYZ:
-    """A ``{x, y, z}`` dict (y optional) as ``(x, y, z)`` floats, or a SceneError naming ``where``.
-
-    Each coordinate must be a finite number within :data:`MAX_MAGNITUDE` metres.
-    """
-    plain = plain_xyz(value)
-    if plain is not None:
-        return plain  # the common case, fast
-    if not isinstance(value, dict):
-        raise SceneError(f"{where}: expected an object with x, y, z, got {show_value(value)}")
-    for key in ("x", "z"):
-        if key not in value:
-            raise SceneError(f"{where}.{key}: missing (expected numbers x, y, z)")
-    return (
-        as_number(value["x"], f"{where}.x"),
-        as_number(value.get("y", 0.0), f"{where}.y"),
-        as_number(value["z"], f"{where}.z"),
-    )
-
-
-def as_vector(value: Any, where: str) -> np.ndarray:
-    """:func:`as_xyz` as a float array (numpy is imported on first use)."""
-    import numpy as np
-
-    return np.array(as_xyz(value, where), dtype=float)
 
 
 def _check_xyz(value: Any, where: str) -> None:
@@ -238,60 +115,12 @@ def _check_box(box: Any, where: str) -> None:
             )
 
 
-def _points(value: Any, where: str) -> list[XYZ]:
-    """A non-empty list of ``[x, y, z]`` points (``cornerPoints``) as float triples."""
-    if not isinstance(value, list) or not value:
-        raise SceneError(f"{where}: expected a list of [x, y, z] points, got {show_value(value)}")
-    rows: list[XYZ] = []
-    for i, point in enumerate(value):
-        if not isinstance(point, (list, tuple)) or len(point) != 3:
-            raise SceneError(f"{where}[{i}]: expected [x, y, z], got {show_value(point)}")
-        x, y, z = (as_number(c, f"{where}[{i}][{j}]") for j, c in enumerate(point))
-        rows.append((x, y, z))
-    return rows
-
-
-def as_flag(raw: dict[str, Any], key: str, default: bool, where: str) -> bool:
-    """A true/false field; anything else (a NaN, 1, "yes") is refused, not read as truthy."""
-    value = raw.get(key, default)
-    if isinstance(value, bool) or isinstance(value, _numpy_kinds("bool_")):
-        return bool(value)
-    raise SceneError(f"{where}.{key}: must be true or false, got {show_value(value)}")
-
-
-def box_corners(box: Any, where: str) -> tuple[XYZ, XYZ] | None:
-    """``(min_corner, max_corner)`` of an ``axisAlignedBoundingBox`` (None when it has none)."""
-    if not box:
-        return None
-    if not isinstance(box, dict):
-        raise SceneError(f"{where}: expected an object with center and size, got {show_value(box)}")
-    if box.get("center") is not None and box.get("size") is not None:
-        cx, cy, cz = as_xyz(box["center"], f"{where}.center")
-        sx, sy, sz = as_xyz(box["size"], f"{where}.size")
-        if sx < 0 or sy < 0 or sz < 0:
-            raise SceneError(f"{where}.size: sizes cannot be negative, got {box['size']!r}")
-        # Halved as numpy would (size / 2, then center -/+ it): the same floats either way.
-        hx, hy, hz = sx / 2, sy / 2, sz / 2
-        return (cx - hx, cy - hy, cz - hz), (cx + hx, cy + hy, cz + hz)
-    corners = box.get("cornerPoints")
-    if corners:
-        pts = _points(corners, f"{where}.cornerPoints")
-        xs, ys, zs = zip(*pts, strict=True)
-        return (min(xs), min(ys), min(zs)), (max(xs), max(ys), max(zs))
-    return None
-
-
-def as_box(box: Any, where: str) -> tuple[np.ndarray, np.ndarray] | None:
-    """:func:`box_corners` as two float arrays (numpy is imported on first use)."""
-    corners = box_corners(box, where)
-    if corners is None:
-        return None
-    import numpy as np
-
-    return np.array(corners[0], dtype=float), np.array(corners[1], dtype=float)
-
-
 def check_robot(robot: dict[str, Any], where: str) -> None:
+    """Refuse a ``robot`` block whose ``reach``, ``handover_distance`` or ``arms`` is unusable.
+
+    Raises:
+        SceneError: naming ``where``, the key, its value and what is valid.
+    """
     for key in ("reach", "handover_distance"):
         if key in robot:
             value = as_number(robot[key], f"{where}.{key}", low=0.0)
@@ -667,112 +496,3 @@ def validate_scene(data: Any, source: str = "<dict>") -> None:
     for key, val in (locations or {}).items():
         as_xyz(val, f"{source}: locations.{key}")
     _check_numbers(data, source)
-
-
-# ---------------------------------------------------------------------- reading files
-def read_scene_json(path: str | Path, *, max_bytes: int = MAX_SCENE_BYTES) -> Any:
-    """The JSON document of a scene file, read defensively (see :meth:`Scene.load`).
-
-    Raises:
-        SceneError: naming the file: not a regular file, over ``max_bytes``, not UTF-8, not
-            JSON, nested deeper than the interpreter can parse, an integer of too many digits.
-    """
-    p = Path(path)
-    raw = _read_regular_file(p, max_bytes)
-    if _wide_encoding(raw):
-        # UTF-16 or UTF-32 JSON (NUL bytes among the first four) is valid UTF-8 to a decoder.
-        raise SceneError(f"{p}: not UTF-8 text (it looks like UTF-16 or UTF-32; save it as UTF-8)")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise SceneError(
-            f"{p}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start} is not "
-            "UTF-8; a scene is UTF-8 JSON)"
-        ) from None
-    try:
-        data = json.loads(text, parse_int=_parse_int)
-    except json.JSONDecodeError as exc:
-        raise SceneError(f"{p}: not JSON ({exc.msg} at line {exc.lineno})") from None
-    except _HugeInteger as exc:
-        line = text.count("\n", 0, text.find(exc.digits)) + 1
-        raise SceneError(
-            f"{p}: line {line}: an integer of {len(exc.digits)} digits is out of range "
-            f"(at most {MAX_INT_DIGITS} digits; coordinates at most {MAX_MAGNITUDE:g} m)"
-        ) from None
-    except RecursionError:
-        raise SceneError(
-            f"{p}: JSON nested too deeply to read (a scene is at most {MAX_DEPTH} levels deep)"
-        ) from None
-    except MemoryError:
-        raise SceneError(f"{p}: too large to parse in the memory available") from None
-    return data
-
-
-class _HugeInteger(Exception):
-    def __init__(self, digits: str) -> None:
-        super().__init__(digits[:20])
-        self.digits = digits
-
-
-def _parse_int(text: str) -> int:
-    """``json``'s integer parser, refusing digit strings no scene needs (see MAX_INT_DIGITS)."""
-    if len(text) > MAX_INT_DIGITS + 1:
-        raise _HugeInteger(text)
-    return int(text)
-
-
-_KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a named pipe (FIFO)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-def _kind(mode: int) -> str:
-    return next((text for test, text in _KINDS if test(mode)), "not a regular file")
-
-
-def _read_regular_file(p: Path, max_bytes: int) -> bytes:
-    """The bytes of a regular file of at most ``max_bytes``; a SceneError for anything else."""
-    try:
-        info = os.stat(p)
-    except (OSError, ValueError) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc)
-        raise SceneError(f"{p}: cannot read scene file ({reason})") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise SceneError(f"{p}: cannot read scene file: it is {_kind(info.st_mode)}, not a file")
-    if info.st_size > max_bytes:
-        raise SceneError(_too_big(p, info.st_size, max_bytes))
-    try:
-        # O_NONBLOCK: should the path be swapped for a FIFO after the stat, open() still returns.
-        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        raise SceneError(f"{p}: cannot read scene file ({exc.strerror or exc})") from None
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            raise SceneError(f"{p}: cannot read scene file: it is not a regular file")
-        try:
-            data = f.read(max_bytes + 1)
-        except OSError as exc:
-            raise SceneError(f"{p}: cannot read scene file ({exc.strerror or exc})") from None
-    if len(data) > max_bytes:
-        raise SceneError(_too_big(p, len(data), max_bytes))
-    return data
-
-
-def _too_big(p: Path, size: int, limit: int) -> str:
-    return (
-        f"{p}: the scene file is {_mib(size)}, over the limit of {_mib(limit)} "
-        f"(raise it with --max-scene-bytes, or Scene.load(path, max_bytes=...))"
-    )
-
-
-def _mib(n: int) -> str:
-    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n:,} bytes"
-
-
-def _wide_encoding(raw: bytes) -> bool:
-    """Whether ``raw`` starts like UTF-16 or UTF-32 text: a byte-order mark or NUL bytes."""
-    return raw[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in raw[:4]

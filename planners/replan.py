@@ -32,12 +32,15 @@ who would not move the chair, a timeout) is not replanned: the decorator fails w
 guard's reason. A new plan that is the failed plan's remaining steps again (the planner's
 model does not see what went wrong) is not run either: the decorator fails and says so.
 Replans are bounded (``max_replans``) and each search by the planner's ``timeout``.
+
+An ObservedState reads its PDDL as nested lists (:mod:`bt_raider.planners.sexp`, whose
+:func:`~bt_raider.planners.sexp.read_sexp` and :func:`~bt_raider.planners.sexp.write_sexp`
+can still be imported from here).
 """
 
 from __future__ import annotations
 
 import itertools
-import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -49,6 +52,10 @@ from py_trees.common import Status
 from bt_raider.errors import BtRaiderError, PlanningError
 from bt_raider.planners import engines
 from bt_raider.planners.pddl import Step, parse_step, plan_steps, solve
+from bt_raider.planners.sexp import SExp as SExp
+from bt_raider.planners.sexp import _atoms, _define, _section, _text, _typed
+from bt_raider.planners.sexp import read_sexp as read_sexp
+from bt_raider.planners.sexp import write_sexp as write_sexp
 from bt_raider.planners.tree import ActionRegistry, Guard, plan_to_tree
 from bt_raider.robot.worker import Pending, submit
 
@@ -61,97 +68,6 @@ if TYPE_CHECKING:
 GONE = frozenset({"not_present"})
 #: Ground action instances the explanation of a missing plan may enumerate per pass.
 MAX_EXPLAIN_INSTANCES = 200_000
-
-
-# ---------------------------------------------------------------------------- PDDL as lists
-_TOKEN = re.compile(r";[^\n]*|[()]|[^\s()]+")
-SExp = list[Any]
-
-
-def read_sexp(text: str, what: str = "PDDL") -> SExp:
-    """The nested lists of a PDDL text (names lower-cased, comments dropped).
-
-    Raises:
-        PlanningError: unbalanced parentheses.
-    """
-    stack: list[SExp] = [[]]
-    for token in _TOKEN.findall(text):
-        if token.startswith(";"):
-            continue
-        if token == "(":
-            stack.append([])
-        elif token == ")":
-            if len(stack) == 1:
-                raise PlanningError(f"cannot read the {what}: a ')' closes nothing")
-            done = stack.pop()
-            stack[-1].append(done)
-        else:
-            stack[-1].append(token.lower())
-    if len(stack) != 1:
-        raise PlanningError(f"cannot read the {what}: {len(stack) - 1} '(' left open")
-    return stack[0]
-
-
-def write_sexp(node: Any) -> str:
-    """PDDL text of a nested list (the inverse of :func:`read_sexp`)."""
-    if isinstance(node, list):
-        return "(" + " ".join(write_sexp(n) for n in node) + ")"
-    return str(node)
-
-
-def _typed(items: Sequence[Any]) -> list[tuple[str, str]]:
-    """``a b - t c`` -> ``[(a, t), (b, t), (c, object)]``."""
-    out: list[tuple[str, str]] = []
-    pending: list[str] = []
-    it = iter(items)
-    for item in it:
-        if item == "-":
-            kind = next(it, "object")
-            out.extend((name, str(kind)) for name in pending)
-            pending = []
-        else:
-            pending.append(str(item))
-    out.extend((name, "object") for name in pending)
-    return out
-
-
-def _define(text: str, kind: str) -> SExp:
-    for node in read_sexp(text, kind):
-        if isinstance(node, list) and node[:1] == ["define"]:
-            return node
-    raise PlanningError(f"no (define ...) in the {kind} text {text[:60]!r}")
-
-
-def _section(define: SExp, key: str) -> SExp | None:
-    return next((n for n in define if isinstance(n, list) and n[:1] == [key]), None)
-
-
-def _atoms(node: Any) -> list[SExp] | None:
-    """The positive atoms of a conjunction; None when it is not one (or, forall, ...)."""
-    if not isinstance(node, list) or not node:
-        return []
-    if node[0] == "and":
-        out: list[SExp] = []
-        for part in node[1:]:
-            atoms = _atoms(part)
-            if atoms is None:
-                return None
-            out.extend(atoms)
-        return out
-    if node[0] in ("not", "="):
-        return []  # a delete relaxation ignores them
-    if node[0] in ("or", "imply", "forall", "exists", "when", "increase", "decrease"):
-        return None
-    return [node]
-
-
-def _text(source: str | Path, what: str) -> str:
-    if isinstance(source, Path) or "(" not in str(source):
-        try:
-            return Path(source).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise PlanningError(f"cannot read the {what} file {str(source)!r}: {exc}") from exc
-    return str(source)
 
 
 class ObservedState:

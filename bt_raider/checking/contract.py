@@ -124,6 +124,7 @@ class Query:
 
 
 def as_query(query: str | Query) -> Query:
+    """``query`` as a :class:`Query`: a string is wrapped (and checked), a Query passes through."""
     return query if isinstance(query, Query) else Query(query)
 
 

@@ -10,47 +10,48 @@ A phrase is grounded at the four abstraction levels of ``docs/scene-format.md`` 
 - **AC** (by conditioned state): candidates are filtered by ``get_obj_state`` ("the clean mug").
 
 Every fact is asked through the :class:`~bt_raider.perception.toolset.ToolSet` (via
-:class:`ToolRunner`, which records each call), so a verdict shows the tool calls that justify
-its grounding. People are grounded through ``recognize_humans``; a person must be recognised
-(have a name) to count as present.
+:class:`~bt_raider.checking.tool_runner.ToolRunner`, which records each call), so a verdict
+shows the tool calls that justify its grounding. People are grounded through
+``recognize_humans``; a person must be recognised (have a name) to count as present. How a
+grounding is worded in an explanation (names, lists, "There is no ...") lives in
+:mod:`~bt_raider.checking.wording`.
 """
 
 from __future__ import annotations
 
 import math
 import re
-import threading
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
 
 from bt_raider.checking.phrases import ArgPhrase
-from bt_raider.checking.verdict import ToolCall
+from bt_raider.checking.tool_runner import ToolFailure, ToolRunner
 from bt_raider.checking.vocabulary import GENERIC_HEADS, SPEAKER_WORDS
-from bt_raider.errors import BtRaiderError, Cancelled, ToolError
+from bt_raider.checking.wording import (
+    _LEADING,
+    FLAG_WORDS,
+    Referent,
+    _cap,
+    _where_is,
+    describe_state,
+    display,
+    listing,
+    there_is_no,
+    tool_name,
+)
+from bt_raider.errors import ToolError
 from bt_raider.perception import relations
 from bt_raider.perception.lexicon import CategoryLexicon, split_type
-from bt_raider.perception.scene import Human, Scene, SceneObject
+from bt_raider.perception.scene import Human, SceneObject
 from bt_raider.perception.tools import Place, relation_among
-from bt_raider.perception.toolset import ToolSet
-from bt_raider.words import singular, singulars
+from bt_raider.words import singulars
 
 #: Words that refer to a person without naming them.
 PERSON_WORDS = frozenset(
     "user person patient human someone somebody man woman lady guy people me him her them "
     "client resident elder owner".split()
 )
-#: ``get_obj_state`` answers with these words; lexicon filters use the AI2-THOR flags.
-FLAG_WORDS = {
-    "isOpen": "open",
-    "isToggled": "on",
-    "isSliced": "sliced",
-    "isDirty": "dirty",
-    "isFilledWithLiquid": "filled",
-    "isCooked": "cooked",
-    "isBroken": "broken",
-}
 #: Words a head's sub-phrase may have beyond the longest known noun (modifiers the lexicon
 #: drops, such as a leading "one" or punctuation); longer sub-phrases are not looked up.
 SPAN_SLACK = 2
@@ -68,79 +69,7 @@ RELATION_ARG = {
 }
 
 
-class ToolFailure(BtRaiderError):
-    """A tool the check needed failed or is missing; the check ends as ``unknown``."""
-
-
-# --------------------------------------------------------------------------- tool runner
-class ToolRunner:
-    """Calls tools on one scene, records every call once, and caches answers.
-
-    Args:
-        scene: the scene the tools look at.
-        tools: the tool set.
-        cancel: checked before every call; when set, :class:`Cancelled` is raised.
-        deadline: ``time.monotonic()`` value after which :class:`Cancelled` is raised.
-        on_call: called with each new :class:`ToolCall` (for traces).
-    """
-
-    def __init__(
-        self,
-        scene: Scene,
-        tools: ToolSet,
-        *,
-        cancel: threading.Event | None = None,
-        deadline: float | None = None,
-        on_call: Callable[[ToolCall], None] | None = None,
-    ) -> None:
-        self.scene = scene
-        self.tools = tools
-        self.cancel = cancel
-        self.deadline = deadline
-        self.calls: list[ToolCall] = []
-        self._cache: dict[tuple[Any, ...], ToolCall] = {}
-        self._on_call = on_call
-
-    def checkpoint(self) -> None:
-        """Raise :class:`Cancelled` when the check was cancelled or is out of time."""
-        if self.cancel is not None and self.cancel.is_set():
-            raise Cancelled("the check was cancelled")
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            raise Cancelled("the time limit was reached")
-
-    def has(self, name: str) -> bool:
-        return name in self.tools
-
-    def attempt(self, name: str, *args: Any) -> ToolCall:
-        """Call a tool and return the recorded :class:`ToolCall` (``error`` set on failure)."""
-        key = (name, *args)
-        hit = self._cache.get(key)
-        if hit is not None:
-            return hit
-        self.checkpoint()
-        call = ToolCall(name, list(args))
-        try:
-            call.result = self.tools.call(self.scene, name, list(args))
-        except ToolError as exc:
-            call.error = " ".join(str(exc).split())
-        self._cache[key] = call
-        self.calls.append(call)
-        if self._on_call is not None:
-            self._on_call(call)
-        return call
-
-    def call(self, name: str, *args: Any) -> Any:
-        """The tool's answer; :class:`ToolFailure` when it fails (a check cannot go on)."""
-        call = self.attempt(name, *args)
-        if call.error is not None:
-            raise ToolFailure(f"tool {name}({', '.join(map(str, args))}) failed: {call.error}")
-        return call.result
-
-
 # --------------------------------------------------------------------------- results
-Referent = SceneObject | Human | Place
-
-
 class Grounded(NamedTuple):
     """What one phrase grounded to (immutable).
 
@@ -173,35 +102,8 @@ class Grounded(NamedTuple):
         return self.candidates[0] if len(self.candidates) == 1 else None
 
 
-def display(ref: Referent) -> str:
-    """How an explanation names something: display name, person's name (or id), place name."""
-    if isinstance(ref, Human):
-        return ref.name or ref.id
-    return ref.name
-
-
-def tool_name(ref: Referent) -> str:
-    """How tools are told about something: display names, a person's name or id."""
-    if isinstance(ref, Human):
-        return ref.name or ref.id
-    return ref.name
-
-
-def listing(names: list[str], limit: int = 10) -> str:
-    """``A``, ``A and B``, ``A, B and C`` (at most ``limit`` names, then "and N more")."""
-    if len(names) > limit:
-        rest = len(names) - limit + 1
-        names = [*names[: limit - 1], f"{rest} more"]
-    if len(names) <= 1:
-        return "".join(names)
-    return ", ".join(names[:-1]) + " and " + names[-1]
-
-
 def _squash(text: str) -> str:
     return re.sub(r"[\s_\-]+", "", str(text)).lower()
-
-
-_LEADING = re.compile(r"^(?:the|a|an|any|some|this|that|my|your)\s+", re.IGNORECASE)
 
 
 # --------------------------------------------------------------------------- grounder
@@ -697,94 +599,3 @@ def _type_words(object_type: str) -> int:
 def _longest_noun(lexicon: CategoryLexicon) -> int:
     """Words in the longest noun phrase the lexicon knows ("something to sit on": 4)."""
     return max((len(n.split()) for n in lexicon.object_nouns()), default=1)
-
-
-# --------------------------------------------------------------------------- wording
-def _cap(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
-def _noun(phrase: ArgPhrase, *, with_relation: bool = True) -> str:
-    """A phrase in words without its determiner: "clean mug left of bowl"."""
-    if not phrase.states and not phrase.relation and not phrase.generic:
-        return _LEADING.sub("", phrase.text.strip())
-    words = [*phrase.states, phrase.head if not phrase.generic else "object"]
-    out = " ".join(w for w in words if w)
-    if with_relation and phrase.relation and phrase.anchor is not None:
-        rel = "in or on" if phrase.relation == "from" else phrase.relation
-        out += f" {rel} the {_noun(phrase.anchor)}"
-    return out
-
-
-def is_plural(head: str) -> bool:
-    """Whether a head noun is plural ("glasses", "knives"), by its last word."""
-    last = head.split()[-1] if head.split() else ""
-    return last.endswith("s") and singular(last) != last
-
-
-def there_is_no(phrase: ArgPhrase, *, with_relation: bool = True) -> str:
-    """ "There is no mug" / "There are no glasses": the verb agrees with the phrase's head."""
-    noun = _noun(phrase, with_relation=with_relation)
-    if not phrase.generic and is_plural(phrase.head):
-        return f"There are no {noun}"
-    return f"There is no {noun}"
-
-
-def describe_state(state: dict[str, bool], wanted: dict[str, bool]) -> str:
-    """The actual state for the flags a phrase asked about ("dirty", "not sliced")."""
-    parts = []
-    for flag in wanted:
-        word = FLAG_WORDS.get(flag)
-        if word is None:
-            continue
-        if word not in state:
-            parts.append(f"never {word}")
-            continue
-        parts.append(STATE_TEXT[word][bool(state[word])])
-    return " and ".join(parts) or "in another state"
-
-
-#: get_obj_state word -> (text when False, text when True).
-STATE_TEXT = {
-    "open": ("closed", "open"),
-    "on": ("off", "on"),
-    "sliced": ("not sliced", "sliced"),
-    "dirty": ("clean", "dirty"),
-    "filled": ("empty", "filled"),
-    "cooked": ("raw", "cooked"),
-    "broken": ("intact", "broken"),
-}
-
-
-def _where_is(scene: Scene, objs: Sequence[Referent]) -> str:
-    parts = []
-    for o in objs[:3]:
-        if isinstance(o, SceneObject) and o.parents:
-            try:
-                holder = scene.by_id(o.parents[0])
-            except ToolError:  # a receptacle perception does not list
-                parts.append(f"the {o.name} is on or in the {o.parents[0]}")
-                continue
-            where = "in" if relations.is_container(holder) else "on"
-            parts.append(f"the {o.name} is {where} the {holder.name}")
-    return (_cap(listing(parts)) + ".") if parts else ""
-
-
-def article(name: str) -> str:
-    """``an Apple``, ``a Mug``, ``the Cabinet_2`` (numbered names are specific)."""
-    if re.search(r"_\d+$", name):
-        return f"the {name}"
-    return ("an " if name[:1].lower() in "aeiou" else "a ") + name
-
-
-def metres(value: float) -> str:
-    return f"{value:.2f} m"
-
-
-def reach_text(value: float) -> str:
-    return f"{value:g} m"
-
-
-def natural_key(name: str) -> tuple[str, int]:
-    m = re.match(r"^(.*?)_(\d+)$", name)
-    return (m.group(1), int(m.group(2))) if m else (name, 0)

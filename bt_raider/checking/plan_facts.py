@@ -7,17 +7,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from bt_raider.checking.grounding import (
+from bt_raider.checking.phrases import parse_phrase
+from bt_raider.checking.tool_runner import ToolFailure
+from bt_raider.checking.verdict import Category
+from bt_raider.checking.wording import (
     STATE_TEXT,
-    ToolFailure,
     display,
     listing,
     metres,
     reach_text,
     tool_name,
 )
-from bt_raider.checking.phrases import parse_phrase
-from bt_raider.checking.verdict import Category
 from bt_raider.errors import Cancelled
 from bt_raider.perception.scene import Human, SceneObject
 from bt_raider.perception.tools import Place

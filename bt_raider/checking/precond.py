@@ -36,9 +36,9 @@ from collections.abc import Callable
 from typing import Any
 
 from bt_raider.checking.contract import Query, as_query
-from bt_raider.checking.grounding import ToolFailure, ToolRunner
 from bt_raider.checking.parse import parse_query
 from bt_raider.checking.phrases import ArgPhrase
+from bt_raider.checking.tool_runner import ToolFailure, ToolRunner
 from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.errors import Cancelled
 from bt_raider.perception.scene import Scene, SceneObject

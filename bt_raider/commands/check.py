@@ -177,6 +177,7 @@ BACKEND_EXTRAS = {"openai": "llm", "transformers": "llm-local"}
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``bt-raider check``: print the verdict as JSON; 0 for any verdict."""
     started = time.monotonic()
     if args.backend in BACKEND_EXTRAS:
         need(BACKEND_EXTRAS[args.backend], f"--backend {args.backend}")

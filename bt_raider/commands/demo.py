@@ -61,4 +61,5 @@ def add_parser(
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the demo ``bt-raider demo NAME`` names; its exit status."""
     return int(_module(args.demo).run(args) or 0)

@@ -178,6 +178,7 @@ def _need_extras(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``bt-raider memory SUB-COMMAND`` on the memory at ``--db``."""
     command = args.memory_command
     _need_extras(args)
     db = str(args.db)

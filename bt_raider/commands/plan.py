@@ -82,6 +82,7 @@ def add_parser(
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``bt-raider plan``: solve the problem and print (or run) the plan."""
     # The planners need the pddl extra: without it, one line naming it (--help still works).
     need("pddl", "bt-raider plan")
     from bt_raider.planners import pddl

@@ -45,6 +45,7 @@ def add_parser(
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``bt-raider view``: serve the trace's page, or write it with ``--html``."""
     from bt_raider.viewer.page import static_page
     from bt_raider.viewer.server import ViewerServer, open_browser
     from bt_raider.viewer.trace import load_trace

@@ -33,7 +33,7 @@ class SymbolicRelevance:
 
     Args:
         categories: what kind of thing each object name is (e.g.
-            :data:`bt_raider.simulation.multirobot.CATALOGUE`), to know the goal objects'
+            :data:`bt_raider.simulation.catalogue.CATALOGUE`), to know the goal objects'
             categories.
     """
 

@@ -174,6 +174,7 @@ def resume_values(plan: RecoveryPlan, answers: dict[str, str], checked: int) -> 
 
 
 def one_line(code: str, limit: int = 200) -> str:
+    """Recovery ``code`` on one line (statements joined by ``; ``), cut to ``limit`` characters."""
     text = "; ".join(line.strip() for line in code.splitlines() if line.strip())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 

@@ -30,6 +30,8 @@ VARS_NAMESPACE = "/bt_raider/vars"
 
 
 class ActionState(str, Enum):
+    """Where a started action is: still running, done, or failed (see :class:`Progress`)."""
+
     RUNNING = "running"
     SUCCEEDED = "succeeded"
     FAILED = "failed"

@@ -1,6 +1,8 @@
 """The tree runtime: the guards users drop into their trees and what watches the plan.
 
-- :mod:`~bt_raider.runtime.guards`: ``RaiderGuard`` and ``guard_tree``.
+- :mod:`~bt_raider.runtime.guards`: ``RaiderGuard`` and ``guard_tree``; the guard's check
+  (:mod:`~bt_raider.runtime.guard_check`: phases, the verdict on the blackboard) and its
+  recovery (:mod:`~bt_raider.runtime.guard_recovery`) live beside it.
 - :mod:`~bt_raider.runtime.shared_goal`: ``SharedGoalGuard`` (REVECA validation before a
   shared sub-goal).
 - :mod:`~bt_raider.runtime.lookahead`: ``LookAhead`` around a plan, and

@@ -19,11 +19,17 @@ first tick, what it resolved the action to goes to the child (``child.retarget(r
 any py_trees behaviour. The guard fails closed: a checker that raises, a
 check that cannot finish (``unknown``), no recovery, a recovery that cannot be planned, or
 issues left after the last attempt all end in FAILURE with a readable ``feedback_message``.
+
+The guard is written in three modules, one per part of its run: this one holds the decorator
+(its run, its tick, the pacing of checks: :data:`SUBMIT_BUDGET`, :data:`INTAKE_BUDGET`) and
+:func:`guard_tree`; :mod:`bt_raider.runtime.guard_check` the check's job on the worker, the
+verdict on the blackboard, what it decides, and the :class:`~bt_raider.runtime.guard_check.Phase`
+of a run; :mod:`bt_raider.runtime.guard_recovery` the recovery. The names this module uses from
+them can still be imported from here.
 """
 
 from __future__ import annotations
 
-import enum
 import inspect
 import math
 from collections.abc import Callable, Iterator
@@ -35,25 +41,28 @@ import py_trees
 from py_trees.common import Status
 
 from bt_raider.checking.contract import Checker, Query, as_query
-from bt_raider.checking.verdict import Category, Verdict
+from bt_raider.checking.verdict import Verdict
 from bt_raider.errors import UsageError
-from bt_raider.recovery.contract import RecoveryPlan, RecoveryRequest
+from bt_raider.recovery.contract import RecoveryPlan
 from bt_raider.recovery.pipeline import Recovery
-from bt_raider.recovery.safecode import Ref
 from bt_raider.robot import worker
-from bt_raider.robot.actions import Var
-from bt_raider.robot.retarget import (
-    ResolvedAction,
-    argument_phrases,
-    resolve_action,
-    resolved_key,
+from bt_raider.robot.retarget import ResolvedAction, resolved_key
+from bt_raider.runtime.guard_check import (
+    _ACTING,
+    _CHECKING,
+    _IDLE,
+    _PLANNING,
+    _RECOVERING,
+    _RUNNING,
+    _Checking,
+    _describe,
 )
-from bt_raider.runtime.scenes import SceneLike, read_scene, scene_source
+from bt_raider.runtime.guard_check import LAST_VERDICT as LAST_VERDICT
+from bt_raider.runtime.guard_check import Phase as Phase
+from bt_raider.runtime.guard_check import verdict_key as verdict_key
+from bt_raider.runtime.guard_recovery import _Recovering
+from bt_raider.runtime.scenes import SceneLike, scene_source
 
-#: Blackboard key of the most recent verdict of any guard.
-LAST_VERDICT = "/bt_raider/last_verdict"
-#: Namespace of each guard's latest verdict: ``/bt_raider/verdicts/<guard name>``.
-VERDICTS_NAMESPACE = "/bt_raider/verdicts"
 #: Seconds a guard's check may take unless the guard says otherwise (``deadline=``).
 DEFAULT_DEADLINE = 30.0
 #: Checks all guards together submit, and results they take in, per 10 ms: a tree of a thousand
@@ -64,31 +73,6 @@ INTAKE_BUDGET = worker.WindowBudget(16)
 QueryLike: TypeAlias = "str | Query | Callable[[], str | Query]"
 
 
-class Phase(str, enum.Enum):
-    """Where a guard is in one run."""
-
-    IDLE = "idle"
-    CHECKING = "checking"
-    PLANNING = "planning"
-    RECOVERING = "recovering"
-    ACTING = "acting"
-    DONE = "done"
-
-
-# Enum member lookups cost more than the rest of a cached tick: the hot path uses these.
-_IDLE = Phase.IDLE
-_ACTING = Phase.ACTING
-_CHECKING = Phase.CHECKING
-_PLANNING = Phase.PLANNING
-_RECOVERING = Phase.RECOVERING
-_RUNNING = Status.RUNNING
-
-
-def verdict_key(guard_name: str) -> str:
-    """The blackboard key of a guard's verdict (``/`` in the name would nest namespaces)."""
-    return f"{VERDICTS_NAMESPACE}/{guard_name.replace('/', '_')}"
-
-
 def _accepts_cancel(fn: Callable[..., Any]) -> bool:
     try:
         params = inspect.signature(fn).parameters.values()
@@ -97,16 +81,7 @@ def _accepts_cancel(fn: Callable[..., Any]) -> bool:
     return any(p.name == "cancel" or p.kind is p.VAR_KEYWORD for p in params)
 
 
-def _describe(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-class _QueryBuildError(Exception):
-    """The user's query callable raised (reported as the guard's failure, not a check's)."""
-
-
-class RaiderGuard(py_trees.decorators.Decorator):
+class RaiderGuard(_Checking, _Recovering, py_trees.decorators.Decorator):
     """Check the child's action before it runs; recover when there is an issue.
 
     The child may be any py_trees behaviour. After every passing check, before the guard ticks
@@ -365,31 +340,6 @@ class RaiderGuard(py_trees.decorators.Decorator):
             self._check_job, self.query, build, executor=self.executor, deadline=self.deadline
         )
 
-    def _check_job(
-        self, query: Query | None, build: Callable[[], Any] | None, *, cancel: Any
-    ) -> tuple[Any, Any, Any, Query]:
-        """On the worker: build the query, observe the scene, check, serialise the verdict."""
-        if build is not None:
-            try:
-                query = as_query(build())
-            except Exception as exc:
-                raise _QueryBuildError(_describe(exc)) from exc
-        assert query is not None
-        argument_phrases(query)  # parsed here, off the tick, for the child's ResolvedAction
-        scene = read_scene(self.scene)  # a dict from a callable becomes a Scene here
-        if cancel.is_set():
-            return None, scene, None, query
-        early, self._early = self._early, None
-        if early is not None and (early[1] is None or early[1](scene)):
-            # A look-ahead's forecast stands for this check (then re-checked as always).
-            return early[0], scene, early[0].as_dict(), query
-        if self._cancel_kw:
-            verdict = self.checker.check(scene, query, cancel=cancel)
-        else:
-            verdict = self.checker.check(scene, query)
-        data = verdict.as_dict() if isinstance(verdict, Verdict) else None
-        return verdict, scene, data, query
-
     def _poll(self) -> None:
         pending = self._pending
         if pending is None:
@@ -410,207 +360,6 @@ class RaiderGuard(py_trees.decorators.Decorator):
             self._on_verdict(pending)
         elif self.phase is _PLANNING:
             self._on_plan(pending)
-
-    def _on_overdue(self, pending: worker.Pending[Any]) -> None:
-        """Fail closed: the work passed its deadline (its worker's thread gets replaced)."""
-        self._pending = None
-        pending.abandon()
-        if self.phase is Phase.PLANNING:
-            explanation = self.verdict.explanation if self.verdict else ""
-            self._fail(
-                f"{explanation} (no recovery: planning passed its deadline of {self.deadline:g} s)"
-            )
-            return
-        reason = (
-            f"the check of {self.query or 'the query'} passed its deadline of "
-            f"{self.deadline:g} s: failing closed"
-        )
-        self._record(Verdict.unknown(reason))
-        self._fail(reason)
-
-    def _on_verdict(self, pending: worker.Pending[Any]) -> None:
-        exc = pending.exception()
-        if isinstance(exc, _QueryBuildError):  # a user callable: fail closed, say why
-            self._fail(f"cannot build the query to check: {exc}")
-            return
-        if exc is not None:
-            reason = f"the check of {self.query} failed: {_describe(exc)}"
-            self._record(Verdict.unknown(reason))
-            self._fail(reason)
-            return
-        verdict, self._scene_seen, data, self.query = pending.result()
-        if not isinstance(verdict, Verdict):
-            reason = f"the checker returned {verdict!r} for {self.query}, not a Verdict"
-            self._record(Verdict.unknown(reason))
-            self._fail(reason)
-            return
-        self.verdict = verdict
-        self._record(verdict, data)
-        if verdict.ok:
-            if self.plan is not None and self.recovery is not None:
-                self.recovery.succeeded(self.plan)
-            self.phase = _ACTING
-            self.feedback_message = f"no issue: {verdict.explanation}"
-            self._apply_retarget(verdict)  # last: a child whose retarget raises fails the run
-            return
-        explanation = verdict.explanation
-        if verdict.category is Category.UNKNOWN:
-            self._fail(explanation)
-        elif self.recovery is None:
-            self._fail(explanation)
-        elif self.attempts >= self.max_attempts:
-            extra = (
-                f"; the last recovery failed: {self._recovery_error}"
-                if self._recovery_error
-                else ""
-            )
-            self._fail(f"{explanation} (gave up after {self.attempts} recovery attempt(s){extra})")
-        else:
-            self.attempts += 1
-            self.phase = Phase.PLANNING
-            self.feedback_message = explanation
-            request = RecoveryRequest(
-                action=str(self.query),
-                verdict=verdict,
-                holding=[o.name for o in getattr(self._scene_seen, "holding", None) or []],
-                scene=self._scene_seen,
-                bindings=dict(self.query.bindings) if self.query is not None else {},
-            )
-            self._pending = worker.submit(
-                self.recovery.plan, request, executor=self.executor, deadline=self.deadline
-            )
-
-    def _record(self, verdict: Verdict, data: dict[str, Any] | None = None) -> None:
-        if data is None:
-            data = verdict.as_dict()
-        if self._plain_key and py_trees.blackboard.Blackboard.activity_stream is None:
-            # Both keys are this guard's own (registered for writing, not remapped): store them
-            # directly; the client's set() re-checks access on every call (~20 us each).
-            storage = py_trees.blackboard.Blackboard.storage
-            storage[self.key] = data
-            storage[LAST_VERDICT] = data
-            return
-        self.blackboard.set(self.key, data)
-        self.blackboard.set(LAST_VERDICT, data)
-
-    # ------------------------------------------------------------------ recovering
-    def _on_plan(self, pending: worker.Pending[Any]) -> None:
-        exc = pending.exception()
-        explanation = self.verdict.explanation if self.verdict else ""
-        if exc is not None:
-            self._fail(f"{explanation} (no recovery: {_describe(exc)})")
-            return
-        assert self.recovery is not None  # PLANNING only happens with a recovery
-        self.plan = pending.result()
-        self._drop_recovery_tree()
-        tree = self.recovery.compile(self.plan, name=f"Recovery {self.name}")
-        tree.parent = self
-        self.recovery_tree = tree
-        self.phase = Phase.RECOVERING
-        code = "; ".join(self.plan.code.splitlines())
-        self.feedback_message = f"recovering from: {explanation} -> {code}"
-
-    def _after_recovery_tick(self) -> None:
-        tree = self.recovery_tree
-        assert tree is not None and self.plan is not None
-        if tree.status == Status.RUNNING:
-            tip = tree.tip()
-            if tip is not None and tip.feedback_message:
-                self.feedback_message = f"recovering: {tip.feedback_message}"
-            return
-        explanation = self.verdict.explanation if self.verdict else ""
-        if tree.status == Status.SUCCESS:
-            self._recovery_error = None
-            if self.plan.gives_up:
-                said = "; ".join(str(s.args[0]) for s in self.plan.program.steps)
-                self._fail(f"{explanation} (told the person: {said})")
-                return
-            self._refine_query()
-        else:
-            failed = next(
-                (n for n in tree.iterate() if n.status == Status.FAILURE and n is not tree), tree
-            )
-            self._recovery_error = f"{failed.name}: {failed.feedback_message or 'failed'}"
-            if getattr(failed, "final", False):  # the person does not know or refused: stop
-                self._fail(f"{explanation} (recovery stopped: {self._recovery_error})")
-                return
-        self._submit_check()
-
-    def _refine_query(self) -> None:
-        """Re-check the action on the resume step's arguments (e.g. the person's answer)."""
-        resume = self.plan.resume if self.plan is not None else None
-        if resume is None or self.query is None:
-            return
-        values: list[Any] = []
-        for arg in resume.args:
-            if isinstance(arg, Ref):
-                try:
-                    values.append(py_trees.blackboard.Blackboard.get(Var(arg.name).key))
-                except KeyError:
-                    return  # nothing to refine with: re-check the query as it was
-            else:
-                values.append(arg)
-        if self._asked is None:
-            self._asked = self.query  # its PDDL bindings still name the parameters
-        text = f"{resume.action}({', '.join(str(v) for v in values)})"
-        self.query = Query(text, preconditions=self.query.preconditions, bindings={})
-
-    def _apply_retarget(self, verdict: Verdict) -> None:
-        """Tell the child what the passing check resolved its action to (before its tick).
-
-        On the blackboard at :attr:`resolved_key`, and through ``child.retarget(resolved)``
-        when the child is :class:`~bt_raider.robot.retarget.Retargetable`. A retarget that
-        raises fails the run (the child would act on the wrong thing).
-        """
-        assert self.query is not None
-        resolved = resolve_action(verdict, self.query, asked=self._asked)
-        self.resolved = resolved
-        self.blackboard.set(self.resolved_key, resolved.as_dict())
-        child = self.decorated
-        # Retargetable's duck test, without isinstance's cost on a protocol (100s of us a tick).
-        retarget = getattr(child, "retarget", None)
-        if not callable(retarget):
-            return
-        try:
-            retarget(resolved)
-        except Exception as exc:
-            self._fail(f"{child.name}.retarget({', '.join(resolved.args)}) raised {_describe(exc)}")
-            return
-        self._retargeted = True
-
-    def _restore_child(self) -> str | None:
-        """A new run: forget the last resolution; the child acts on its own arguments again.
-
-        Returns:
-            why the run cannot start (the child's ``retarget(None)`` raised), else None.
-        """
-        if self.resolved is not None:
-            self.resolved = None
-            self.blackboard.unset(self.resolved_key)
-        if not self._retargeted:
-            return None
-        self._retargeted = False
-        child = self.decorated
-        try:
-            child.retarget(None)  # type: ignore[attr-defined]
-        except Exception as exc:
-            return f"{child.name}.retarget(None) raised {_describe(exc)}"
-        return None
-
-    def _drop_recovery_tree(self) -> None:
-        tree = self.recovery_tree
-        if tree is None:
-            return
-        if tree.status == Status.RUNNING:
-            tree.stop(Status.INVALID)
-        # Recovery nodes are throwaway: release their blackboard clients.
-        for node in tree.iterate():
-            for client in node.blackboards:
-                try:
-                    client.unregister(clear=False)
-                except KeyError:
-                    pass
-        self.recovery_tree = None
 
     def _fail(self, reason: str) -> None:
         self._outcome = Status.FAILURE

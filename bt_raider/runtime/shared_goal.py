@@ -35,9 +35,13 @@ SHARED_GOALS_NAMESPACE = "/bt_raider/shared_goals"
 
 
 class SupportsValidate(Protocol):
+    """What :class:`SharedGoalGuard` needs of a validator (REVECA's :class:`~bt_raider.cooperation.validator.Validator` has it)."""
+
     def validate(
         self, subgoal: SubGoal, *, cancel: threading.Event | None = None
-    ) -> ValidationResult: ...
+    ) -> ValidationResult:
+        """Whether to commit ``subgoal``; stop early when ``cancel`` is set."""
+        ...
 
 
 class SharedGoalGuard(py_trees.decorators.Decorator):

@@ -6,11 +6,12 @@ someone opens them, goals of 3-5 sub-goals ("put cupcake, pudding, apple, juice 
 coffeetable") and, in Noisy-C-WAH, 10 or 20 dummy objects. :class:`MultiRobotSim` reproduces
 that setting at the level the cognitive loop needs:
 
-* a :class:`House`: rectangular rooms joined by doors; walking follows the shortest path through
-  the doors and takes ``ceil(distance / speed)`` steps;
-* furniture: surfaces and containers, each able to hold some categories of things;
+* a :class:`~bt_raider.simulation.house.House`: rectangular rooms joined by doors; walking
+  follows the shortest path through the doors and takes ``ceil(distance / speed)`` steps;
+* furniture: surfaces and containers, each able to hold some categories of things
+  (:mod:`~bt_raider.simulation.catalogue`);
 * partial observation: :meth:`MultiRobotSim.observe` shows the robot's room only, without the
-  inside of closed containers;
+  inside of closed containers (:mod:`~bt_raider.simulation.observation`);
 * robots stepping in turn, one step of their current action each (:meth:`advance`), then the
   clock moves (:meth:`end_step`); sending a message costs a step (:meth:`spend`).
 
@@ -19,29 +20,33 @@ Actions (``begin(robot, action, args)``): ``walk(room, x, y)``, ``open(id)``, ``
 others one step; preconditions are checked when the step runs (a collaborator may have changed
 things meanwhile) and a failure is reported by :meth:`status` with the reason.
 
-This module imports nothing of bt_raider but its errors.
+This module holds the simulator, its state and its limits (reach, hands, robots, horizon); the
+layout is :mod:`~bt_raider.simulation.house`, what may be in the house
+:mod:`~bt_raider.simulation.catalogue`, what a robot perceives
+:mod:`~bt_raider.simulation.observation`. The names it uses from them can still be imported
+from here. These modules import nothing of bt_raider but its errors and one another.
 """
 
 from __future__ import annotations
 
-import heapq
-import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bt_raider.errors import ActionFailed, BtRaiderError
+from bt_raider.errors import ActionFailed
+from bt_raider.simulation.catalogue import CATALOGUE as CATALOGUE
+from bt_raider.simulation.catalogue import FURNITURE as FURNITURE
+from bt_raider.simulation.catalogue import GOALS as GOALS
+from bt_raider.simulation.house import House as House
+from bt_raider.simulation.house import Point as Point
+from bt_raider.simulation.house import SimulationError as SimulationError
+from bt_raider.simulation.house import _dist
+from bt_raider.simulation.house import default_house as default_house
+from bt_raider.simulation.observation import Observation as Observation
+from bt_raider.simulation.observation import RobotView as RobotView
+from bt_raider.simulation.observation import ThingView as ThingView
 
-
-class SimulationError(BtRaiderError, ValueError):
-    """The simulation was configured wrongly (unknown room, goal, too few robots...)."""
-
-
-Point = tuple[float, float]
-
-#: Metres a robot walks in one step.
-SPEED = 1.0
 #: How close (m) a robot must be to grab, open or put.
 REACH = 1.0
 #: Objects a robot can hold at once.
@@ -50,204 +55,6 @@ HANDS = 2
 ROBOT_NAMES = ("alice", "bob", "carol", "dave", "erin", "frank")
 #: Default step limit (C-WAH's H).
 HORIZON = 250
-
-
-@dataclass(frozen=True)
-class Room:
-    """An axis-aligned rectangle ``[x0, x1] x [y0, y1]``."""
-
-    name: str
-    x0: float
-    y0: float
-    x1: float
-    y1: float
-
-    @property
-    def centre(self) -> Point:
-        return ((self.x0 + self.x1) / 2, (self.y0 + self.y1) / 2)
-
-    def contains(self, p: Point, margin: float = 0.0) -> bool:
-        return (
-            self.x0 + margin - 1e-9 <= p[0] <= self.x1 - margin + 1e-9
-            and self.y0 + margin - 1e-9 <= p[1] <= self.y1 - margin + 1e-9
-        )
-
-
-@dataclass(frozen=True)
-class Door:
-    a: str
-    b: str
-    at: Point
-
-
-def _dist(p: Point, q: Point) -> float:
-    return math.hypot(p[0] - q[0], p[1] - q[1])
-
-
-class House:
-    """Rooms, doors and the distances between places.
-
-    A *place* is a room and a point in it. The distance between two places in the same room is
-    the straight line; otherwise the shortest path through the doors.
-
-    Args:
-        rooms: the rooms.
-        doors: the doors, each joining two rooms at a point.
-        speed: metres walked per step.
-    """
-
-    def __init__(self, rooms: Sequence[Room], doors: Sequence[Door], speed: float = SPEED) -> None:
-        if speed <= 0:
-            raise SimulationError(f"speed must be > 0 m/step, got {speed!r}")
-        self._rooms = {r.name: r for r in rooms}
-        if len(self._rooms) != len(rooms):
-            raise SimulationError("room names must be unique")
-        for d in doors:
-            for r in (d.a, d.b):
-                self.room(r)
-        self.doors = tuple(doors)
-        self.speed = speed
-
-    @property
-    def rooms(self) -> tuple[str, ...]:
-        return tuple(self._rooms)
-
-    def room(self, name: str) -> Room:
-        try:
-            return self._rooms[name]
-        except KeyError:
-            raise SimulationError(
-                f"unknown room {name!r}: expected one of {', '.join(self._rooms)}"
-            ) from None
-
-    def centre(self, room: str) -> Point:
-        """The centre of ``room`` (REVECA places a collaborator there when a message names it)."""
-        return self.room(room).centre
-
-    def steps(self, metres: float) -> int:
-        """Steps needed to walk ``metres``."""
-        return max(0, math.ceil(metres / self.speed - 1e-9))
-
-    def path(self, room_a: str, a: Point, room_b: str, b: Point) -> list[tuple[str, Point]]:
-        """Waypoints from ``a`` to ``b``: ``[(room walked through to reach it, point), ...]``.
-
-        The first entry is the start ``(room_a, a)``.
-        """
-        self.room(room_a)
-        self.room(room_b)
-        if room_a == room_b:
-            return [(room_a, a), (room_b, b)]
-        # Dijkstra over the doors; nodes: -1 start, -2 end, i door index.
-        doors = self.doors
-        best: dict[int, float] = {-1: 0.0}
-        prev: dict[int, tuple[int, str]] = {}
-        heap: list[tuple[float, int, str]] = [(0.0, -1, room_a)]  # (cost, node, room it is in)
-        done: set[int] = set()
-        while heap:
-            cost, node, _ = heapq.heappop(heap)
-            if node in done:
-                continue
-            done.add(node)
-            if node == -2:
-                break
-            here = a if node == -1 else doors[node].at
-            rooms_here = {room_a} if node == -1 else {doors[node].a, doors[node].b}
-            steps: list[tuple[int, Point, str]] = []
-            for i, d in enumerate(doors):
-                if i in done:
-                    continue
-                shared = rooms_here & {d.a, d.b}
-                if shared:
-                    steps.append((i, d.at, sorted(shared)[0]))
-            if room_b in rooms_here:
-                steps.append((-2, b, room_b))
-            for nxt, point, through in steps:
-                c = cost + _dist(here, point)
-                if c < best.get(nxt, math.inf) - 1e-12:
-                    best[nxt] = c
-                    prev[nxt] = (node, through)
-                    heapq.heappush(heap, (c, nxt, through))
-        if -2 not in prev:
-            raise SimulationError(f"no path from {room_a} to {room_b}: the doors do not join them")
-        out: list[tuple[str, Point]] = []
-        node = -2
-        while node != -1:
-            before, through = prev[node]
-            out.append((through, b if node == -2 else doors[node].at))
-            node = before
-        out.append((room_a, a))
-        out.reverse()
-        return out
-
-    def distance(self, room_a: str, a: Sequence[float], room_b: str, b: Sequence[float]) -> float:
-        """Walking distance in metres between two places."""
-        pa, pb = (float(a[0]), float(a[1])), (float(b[0]), float(b[1]))
-        pts = self.path(room_a, pa, room_b, pb)
-        return sum(_dist(p[1], q[1]) for p, q in zip(pts, pts[1:], strict=False))
-
-
-def default_house(speed: float = SPEED) -> House:
-    """Four rooms like a C-WAH apartment: living room, kitchen, bedroom, bathroom."""
-    rooms = [
-        Room("livingroom", 0, 0, 8, 6),
-        Room("kitchen", 8, 0, 14, 6),
-        Room("bedroom", 0, 6, 6, 12),
-        Room("bathroom", 6, 6, 11, 11),
-    ]
-    doors = [
-        Door("livingroom", "kitchen", (8.0, 3.0)),
-        Door("livingroom", "bedroom", (3.0, 6.0)),
-        Door("bedroom", "bathroom", (6.0, 9.0)),
-    ]
-    return House(rooms, doors, speed)
-
-
-# --------------------------------------------------------------------------- catalogue
-
-#: What kind of thing every object name is (the categories containers can hold).
-CATALOGUE: dict[str, str] = {
-    **dict.fromkeys(
-        "cupcake pudding apple juice wine poundcake pancake banana bread chips cereal milk "
-        "cheese salmon".split(),
-        "food",
-    ),
-    **dict.fromkeys("plate fork mug glass bowl spoon knife".split(), "tableware"),
-    **dict.fromkeys(
-        "book remote pillow towel toothbrush candle cellphone keys pen soap toy magazine "
-        "slippers".split(),
-        "misc",
-    ),
-}
-
-#: Furniture: name, room, kind (surface / container), categories it holds ("*": anything).
-FURNITURE: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
-    ("coffeetable", "livingroom", "surface", ("*",)),
-    ("sofa", "livingroom", "surface", ("misc",)),
-    ("tvstand", "livingroom", "surface", ("*",)),
-    ("cabinet", "livingroom", "container", ("food", "tableware", "misc")),
-    ("kitchentable", "kitchen", "surface", ("*",)),
-    ("kitchencounter", "kitchen", "surface", ("food", "tableware")),
-    ("fridge", "kitchen", "container", ("food",)),
-    ("kitchencabinet", "kitchen", "container", ("food", "tableware")),
-    ("microwave", "kitchen", "container", ("food",)),
-    ("dishwasher", "kitchen", "container", ("tableware",)),
-    ("desk", "bedroom", "surface", ("*",)),
-    ("bed", "bedroom", "surface", ("misc",)),
-    ("nightstand", "bedroom", "container", ("misc", "food")),
-    ("wardrobe", "bedroom", "container", ("misc",)),
-    ("bathroomcounter", "bathroom", "surface", ("misc",)),
-    ("bathroomcabinet", "bathroom", "container", ("misc",)),
-)
-
-#: Goal templates (C-WAH Table 6): location, relation, the objects a goal picks 3-5 from.
-GOALS: dict[str, tuple[str, str, tuple[str, ...]]] = {
-    "afternoon-tea": (
-        "coffeetable",
-        "on",
-        ("cupcake", "pudding", "apple", "juice", "wine", "poundcake"),
-    ),
-    "dinner-table": ("kitchentable", "on", ("plate", "fork", "mug", "glass", "bowl", "spoon")),
-}
 
 
 # --------------------------------------------------------------------------- state
@@ -273,45 +80,6 @@ class Thing:
     @property
     def label(self) -> str:
         return f"{self.name} ({self.id})"
-
-
-@dataclass(frozen=True)
-class ThingView:
-    """What a robot perceives of a thing (REVECA's object information)."""
-
-    id: str
-    name: str
-    kind: str
-    category: str
-    room: str
-    position: Point
-    states: tuple[str, ...]
-    actions: tuple[str, ...]
-    holds: tuple[str, ...]
-    parent: str | None
-
-
-@dataclass(frozen=True)
-class RobotView:
-    """A robot seen in the same room."""
-
-    name: str
-    room: str
-    position: Point
-    held: tuple[tuple[str, str], ...]  # (id, name)
-
-
-@dataclass(frozen=True)
-class Observation:
-    """What ``robot`` perceives at ``step``: its room only, not inside closed containers."""
-
-    step: int
-    robot: str
-    room: str
-    position: Point
-    held: tuple[tuple[str, str], ...]
-    things: tuple[ThingView, ...]
-    robots: tuple[RobotView, ...]
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,7 @@ from typing import Any, NoReturn
 from bt_raider.errors import ActionFailed, SceneError, ToolError
 from bt_raider.perception.relations import SINGLE_SLOT_TYPES
 from bt_raider.perception.scene import Human, Scene, SceneObject
-from bt_raider.perception.validation import XYZ
+from bt_raider.perception.values import XYZ
 from bt_raider.simulation.events import ScheduledEvent, WorldEvents
 
 #: How close (m) the robot stops in front of an object it approaches (capped at 0.9 x reach).

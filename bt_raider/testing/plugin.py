@@ -75,6 +75,7 @@ def scripted_human() -> Callable[..., Any]:
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, Result[pytest.TestReport], None]:
+    """A failing test's report shows each bt_raider run it made (verdicts, recoveries, dialogue)."""
     outcome = yield
     report = outcome.get_result()
     results = item.stash.get(_RESULTS, None)

@@ -16,6 +16,7 @@ from bt_raider.simulation.multirobot import GOALS, ROBOT_NAMES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the demo's options to ``bt-raider demo cooperative-table``'s parser."""
     parser.add_argument("--seed", type=int, default=0, help="episode seed (default 0)")
     parser.add_argument("--robots", type=int, default=2, help="how many robots (default 2)")
     parser.add_argument("--noisy", action="store_true", help="add dummy objects (Noisy-C-WAH)")
@@ -53,6 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run one episode (in this process, or one process per robot with ``--processes``)."""
     if args.processes:
         # One process per robot needs the zenoh extra: imported only when asked for.
         from bt_raider.examples.cooperative_table.processes import run_demo

@@ -404,6 +404,7 @@ def _add_zenoh(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``python -m bt_raider.examples.cooperative_table.processes``."""
     parser = argparse.ArgumentParser(
         prog="python -m bt_raider.examples.cooperative_table.processes",
         description="Multi-process cooperative-table demo over Zenoh",
@@ -447,6 +448,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Start the world server, one robot, or a whole run (``world`` / ``robot`` / ``run``)."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     if args.command == "world":

@@ -51,10 +51,12 @@ SETUP_TIMEOUT = 300.0
 
 
 def observation_to_dict(obs: Any) -> dict[str, Any]:
+    """An observation (a dataclass) as the JSON-ready dict the server sends."""
     return asdict(obs)
 
 
 def robot_state(sim: MultiRobotSim, name: str) -> dict[str, Any]:
+    """What the server tells robot ``name`` about itself: status, running, busy, the step."""
     state, message = sim.status(name)
     return {
         "status": [state, message],

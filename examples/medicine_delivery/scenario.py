@@ -197,6 +197,7 @@ def medicine_ids() -> tuple[str, str]:
 
 
 def chair_id() -> str:
+    """The objectId of the chair the scenario puts in the robot's path."""
     return _thor_id("Chair", CHAIR_AT)
 
 

@@ -92,3 +92,20 @@ def test_every_public_exception_class_of_the_package_is_under_the_root():
             ):
                 outside.append(f"{name}.{attr}")
     assert outside == []
+
+
+def test_every_public_class_and_function_has_a_docstring():
+    """The API reference is generated from the docstrings: a public name without one would be
+    documented by its signature alone."""
+    import inspect
+
+    from tests.test_layout import MODULES
+
+    bare = []
+    for name in sorted(MODULES):
+        mod = importlib.import_module(name)
+        for attr, obj in vars(mod).items():
+            public = not attr.startswith("_") and getattr(obj, "__module__", None) == name
+            if public and (inspect.isclass(obj) or inspect.isfunction(obj)) and not obj.__doc__:
+                bare.append(f"{name}.{attr}")
+    assert bare == []

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from bt_raider.errors import MemoryStoreError
-from bt_raider.memory.extract import Action, SymbolicExtractor, tokenize
+from bt_raider.memory.actions import Action
+from bt_raider.memory.extract import SymbolicExtractor, tokenize
 from bt_raider.memory.verbs import VerbLexicon
 from bt_raider.words import singular
 from tests.shared_data import SHARED, require

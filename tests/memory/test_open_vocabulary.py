@@ -14,7 +14,8 @@ import pytest
 
 from bt_raider.errors import MemoryStoreError
 from bt_raider.memory import VectorMemory
-from bt_raider.memory.extract import UNKNOWN_OPERATION, Action, SymbolicExtractor
+from bt_raider.memory.actions import UNKNOWN_OPERATION, Action
+from bt_raider.memory.extract import SymbolicExtractor
 from bt_raider.memory.rules import CANNOT_TELL, RuleSet
 from bt_raider.memory.verbs import (
     DEFAULT_VERB_THRESHOLD,

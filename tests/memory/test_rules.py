@@ -7,7 +7,8 @@ import json
 import pytest
 
 from bt_raider.errors import MemoryStoreError
-from bt_raider.memory.extract import Action, SymbolicExtractor
+from bt_raider.memory.actions import Action
+from bt_raider.memory.extract import SymbolicExtractor
 from bt_raider.memory.rules import MAX_READINGS, RuleSet, align, readings
 
 ex = SymbolicExtractor()

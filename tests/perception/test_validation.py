@@ -1,5 +1,6 @@
-"""What a scene may hold (perception/validation.py): finite numbers in range, shapes, depth,
-and reading a scene file without trusting it (regular files only, size cap, UTF-8, digits).
+"""What a scene may hold (perception/validation.py, values.py): finite numbers in range, shapes,
+depth, and reading a scene file without trusting it (perception/scene_file.py: regular files
+only, size cap, UTF-8, digits).
 
 Every test builds its scene in code: nothing here needs ../shared.
 """
@@ -23,16 +24,9 @@ from hypothesis import strategies as st
 from bt_raider.errors import SceneError
 from bt_raider.perception import validation
 from bt_raider.perception.scene import Scene
-from bt_raider.perception.validation import (
-    MAX_DEPTH,
-    MAX_MAGNITUDE,
-    as_number,
-    as_vector,
-    as_xyz,
-    box_corners,
-    read_scene_json,
-    validate_scene,
-)
+from bt_raider.perception.scene_file import read_scene_json
+from bt_raider.perception.validation import MAX_DEPTH, validate_scene
+from bt_raider.perception.values import MAX_MAGNITUDE, as_number, as_vector, as_xyz, box_corners
 
 NAN, INF = math.nan, math.inf
 

@@ -6,8 +6,9 @@ import threading
 
 import pytest
 
-from bt_raider.checking.grounding import Grounder, ToolFailure, ToolRunner
+from bt_raider.checking.grounding import Grounder
 from bt_raider.checking.parse import parse_phrase, parse_query
+from bt_raider.checking.tool_runner import ToolFailure, ToolRunner
 from bt_raider.errors import Cancelled
 from bt_raider.perception.lexicon import CategoryLexicon
 from bt_raider.perception.scene import Scene

@@ -37,7 +37,7 @@ from tests.shared_data import KITCHEN
 KEYS = ["final_response", "category", "explanation", "grounding", "objects", "tool_calls"]
 #: Seconds one example may take (in-process; generous for a loaded 2-core machine).
 LIMIT_S = 5.0
-#: The format's bound on geometry (perception/validation.py's MAX_MAGNITUDE), restated here so
+#: The format's bound on geometry (perception/values.py's MAX_MAGNITUDE), restated here so
 #: the oracle does not trust the code under test.
 BOUND = 1e4
 FUZZ = settings(

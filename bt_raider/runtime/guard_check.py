@@ -1,0 +1,254 @@
+"""A guard's check: the phases of its run, the check's job on a worker, and what the verdict does.
+
+Part of :class:`~bt_raider.runtime.guards.RaiderGuard`, mixed into it (the guard's tick, its
+pacing of checks and the sending are in :mod:`bt_raider.runtime.guards`). On the worker, the
+check builds the query, reads the scene and asks the checker; back on the tick, its verdict
+goes on the blackboard (:data:`LAST_VERDICT`, :func:`verdict_key`), then decides the run: no
+issue -- the child learns what the check resolved its action to (``child.retarget``, see
+:mod:`bt_raider.robot.retarget`) and acts; an issue -- a recovery is planned
+(:mod:`bt_raider.runtime.guard_recovery`); a checker that raised, a check past its deadline,
+an ``unknown`` verdict, no recovery or none left -- the run fails closed.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import TYPE_CHECKING, Any
+
+import py_trees
+from py_trees.common import Status
+
+from bt_raider.checking.contract import Checker, Query, as_query
+from bt_raider.checking.verdict import Category, Verdict
+from bt_raider.recovery.contract import RecoveryPlan, RecoveryRequest
+from bt_raider.recovery.pipeline import Recovery
+from bt_raider.robot import worker
+from bt_raider.robot.retarget import ResolvedAction, argument_phrases, resolve_action
+from bt_raider.runtime.scenes import read_scene
+
+#: Blackboard key of the most recent verdict of any guard.
+LAST_VERDICT = "/bt_raider/last_verdict"
+#: Namespace of each guard's latest verdict: ``/bt_raider/verdicts/<guard name>``.
+VERDICTS_NAMESPACE = "/bt_raider/verdicts"
+
+
+class Phase(str, enum.Enum):
+    """Where a guard is in one run."""
+
+    IDLE = "idle"
+    CHECKING = "checking"
+    PLANNING = "planning"
+    RECOVERING = "recovering"
+    ACTING = "acting"
+    DONE = "done"
+
+
+# Enum member lookups cost more than the rest of a cached tick: the hot path uses these.
+_IDLE = Phase.IDLE
+_ACTING = Phase.ACTING
+_CHECKING = Phase.CHECKING
+_PLANNING = Phase.PLANNING
+_RECOVERING = Phase.RECOVERING
+_RUNNING = Status.RUNNING
+
+
+def verdict_key(guard_name: str) -> str:
+    """The blackboard key of a guard's verdict (``/`` in the name would nest namespaces)."""
+    return f"{VERDICTS_NAMESPACE}/{guard_name.replace('/', '_')}"
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class _QueryBuildError(Exception):
+    """The user's query callable raised (reported as the guard's failure, not a check's)."""
+
+
+class _Checking(py_trees.decorators.Decorator):
+    """The check's side of :class:`~bt_raider.runtime.guards.RaiderGuard` (a mixin of it)."""
+
+    # What this mixin uses of its host, declared for the type checker (this module may not
+    # import ``guards``). The annotations make no class attributes; RaiderGuard.__init__ sets
+    # them. The method stub exists only for the type checker; RaiderGuard defines it.
+    checker: Checker
+    scene: Any
+    recovery: Recovery | None
+    max_attempts: int
+    executor: Executor | None
+    deadline: float | None
+    key: str
+    resolved_key: str
+    blackboard: py_trees.blackboard.Client
+    phase: Phase
+    query: Query | None
+    verdict: Verdict | None
+    attempts: int
+    plan: RecoveryPlan | None
+    resolved: ResolvedAction | None
+    _pending: worker.Pending[Any] | None
+    _cancel_kw: bool
+    _plain_key: bool
+    _scene_seen: Any
+    _recovery_error: str | None
+    _asked: Query | None
+    _retargeted: bool
+    _early: tuple[Verdict, Callable[[Any], bool] | None] | None
+
+    if TYPE_CHECKING:
+
+        def _fail(self, reason: str) -> None: ...
+
+    # ------------------------------------------------------------------ checking
+    def _check_job(
+        self, query: Query | None, build: Callable[[], Any] | None, *, cancel: Any
+    ) -> tuple[Any, Any, Any, Query]:
+        """On the worker: build the query, observe the scene, check, serialise the verdict."""
+        if build is not None:
+            try:
+                query = as_query(build())
+            except Exception as exc:
+                raise _QueryBuildError(_describe(exc)) from exc
+        assert query is not None
+        argument_phrases(query)  # parsed here, off the tick, for the child's ResolvedAction
+        scene = read_scene(self.scene)  # a dict from a callable becomes a Scene here
+        if cancel.is_set():
+            return None, scene, None, query
+        early, self._early = self._early, None
+        if early is not None and (early[1] is None or early[1](scene)):
+            # A look-ahead's forecast stands for this check (then re-checked as always).
+            return early[0], scene, early[0].as_dict(), query
+        if self._cancel_kw:
+            verdict = self.checker.check(scene, query, cancel=cancel)
+        else:
+            verdict = self.checker.check(scene, query)
+        data = verdict.as_dict() if isinstance(verdict, Verdict) else None
+        return verdict, scene, data, query
+
+    def _on_overdue(self, pending: worker.Pending[Any]) -> None:
+        """Fail closed: the work passed its deadline (its worker's thread gets replaced)."""
+        self._pending = None
+        pending.abandon()
+        if self.phase is Phase.PLANNING:
+            explanation = self.verdict.explanation if self.verdict else ""
+            self._fail(
+                f"{explanation} (no recovery: planning passed its deadline of {self.deadline:g} s)"
+            )
+            return
+        reason = (
+            f"the check of {self.query or 'the query'} passed its deadline of "
+            f"{self.deadline:g} s: failing closed"
+        )
+        self._record(Verdict.unknown(reason))
+        self._fail(reason)
+
+    def _on_verdict(self, pending: worker.Pending[Any]) -> None:
+        exc = pending.exception()
+        if isinstance(exc, _QueryBuildError):  # a user callable: fail closed, say why
+            self._fail(f"cannot build the query to check: {exc}")
+            return
+        if exc is not None:
+            reason = f"the check of {self.query} failed: {_describe(exc)}"
+            self._record(Verdict.unknown(reason))
+            self._fail(reason)
+            return
+        verdict, self._scene_seen, data, self.query = pending.result()
+        if not isinstance(verdict, Verdict):
+            reason = f"the checker returned {verdict!r} for {self.query}, not a Verdict"
+            self._record(Verdict.unknown(reason))
+            self._fail(reason)
+            return
+        self.verdict = verdict
+        self._record(verdict, data)
+        if verdict.ok:
+            if self.plan is not None and self.recovery is not None:
+                self.recovery.succeeded(self.plan)
+            self.phase = _ACTING
+            self.feedback_message = f"no issue: {verdict.explanation}"
+            self._apply_retarget(verdict)  # last: a child whose retarget raises fails the run
+            return
+        explanation = verdict.explanation
+        if verdict.category is Category.UNKNOWN:
+            self._fail(explanation)
+        elif self.recovery is None:
+            self._fail(explanation)
+        elif self.attempts >= self.max_attempts:
+            extra = (
+                f"; the last recovery failed: {self._recovery_error}"
+                if self._recovery_error
+                else ""
+            )
+            self._fail(f"{explanation} (gave up after {self.attempts} recovery attempt(s){extra})")
+        else:
+            self.attempts += 1
+            self.phase = Phase.PLANNING
+            self.feedback_message = explanation
+            request = RecoveryRequest(
+                action=str(self.query),
+                verdict=verdict,
+                holding=[o.name for o in getattr(self._scene_seen, "holding", None) or []],
+                scene=self._scene_seen,
+                bindings=dict(self.query.bindings) if self.query is not None else {},
+            )
+            self._pending = worker.submit(
+                self.recovery.plan, request, executor=self.executor, deadline=self.deadline
+            )
+
+    def _record(self, verdict: Verdict, data: dict[str, Any] | None = None) -> None:
+        if data is None:
+            data = verdict.as_dict()
+        if self._plain_key and py_trees.blackboard.Blackboard.activity_stream is None:
+            # Both keys are this guard's own (registered for writing, not remapped): store them
+            # directly; the client's set() re-checks access on every call (~20 us each).
+            storage = py_trees.blackboard.Blackboard.storage
+            storage[self.key] = data
+            storage[LAST_VERDICT] = data
+            return
+        self.blackboard.set(self.key, data)
+        self.blackboard.set(LAST_VERDICT, data)
+
+    # ------------------------------------------------------------------ retargeting
+    def _apply_retarget(self, verdict: Verdict) -> None:
+        """Tell the child what the passing check resolved its action to (before its tick).
+
+        On the blackboard at :attr:`resolved_key`, and through ``child.retarget(resolved)``
+        when the child is :class:`~bt_raider.robot.retarget.Retargetable`. A retarget that
+        raises fails the run (the child would act on the wrong thing).
+        """
+        assert self.query is not None
+        resolved = resolve_action(verdict, self.query, asked=self._asked)
+        self.resolved = resolved
+        self.blackboard.set(self.resolved_key, resolved.as_dict())
+        child = self.decorated
+        # Retargetable's duck test, without isinstance's cost on a protocol (100s of us a tick).
+        retarget = getattr(child, "retarget", None)
+        if not callable(retarget):
+            return
+        try:
+            retarget(resolved)
+        except Exception as exc:
+            self._fail(f"{child.name}.retarget({', '.join(resolved.args)}) raised {_describe(exc)}")
+            return
+        self._retargeted = True
+
+    def _restore_child(self) -> str | None:
+        """A new run: forget the last resolution; the child acts on its own arguments again.
+
+        Returns:
+            why the run cannot start (the child's ``retarget(None)`` raised), else None.
+        """
+        if self.resolved is not None:
+            self.resolved = None
+            self.blackboard.unset(self.resolved_key)
+        if not self._retargeted:
+            return None
+        self._retargeted = False
+        child = self.decorated
+        try:
+            child.retarget(None)  # type: ignore[attr-defined]
+        except Exception as exc:
+            return f"{child.name}.retarget(None) raised {_describe(exc)}"
+        return None

@@ -1,0 +1,124 @@
+"""A guard's recovery: from an issue to a re-check of the action.
+
+Part of :class:`~bt_raider.runtime.guards.RaiderGuard`, mixed into it. When a check finds an
+issue and attempts are left, the recovery is planned on a worker (PLANNING); its plan is
+compiled to a subtree the guard ticks from inside (RECOVERING); when the subtree succeeds the
+action is checked again, on the arguments the plan resolved (e.g. the cup the person named).
+A plan that cannot be made, a recovery that gives up or fails for good, ends the run in
+FAILURE with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import py_trees
+from py_trees.common import Status
+
+from bt_raider.checking.contract import Query
+from bt_raider.checking.verdict import Verdict
+from bt_raider.recovery.contract import RecoveryPlan
+from bt_raider.recovery.pipeline import Recovery
+from bt_raider.recovery.safecode import Ref
+from bt_raider.robot import worker
+from bt_raider.robot.actions import Var
+from bt_raider.runtime.guard_check import Phase, _describe
+
+
+class _Recovering(py_trees.decorators.Decorator):
+    """The recovery's side of :class:`~bt_raider.runtime.guards.RaiderGuard` (a mixin of it)."""
+
+    # What this mixin uses of its host, declared for the type checker (this module may not
+    # import ``guards``). The annotations make no class attributes; RaiderGuard.__init__ sets
+    # them. The method stubs exist only for the type checker; RaiderGuard defines them.
+    recovery: Recovery | None
+    phase: Phase
+    query: Query | None
+    verdict: Verdict | None
+    plan: RecoveryPlan | None
+    recovery_tree: py_trees.behaviour.Behaviour | None
+    _recovery_error: str | None
+    _asked: Query | None
+
+    if TYPE_CHECKING:
+
+        def _fail(self, reason: str) -> None: ...
+        def _submit_check(self, build: Callable[[], Any] | None = None) -> None: ...
+
+    # ------------------------------------------------------------------ recovering
+    def _on_plan(self, pending: worker.Pending[Any]) -> None:
+        exc = pending.exception()
+        explanation = self.verdict.explanation if self.verdict else ""
+        if exc is not None:
+            self._fail(f"{explanation} (no recovery: {_describe(exc)})")
+            return
+        assert self.recovery is not None  # PLANNING only happens with a recovery
+        self.plan = pending.result()
+        self._drop_recovery_tree()
+        tree = self.recovery.compile(self.plan, name=f"Recovery {self.name}")
+        tree.parent = self
+        self.recovery_tree = tree
+        self.phase = Phase.RECOVERING
+        code = "; ".join(self.plan.code.splitlines())
+        self.feedback_message = f"recovering from: {explanation} -> {code}"
+
+    def _after_recovery_tick(self) -> None:
+        tree = self.recovery_tree
+        assert tree is not None and self.plan is not None
+        if tree.status == Status.RUNNING:
+            tip = tree.tip()
+            if tip is not None and tip.feedback_message:
+                self.feedback_message = f"recovering: {tip.feedback_message}"
+            return
+        explanation = self.verdict.explanation if self.verdict else ""
+        if tree.status == Status.SUCCESS:
+            self._recovery_error = None
+            if self.plan.gives_up:
+                said = "; ".join(str(s.args[0]) for s in self.plan.program.steps)
+                self._fail(f"{explanation} (told the person: {said})")
+                return
+            self._refine_query()
+        else:
+            failed = next(
+                (n for n in tree.iterate() if n.status == Status.FAILURE and n is not tree), tree
+            )
+            self._recovery_error = f"{failed.name}: {failed.feedback_message or 'failed'}"
+            if getattr(failed, "final", False):  # the person does not know or refused: stop
+                self._fail(f"{explanation} (recovery stopped: {self._recovery_error})")
+                return
+        self._submit_check()
+
+    def _refine_query(self) -> None:
+        """Re-check the action on the resume step's arguments (e.g. the person's answer)."""
+        resume = self.plan.resume if self.plan is not None else None
+        if resume is None or self.query is None:
+            return
+        values: list[Any] = []
+        for arg in resume.args:
+            if isinstance(arg, Ref):
+                try:
+                    values.append(py_trees.blackboard.Blackboard.get(Var(arg.name).key))
+                except KeyError:
+                    return  # nothing to refine with: re-check the query as it was
+            else:
+                values.append(arg)
+        if self._asked is None:
+            self._asked = self.query  # its PDDL bindings still name the parameters
+        text = f"{resume.action}({', '.join(str(v) for v in values)})"
+        self.query = Query(text, preconditions=self.query.preconditions, bindings={})
+
+    def _drop_recovery_tree(self) -> None:
+        tree = self.recovery_tree
+        if tree is None:
+            return
+        if tree.status == Status.RUNNING:
+            tree.stop(Status.INVALID)
+        # Recovery nodes are throwaway: release their blackboard clients.
+        for node in tree.iterate():
+            for client in node.blackboards:
+                try:
+                    client.unregister(clear=False)
+                except KeyError:
+                    pass
+        self.recovery_tree = None
