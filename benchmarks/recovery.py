@@ -1,4 +1,5 @@
-"""Recovery benchmark: does recovery fix the issue, with cooperative, vague and unhelpful people?
+"""Recovery benchmark: does recovery fix the issue, with cooperative, vague, unhelpful and tricky
+people?
 
 Every case of the detection case sets (``cases/cases.jsonl`` on ``variants.json``,
 ``cases/heldout.jsonl`` on ``heldout_variants.json``) whose verdict is not ``none`` is built
@@ -16,6 +17,12 @@ tree runs to completion with :func:`bt_raider.testing.run_tree`, once per kind o
   of three only when asked the second time;
 - **unhelpful**: "I don't know", silence (the answer times out), a refusal, an answer about
   something else (rotating by case); she never acts in the world and never signals an event.
+- **tricky**: like the cooperative person, except that her first answer to "which one?" is one
+  of the reply classes a reader gets wrong by guessing (rotating by case, written by the reply
+  grammar :mod:`bt_raider.recovery.reply_forms` from the world): a negation ("not the clean
+  one"), an ordinal out of range ("option 0"), several candidates ("the clean one or the dirty
+  one"), a self-correction ("the blue one, sorry, I meant the other one"); asked again, she
+  names the right one.
 
 The harness adds scene variants (:func:`with_helper`): each out_of_reach and obstructed case
 whose scene has nobody in it, again with a person standing by the robot (``+helper``), so that
@@ -63,9 +70,10 @@ name the query uses, or "Adriana" when it names a role ("the user").
 
 Usage::
 
-    python3 benchmarks/recovery.py                     # symbolic recovery, three kinds of people
+    python3 benchmarks/recovery.py                     # symbolic recovery, four kinds of people
     python3 benchmarks/recovery.py --person vague --show-failures 30
     python3 benchmarks/recovery.py --backend openai --model M --base-url URL   # LLMRecoveryPlanner
+    python3 benchmarks/recovery.py --person tricky --reader OLD/answers.py      # before a fix
 
 Exits 2 with one line when ``../shared`` (the FloorPlan1 kitchen) is absent.
 """
@@ -135,6 +143,10 @@ def make_planner(args: argparse.Namespace) -> Any:
     from bt_raider.llm.chat import OpenAIChat
     from bt_raider.recovery.llm import LLMRecoveryPlanner
 
+    if args.backend == "llama-cpp":
+        from bt_raider.llm.local import LlamaCppChat
+
+        return LLMRecoveryPlanner(LlamaCppChat(args.model), timeout=args.timeout)
     opts = {
         k: v
         for k, v in (("model", args.model), ("base_url", args.base_url), ("api_key", args.api_key))
@@ -334,13 +346,14 @@ def main(argv: list[str] | None = None) -> int:
         "--person",
         action="append",
         choices=KINDS,
-        help="kind of person (repeatable; default: all three)",
+        help="kind of person (repeatable; default: all four)",
     )
     parser.add_argument(
         "--backend",
         default="symbolic",
-        choices=("symbolic", "openai"),
-        help="recovery planner: SymbolicRecoveryPlanner or LLMRecoveryPlanner over a chat model",
+        choices=("symbolic", "openai", "llama-cpp"),
+        help="recovery planner: SymbolicRecoveryPlanner, or LLMRecoveryPlanner over an "
+        "OpenAI-compatible endpoint or a GGUF model in-process (--model: path or package)",
     )
     parser.add_argument("--model")
     parser.add_argument("--base-url")
@@ -356,7 +369,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per run")
     parser.add_argument("--show-failures", type=int, default=10, metavar="N")
     parser.add_argument("--json", type=Path, help="also write per-run results here")
+    parser.add_argument(
+        "--reader",
+        type=Path,
+        help="read people's replies with another answers.py (e.g. an earlier commit's)",
+    )
     args = parser.parse_args(argv)
+    if args.reader:  # the figure before a fix: the same runs, another reply reader
+        from replies import load_reader
+
+        import bt_raider.recovery.pipeline as pipeline
+
+        reader = load_reader(args.reader)
+        if not hasattr(reader, "for_question"):  # a reader from before for_question
+            reader.for_question = lambda self, question: self
+        pipeline.AnswerSpace = reader
     if not build_cases.KITCHEN.is_file():
         print(
             f"recovery.py: the cases need {build_cases.KITCHEN} (../shared), missing",
@@ -398,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
                     case,
                     scene,
                     kind,
-                    i % 3 if kind != "unhelpful" else i % 4,
+                    i % 3 if kind in ("cooperative", "vague") else i % 4,
                     planner,
                     checker,
                     args.timeout,

@@ -13,7 +13,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-KINDS = ("cooperative", "vague", "unhelpful")
+KINDS = ("cooperative", "vague", "unhelpful", "tricky")
+#: What a tricky person's first reply to "which one?" is, rotating by case (the reply grammar's
+#: kinds, :mod:`bt_raider.recovery.reply_forms`); her second reply names the right one.
+TRICKY = ("negating", "ordinal_out_of_range", "several", "self_correcting")
 #: Types too big or too generic for a person to point with ("next to the floor").
 NO_ANCHOR = {
     "Floor",
@@ -57,6 +60,7 @@ class Gold:
     noun: str = "one"
     person: str | None = None  # id of the person in the scene the case is about
     person_name: str | None = None
+    candidates: list[str] = field(default_factory=list)  # an ambiguity's objects
 
 
 def _split_words(name: str) -> str:
@@ -175,6 +179,7 @@ def gold_for(case: dict[str, Any], scene: Any, verdict: Any, parsed: Any) -> Gol
             usable = [c for c in cands if (o := _maybe(scene, c)) is None or o.flag("receptacle")]
         if usable:
             found = describe(scene, cands, usable)
+            gold.candidates = list(cands)
             gold.choice, gold.description = found if found else (usable[0], None)
             if len(args) > at:
                 args[at] = gold.choice
@@ -277,13 +282,16 @@ class Person:
     def _choose(self, question: str, n: int) -> str:
         g = self.gold
         name = g.choice_name or "the first one"
-        if self.kind == "cooperative":
+        if self.kind == "cooperative" or (self.kind == "tricky" and n >= 2):
             return f"{name}, please."
+        if self.kind == "tricky":
+            return self._tricky(name)
         options = re.findall(r":\s*(.+)\?\s*$", question)
         listed = re.split(r",\s*|\s+or\s+", options[0]) if options else []
         ordinal = None
-        if name in listed and listed.index(name) < len(ORDINALS):
-            ordinal = f"the {ORDINALS[listed.index(name)]} one"
+        at = self._listed_at(listed, name)
+        if at is not None and at < len(ORDINALS):
+            ordinal = f"the {ORDINALS[at]} one"
         words = g.description or ordinal or name
         if self.style == 0 or n >= 2:
             if n >= 2 and self.style == 2:
@@ -292,6 +300,46 @@ class Person:
         if self.style == 1:
             return "Hmm, that one, over there."
         return f"The {g.noun}."  # names them all: partial
+
+    def _listed_at(self, listed: list[str], name: str) -> int | None:
+        """Where the question listed the right one: by its name, or by the words that tell it
+        apart in the world ("the clean cup"), as a person who sees the objects would."""
+        if name in listed:
+            return listed.index(name)
+        g = self.gold
+        scene = self.world.scene
+        if not g.choice or any(_maybe(scene, c) is None for c in g.candidates):
+            return None
+        from bt_raider.recovery.reply_forms import unique_words
+
+        words = unique_words(scene, g.candidates, g.choice)
+        hits = [
+            i for i, p in enumerate(listed) if any(w in p.lower().split(" ", 1)[-1] for w in words)
+        ]
+        return hits[0] if len(hits) == 1 else None
+
+    def _tricky(self, name: str) -> str:
+        """A first reply of one of the new classes: negation, "option 0", several, correction."""
+        g = self.gold
+        scene = self.world.scene
+        want = TRICKY[self.style % len(TRICKY)]
+        if g.choice and g.candidates and all(_maybe(scene, c) for c in g.candidates):
+            from bt_raider.recovery.reply_forms import reply_forms
+
+            forms = [f for f in reply_forms(scene, g.candidates, g.choice) if f.kind == want]
+            # One that designates the right one when the grammar has it, else one that names
+            # none (the robot must ask again).
+            forms.sort(key=lambda f: f.designates != g.choice)
+            if forms:
+                return forms[0].text
+        others = [c for c in g.candidates if c != g.choice]
+        other = _name_of(scene, others[0]) if others else "the other one"
+        return {
+            "negating": f"not {other}",
+            "ordinal_out_of_range": "option 0",
+            "several": f"{other} or {name}",
+            "self_correcting": f"{other}, sorry, I meant {name}",
+        }[want]
 
     def _unhelpful(self, question: str) -> str:
         style = self.style % 4

@@ -30,7 +30,10 @@ HERE = Path(__file__).resolve().parent
 PARTS = {
     "inputs": "reliability_inputs",
     "memory": "reliability_memory",
+    "exports": "reliability_exports",
     "deadlines": "reliability_deadlines",
+    "planning": "reliability_planning",
+    "files": "reliability_files",
 }
 
 

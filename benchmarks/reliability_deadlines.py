@@ -6,6 +6,10 @@
     event, like a call that cannot be interrupted). Printed: the other guards' p50/p95 time to
     their verdict in both runs and the ratio of the p95s (target <= 2x), and when the hung
     guards failed closed against their ``deadline``.
+    The same on a cold pool (not warmed up): 8 checks that block first take every thread
+    before any check has finished; the 192 quick guards' p95 against the run without them
+    (target <= 2x). Before, stand-ins started only once a job had finished: the quick guards
+    waited for the blocked ones' deadline (30.5 s).
 (b) ``bt-raider check --backend openai --time-limit S`` against a server on 127.0.0.1 that
     sends its reply one byte every 0.5 s. Printed: the command's wall time and its overrun
     past S (target <= 1 s; the interpreter's start-up counts).
@@ -70,14 +74,31 @@ class Step(py_trees.behaviour.Behaviour):
 
 
 def guard_latencies(
-    guards: int, hung: int, check_s: float, deadline: float, hz: float
+    guards: int,
+    hung: int,
+    check_s: float,
+    deadline: float,
+    hz: float,
+    *,
+    warm: bool = True,
+    hung_first: bool = False,
 ) -> dict[str, Any]:
-    """Tick a tree of ``guards`` guards (every ``guards // hung``-th one hung) to the end."""
+    """Tick a tree of ``guards`` guards (every ``guards // hung``-th one hung) to the end.
+
+    ``warm``: the pool's threads started before the first tick (else a cold pool, as a robot
+    that never warms it). ``hung_first``: the first ``hung`` guards hang, so they take every
+    thread of a cold pool before any check has finished; the run then ends when the others
+    have their verdicts (the hung ones would fail closed only at ``deadline``).
+    """
     pool = WorkerPool(SHARED_WORKERS, max_extra=SHARED_MAX_EXTRA, name="bench")
-    pool.warm_up()
+    if warm:
+        pool.warm_up()
     release = threading.Event()
     every = guards // hung if hung else 0
-    is_hung = [bool(every) and i % every == 0 and i // every < hung for i in range(guards)]
+    if hung_first:
+        is_hung = [i < hung for i in range(guards)]
+    else:
+        is_hung = [bool(every) and i % every == 0 and i // every < hung for i in range(guards)]
     nodes = [
         RaiderGuard(
             Step(f"step {i}"),
@@ -106,6 +127,10 @@ def guard_latencies(
             for i, g in enumerate(nodes):
                 if verdict_at[i] is None and g.phase in (Phase.ACTING, Phase.DONE):
                     verdict_at[i] = now
+            if hung_first and all(
+                t is not None or h for t, h in zip(verdict_at, is_hung, strict=True)
+            ):
+                break  # the others are done; the hung ones are the deadline's business
             if now > 10 * deadline + guards * check_s + 60:
                 raise SystemExit("the guards did not finish")
             time.sleep(max(0.0, 1.0 / hz - ticks[-1]))
@@ -231,6 +256,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--check-s", type=float, default=0.1, help="seconds per check (0.1)")
     p.add_argument("--deadline", type=float, default=2.0, help="guards' deadline (2.0 s)")
     p.add_argument("--hz", type=float, default=100.0, help="tick rate (100)")
+    p.add_argument("--cold-guards", type=int, default=200, help="guards on a cold pool (200)")
+    p.add_argument("--cold-blocked", type=int, default=8, help="of them blocked, first (8)")
+    p.add_argument(
+        "--cold-deadline", type=float, default=30.0, help="their deadline on a cold pool (30 s)"
+    )
     p.add_argument("--time-limit", type=float, default=2.0, help="--time-limit (2 s)")
     p.add_argument("--runs", type=int, default=3, help="bt-raider check runs (3)")
     return p
@@ -260,6 +290,32 @@ def run(args: argparse.Namespace | None = None) -> list[dict[str, Any]]:
         {"case": case, "metric": "longest tick, none hung / hung (ms)",
          "value": f"{calm['max_tick'] * 1e3:.1f} / {hung['max_tick'] * 1e3:.1f}",
          "target": "", "ok": True},
+    ]  # fmt: skip
+    # Cold pool: blocked checks take every thread before any check has finished.
+    quick = opts.cold_guards - opts.cold_blocked
+    alone = guard_latencies(quick, 0, opts.check_s, opts.cold_deadline, opts.hz, warm=False)
+    cold = guard_latencies(
+        opts.cold_guards,
+        opts.cold_blocked,
+        opts.check_s,
+        opts.cold_deadline,
+        opts.hz,
+        warm=False,
+        hung_first=True,
+    )
+    ratio = cold["p95"] / alone["p95"]
+    case = (
+        f"cold pool: {opts.cold_blocked} blocked checks first, {quick} quick guards, "
+        f"{opts.check_s:g} s checks, deadline {opts.cold_deadline:g} s, {opts.hz:g} Hz"
+    )
+    rows += [
+        {"case": case, "metric": "quick guards p50/p95, none blocked (s)",
+         "value": f"{alone['p50']:.2f} / {alone['p95']:.2f}", "target": "", "ok": True},
+        {"case": case, "metric": f"quick guards p50/p95, {opts.cold_blocked} blocked (s)",
+         "value": f"{cold['p50']:.2f} / {cold['p95']:.2f}", "target": "",
+         "ok": cold["others_ok"] == cold["others"] == quick},
+        {"case": case, "metric": "p95 ratio blocked / none blocked", "value": f"{ratio:.2f}",
+         "target": "<= 2", "ok": ratio <= 2.0},
     ]  # fmt: skip
     runs = time_limit_overrun(opts.time_limit, opts.runs)
     printed = [p for p, _ in runs]

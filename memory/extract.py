@@ -23,6 +23,7 @@ from typing import Any
 
 from bt_raider.errors import MemoryStoreError
 from bt_raider.memory.actions import UNKNOWN_OPERATION, Action, Extractor
+from bt_raider.memory.frames import FrameLexicon, FrameReader, Located
 from bt_raider.memory.phrases import _NounPhrases
 from bt_raider.memory.verbs import VerbLexicon, VerbMapper
 from bt_raider.words import singular
@@ -66,6 +67,9 @@ class SymbolicExtractor(_NounPhrases):
             :class:`~bt_raider.memory.verbs.VerbMapper`); None to leave them unknown.
         open_vocabulary: read unknown verbs at all (False: a word outside the lexicon is no
             verb, the behaviour before open vocabulary).
+        frames: the frame lexicon (device classes, graded words, degrees, places; see
+            :mod:`bt_raider.memory.frames`): a :class:`~bt_raider.memory.frames.FrameLexicon`,
+            a path, None for the shipped one, or False to read verbs only.
     """
 
     name = "symbolic"
@@ -76,8 +80,15 @@ class SymbolicExtractor(_NounPhrases):
         *,
         verb_mapper: VerbMapper | None = None,
         open_vocabulary: bool = True,
+        frames: FrameLexicon | str | Path | bool | None = None,
     ) -> None:
         self.lex = lexicon if isinstance(lexicon, VerbLexicon) else VerbLexicon.load(lexicon)
+        self.frames: FrameReader | None = None
+        if frames is not False:
+            table = frames if isinstance(frames, FrameLexicon) else None
+            if isinstance(frames, (str, Path)):
+                table = FrameLexicon.load(frames)
+            self.frames = FrameReader(table, self.lex)
         self.verb_mapper = verb_mapper
         self.open_vocabulary = open_vocabulary
         self._known_words = self._closed_words()
@@ -200,6 +211,9 @@ class SymbolicExtractor(_NounPhrases):
     def extract(self, sentence: str) -> list[Action]:
         """The actions of ``sentence`` in the order they are mentioned."""
         toks = tokenize(sentence)
+        degrees: dict[int, str] = {}
+        if self.frames is not None:
+            toks, degrees = self.frames.strip_degrees(toks)
         starts: list[tuple[int, str, str | None, int]] = []
         i = 0
         while i < len(toks):
@@ -211,13 +225,17 @@ class SymbolicExtractor(_NounPhrases):
             starts.append((i, lu, fixed, n))
             i += n
         actions: list[Action] = []
+        located: list[Located] = []
         last_nouns: list[str] = []  # canonical nouns in order of mention, for pronouns
         for k, (i, lu, fixed, n) in enumerate(starts):
             stop = starts[k + 1][0] if k + 1 < len(starts) else len(toks)
             action = self._action(toks, i, lu, fixed, n, stop, actions, last_nouns)
             if action is not None:
                 actions.append(action)
-        return actions
+                located.append(Located(action, i, stop))
+        if self.frames is None:
+            return actions
+        return self.frames.refine(toks, located, degrees)
 
     def _action(
         self,

@@ -23,6 +23,8 @@ import hashlib
 import json
 import logging
 import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable, Collection
 from pathlib import Path
@@ -30,7 +32,8 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from bt_raider.errors import MemoryStoreError, require
+from bt_raider.errors import InputFileError, MemoryStoreError, require
+from bt_raider.files import MAX_CONFIG_BYTES, read_json
 from bt_raider.memory.store import Store
 
 SPACE = "cosine"
@@ -120,10 +123,10 @@ class VectorIndex:
         if not self.path.is_file() or not self.meta_path.is_file():
             return "missing"
         try:
-            meta = json.loads(self.meta_path.read_text())
+            meta = self._meta()
             if not isinstance(meta, dict):
                 return "sidecar is not a JSON object"
-        except (OSError, ValueError):
+        except InputFileError:
             return "sidecar unreadable"
         if meta.get("store_id") != store.store_id:
             return "another database"
@@ -138,7 +141,17 @@ class VectorIndex:
             return "no checksum (saved by an older bt_raider)"
         if meta["blake2b"] != store.get_meta(CHECKSUM_KEY):
             return "checksum differs from the database's"
+        # Refused from its size before a byte is hashed: no graph of these records is larger.
+        limit = (store.count(live_only=False) + 1024) * (4 * self.dim + 16 * self.M + 64) + (
+            1 << 20
+        )
+        if os.stat(self.path).st_size > limit:
+            return f"larger than any index of this database ({limit:,} bytes)"
         return None
+
+    def _meta(self) -> Any:
+        """The sidecar's JSON, read within bounds (never a FIFO, never without end)."""
+        return read_json(self.meta_path, what="memory index sidecar", max_bytes=MAX_CONFIG_BYTES)
 
     def _new(self, capacity: int) -> Any:
         index = self._hnswlib.Index(space=SPACE, dim=self.dim)
@@ -154,7 +167,10 @@ class VectorIndex:
         The file is opened once; hashing and loading both go through that descriptor
         (``/proc/self/fd/N`` on Linux), so a file replaced in between is never loaded.
         """
-        meta = json.loads(self.meta_path.read_text())
+        try:
+            meta = self._meta()
+        except InputFileError as exc:
+            raise ValueError(str(exc)) from exc
         count = int(meta["elements"])
         with open(self.path, "rb") as f:
             if os.fstat(f.fileno()).st_size != int(meta["bytes"]):
@@ -211,27 +227,38 @@ class VectorIndex:
             if self._index is None or store.read_only:
                 return
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = Path(str(self.path) + ".tmp")
-            self._index.save_index(str(tmp))
-            with open(tmp, "rb") as f:
-                os.fsync(f.fileno())
-                digest, size = checksum(f)
-            store.set_meta(CHECKSUM_KEY, digest)
-            os.replace(tmp, self.path)
-            meta = {
-                "store_id": store.store_id,
-                "mutation": self.mutation,
-                "dim": self.dim,
-                "space": SPACE,
-                "elements": int(self._index.element_count),
-                "M": self.M,
-                "ef_construction": self.ef_construction,
-                "bytes": size,
-                "blake2b": digest,
-            }
-            tmp_meta = Path(str(self.meta_path) + ".tmp")
-            tmp_meta.write_text(json.dumps(meta, indent=1))
-            os.replace(tmp_meta, self.meta_path)
+            # Written in a private folder (unique name, mode 0700) beside the index, then
+            # renamed: a link planted at any predictable name is replaced, never written through.
+            work = Path(tempfile.mkdtemp(prefix=".hnsw-", dir=self.path.parent))
+            try:
+                self._save(store, work)
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+
+    def _save(self, store: Store, work: Path) -> None:
+        """Write the index and its sidecar in ``work``, then rename them into place."""
+        assert self._index is not None
+        tmp = work / "index"
+        self._index.save_index(str(tmp))
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+            digest, size = checksum(f)
+        store.set_meta(CHECKSUM_KEY, digest)
+        os.replace(tmp, self.path)
+        meta = {
+            "store_id": store.store_id,
+            "mutation": self.mutation,
+            "dim": self.dim,
+            "space": SPACE,
+            "elements": int(self._index.element_count),
+            "M": self.M,
+            "ef_construction": self.ef_construction,
+            "bytes": size,
+            "blake2b": digest,
+        }
+        tmp_meta = work / "sidecar"
+        tmp_meta.write_text(json.dumps(meta, indent=1))
+        os.replace(tmp_meta, self.meta_path)
 
     def sync(self, store: Store) -> None:
         """Catch up with writes another process made to the database."""

@@ -4,7 +4,9 @@ Ma et al. (section 4.2) use GPT-4o "as an extractor and comparator": it extracts
 the query and of each context, and the rules compare them. The prompt (``bt_raider/llm/templates/cdr_extract.j2``,
 rendered with ``StrictUndefined``) opens with the paper's judgement rules (Table 4) and asks
 for the actions as JSON, in the operation vocabulary of the symbolic lexicon, so LLM-extracted
-and symbolically extracted records compare with each other.
+and symbolically extracted records compare with each other: the model's actions are put in the
+symbolic frame (:meth:`bt_raider.memory.frames.FrameReader.normalise`: device classes,
+attributes, places) and judged by the same rules.
 
 The chat model is duck-typed -- anything with ``complete(messages) -> reply`` where
 ``reply.content`` is the text (:class:`bt_raider.llm.chat.ChatModel` fits) -- because the memory
@@ -25,6 +27,7 @@ from bt_raider.llm import prompts
 from bt_raider.llm.replies import json_in_reply
 from bt_raider.memory.actions import Action, Extractor
 from bt_raider.memory.extract import SymbolicExtractor, tokenize
+from bt_raider.memory.frames import FrameReader
 from bt_raider.memory.verbs import VerbLexicon
 
 TEMPLATE = "cdr_extract.j2"
@@ -40,6 +43,11 @@ EXAMPLES = [
         "sentence": "He turned on the radio.",
         "answer": '{"actions": [{"operation": "turn_on", "object": "radio", "location": null, '
         '"negated": false}]}',
+    },
+    {
+        "sentence": "turn the kitchen lights down a bit",
+        "answer": '{"actions": [{"operation": "decrease", "object": "light", "location": null, '
+        '"negated": false, "place": "kitchen", "attribute": "brightness", "degree": "a bit"}]}',
     },
     {
         "sentence": "pick up the mug and don't put it in the sink",
@@ -86,6 +94,8 @@ class LLMExtractor:
         self.chat = chat
         self.lexicon = lexicon or VerbLexicon.load()
         self.fallback = fallback
+        # The symbolic extractor's frame: device classes, attributes, places.
+        self.frames = FrameReader(None, self.lexicon)
         self.retries = int(retries)
         self.operations = sorted(
             {e["op"] for e in self.lexicon.verbs.values() if e.get("op")}
@@ -163,16 +173,25 @@ class LLMExtractor:
             if not isinstance(negated, bool):
                 raise ValueError(f"action {n + 1}: negated must be true or false")
             obj = self._noun(item.get("object"))
-            out.append(
-                Action(
-                    operation=op,
-                    object=obj,
-                    location=self._noun(item.get("location")),
-                    negated=negated,
-                    lu=op.replace("_", " "),
-                    head=tokenize(str(item["object"]))[-1] if obj else None,
-                )
+            slots: dict[str, str | None] = {}
+            for key in ("place", "attribute", "degree"):
+                value = item.get(key)
+                if value is not None and not isinstance(value, str):
+                    raise ValueError(f"action {n + 1}: {key} must be a string or null")
+                words = [t for t in tokenize(value or "") if t.isalnum()]
+                slots[key] = " ".join(words) if words and words[0] not in {"null", "none"} else None
+            action = Action(
+                operation=op,
+                object=obj,
+                location=self._noun(item.get("location")),
+                negated=negated,
+                lu=op.replace("_", " "),
+                head=tokenize(str(item["object"]))[-1] if obj else None,
+                place=slots["place"],
+                attribute=slots["attribute"],
+                degree=slots["degree"],
             )
+            out.append(self.frames.normalise(action))
         return out
 
     def _noun(self, value: Any) -> str | None:

@@ -143,6 +143,7 @@ class Judgement:
     undecided: bool = False
 
     def explain(self) -> str:
+        """The judgement in words, for logs and for a model reading its context."""
         if self.undecided and self.pair is not None:
             a, b = self.pair
             unread = a.lu if a.operation == UNKNOWN_OPERATION else b.lu
@@ -251,7 +252,7 @@ class RuleSet:
 
     @classmethod
     def load(cls, spec: RuleSet | str | Path | dict[str, Any] | list[Any] | None = None) -> RuleSet:
-        """A rule set from any of: None (the shipped phi1, phi2, negation), a RuleSet, a path
+        """A rule set from any of: None (the shipped rules), a RuleSet, a path
         to a JSON file, a JSON string, or parsed JSON."""
         if spec is None:
             return cls.default()
@@ -276,7 +277,8 @@ class RuleSet:
 
     @classmethod
     def default(cls) -> RuleSet:
-        """The shipped rules (``data/cdr_rules.json``): the paper's phi1, phi2 and negation."""
+        """The shipped rules (``data/cdr_rules.json``): the paper's phi1 and phi2, phi1 on
+        unnamed objects (*turn it up* / *turn it down*), and negation."""
         entry = resources.files("bt_raider.memory") / "data" / "cdr_rules.json"
         return cls.from_json(
             json.loads(entry.read_text("utf-8")), source="bt_raider/memory/data/cdr_rules.json"
@@ -317,6 +319,8 @@ class RuleSet:
         reading of ``b``: an example that may mean the opposite is not a safe example.
         """
         if not a or not b:
+            # Nothing to compare. Not "cannot tell": the recovery memory stores notes, not
+            # commands ("query: turnon(LightSwitch), issue: ..."), and relies on similarity.
             return Judgement(False, similarity=similarity)
         aligned = [align(x, y) for x in readings(a) for y in readings(b)]
         for rule in self.rules:

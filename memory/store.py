@@ -13,10 +13,16 @@ Tables:
   index file is checked against.
 
 The integer ``label`` of a record is its hnswlib label; ``id`` is its public string id.
+
+A database SQLite can open but not read back (a malformed page, a value that is not what was
+written) raises :class:`DamagedDatabaseError` from every method of
+:class:`~bt_raider.memory.vector.VectorMemory` (:func:`guarded`), never a raw ``sqlite3``
+error: the memory is neither repaired in place nor started over.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
@@ -25,17 +31,73 @@ import threading
 import time
 import urllib.parse
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
 from bt_raider.errors import MemoryStoreError
 
 SCHEMA_VERSION = 1
+
+
+class DamagedDatabaseError(MemoryStoreError):
+    """The memory database is damaged: SQLite opened it but cannot read it back.
+
+    A malformed page, a truncated file, or a stored value that is not what bt_raider wrote (an
+    embedding of the wrong length or not finite, metadata that is not JSON). The message names
+    the file and what SQLite or the check found; restore the file from a backup (bt_raider
+    neither repairs a damaged memory in place nor starts it over). The command line prints it
+    as one line and exits 2.
+    """
+
+
+#: SQLite errors about the situation, not the file: a lock held, a full disk, no permission.
+_NOT_DAMAGE = ("locked", "busy", "readonly", "read-only", "disk i/o", "unable to open", "full")
+
+
+def database_error(path: str | Path, exc: BaseException) -> MemoryStoreError:
+    """The bt_raider error for a ``sqlite3`` error ``exc`` from the memory database at ``path``."""
+    text = str(exc)
+    if isinstance(exc, sqlite3.OperationalError) and any(
+        word in text.lower() for word in _NOT_DAMAGE
+    ):
+        return MemoryStoreError(f"memory database {str(path)!r}: {text}")
+    return DamagedDatabaseError(
+        f"memory database {str(path)!r} is damaged ({type(exc).__name__}: {text[:200]}): "
+        "restore it from a backup"
+    )
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def guarded(method: _F) -> _F:
+    """``method`` of an object with a ``path``, its ``sqlite3`` errors as bt_raider errors.
+
+    SQLite notices a damaged page only when a statement reads it, which can be any statement:
+    so every public method of the memory is guarded, not only opening it.
+    """
+
+    @functools.wraps(method)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as exc:
+            raise database_error(self.path, exc) from exc
+
+    return cast(_F, wrapper)
+
+
+def _damaged(path: Path, label: Any, what: str) -> DamagedDatabaseError:
+    return DamagedDatabaseError(
+        f"memory database {str(path)!r} is damaged (record label {label!r}: {what}): restore "
+        "it from a backup"
+    )
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -119,6 +181,8 @@ class Store:
 
     #: How many :class:`_Transaction` blocks are open (set by the first one; absent before).
     _depth: int
+    #: The stored vectors' length, once read from meta (see :meth:`_stored_dim`).
+    _dim: int | None
 
     def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
@@ -163,9 +227,7 @@ class Store:
             self._check_schema()
         except sqlite3.DatabaseError as exc:
             self._db.close()
-            raise MemoryStoreError(
-                f"memory database {str(self.path)!r} is unusable: {exc}"
-            ) from exc
+            raise database_error(self.path, exc) from exc
         except MemoryStoreError:
             self._db.close()
             raise
@@ -296,20 +358,53 @@ class Store:
     )
 
     def _row(self, r: tuple[Any, ...], embedding: bytes | None = None) -> Row:
+        # SQLite keeps any type in any column: a damaged file can hand back anything.
+        if not isinstance(r[0], int) or not all(isinstance(x, str) for x in r[1:8]):
+            raise _damaged(self.path, r[0], "a text column holds another type")
+        try:
+            metadata = json.loads(r[5])
+        except ValueError:
+            raise _damaged(self.path, r[0], "its metadata is not JSON") from None
+        if not isinstance(metadata, dict):
+            raise _damaged(self.path, r[0], "its metadata is not a JSON object")
+        try:
+            actions = json.loads(r[6] or "[]")
+        except ValueError:
+            raise _damaged(self.path, r[0], "its actions are not JSON") from None
+        if not isinstance(actions, list) or not all(isinstance(a, dict) for a in actions):
+            raise _damaged(self.path, r[0], "its actions are not a list of objects")
         return Row(
             label=r[0],
             id=r[1],
             information=r[2],
             goal=r[3],
             outcome=r[4],
-            metadata=json.loads(r[5]),
+            metadata=metadata,
             actions_json=r[6],
             extractor=r[7],
             created_at=r[8],
             deleted_at=r[9],
             deleted_reason=r[10],
-            embedding=None if embedding is None else np.frombuffer(embedding, dtype=np.float32),
+            embedding=None if embedding is None else self._vector(r[0], embedding),
         )
+
+    def _stored_dim(self) -> int | None:
+        """The vectors' length recorded in meta (set with the first embedding, then fixed)."""
+        if getattr(self, "_dim", None) is None:
+            stored = self.get_meta("dim")
+            self._dim = int(stored) if stored is not None and stored.isdigit() else None
+        return self._dim
+
+    def _vector(self, label: Any, blob: Any, dim: int | None = None) -> np.ndarray:
+        """A stored embedding, checked: float32 bytes of the stored dimension, finite."""
+        dim = dim or self._stored_dim()
+        size = 4 * dim if dim else None
+        if not isinstance(blob, bytes) or len(blob) % 4 or (size and len(blob) != size):
+            raise _damaged(self.path, label, "its embedding is not the stored dimension")
+        vector = np.frombuffer(blob, dtype=np.float32)
+        if not np.isfinite(vector).all():
+            raise _damaged(self.path, label, "its embedding is not finite")
+        return vector
 
     def by_id(self, record_id: str, embedding: bool = False) -> Row | None:
         cols = self._COLUMNS + (", embedding" if embedding else "")
@@ -352,7 +447,8 @@ class Store:
             if not rows:
                 return
             labels = np.array([r[0] for r in rows], dtype=np.int64)
-            vectors = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
+            first = self._vector(rows[0][0], rows[0][1])
+            vectors = np.stack([first] + [self._vector(r[0], r[1], len(first)) for r in rows[1:]])
             yield labels, vectors
             last = int(labels[-1])
 

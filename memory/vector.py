@@ -36,13 +36,27 @@ from bt_raider.memory.extract import extractor_from_spec
 from bt_raider.memory.index import VectorIndex
 from bt_raider.memory.records import Context, Example, Record, Resolution
 from bt_raider.memory.rules import RuleSet
-from bt_raider.memory.store import Row, Store
+from bt_raider.memory.store import Row, Store, guarded
 from bt_raider.memory.writing import SUCCESS, _Writing
 
 #: VecSim threshold (cosine) used until :meth:`VectorMemory.calibrate` stores one. all-MiniLM
 #: puts paraphrases and on/off pairs around 0.8-0.95 and unrelated commands below 0.3; 0.5 is
 #: the middle ground. Calibrate on labelled pairs of your own domain.
 DEFAULT_THETA = 0.5
+
+
+#: Similarities closer than this rank as ties (float noise between two embeddings of one text).
+RANK_TIE = 1e-5
+
+
+def _rank_key(
+    hit: tuple[int, float], rows: dict[int, tuple[Row, tuple[Action, ...]]]
+) -> tuple[float, str, str, int]:
+    """Best first; ties by the record's text and id rather than its label (storage order)."""
+    label, sim = hit
+    row = rows.get(label)
+    text, rid = (row[0].information, row[0].id) if row else ("", "")
+    return (-round(sim / RANK_TIE) * RANK_TIE, text, rid, label)
 
 
 class VectorMemory(_Writing):
@@ -113,6 +127,7 @@ class VectorMemory(_Writing):
 
     # -- life cycle ---------------------------------------------------------
 
+    @guarded
     def open(self) -> VectorMemory:
         """Open the database and load (or rebuild) the index; no model is loaded."""
         with self._lock:
@@ -142,12 +157,14 @@ class VectorMemory(_Writing):
         if callable(setup):
             setup()
 
+    @guarded
     def flush(self) -> None:
         """Save the index file (the database is always up to date)."""
         with self._lock:
             if self.index is not None and self.store is not None and not self.store.read_only:
                 self.index.save(self.store)
 
+    @guarded
     def close(self) -> None:
         """Save the index and close the database (idempotent)."""
         with self._lock:
@@ -220,10 +237,12 @@ class VectorMemory(_Writing):
         return DEFAULT_THETA if self._theta is None else self._theta
 
     @property
+    @guarded
     def theta_source(self) -> str:
         store, _ = self._opened()
         return store.get_meta("theta_source", "default") or "default"
 
+    @guarded
     def set_theta(self, theta: float, source: str = "manual") -> None:
         """Store ``theta`` in the database (used by every later query)."""
         self._writable("store theta")
@@ -237,6 +256,7 @@ class VectorMemory(_Writing):
         store.log("theta", None, theta=theta, source=source)
         self._theta = theta
 
+    @guarded
     def calibrate(
         self, pairs: Iterable[dict[str, Any] | Sequence[Any]], method: str = "youden"
     ) -> Calibration:
@@ -291,6 +311,7 @@ class VectorMemory(_Writing):
 
     # -- reading --------------------------------------------------------------
 
+    @guarded
     def get(self, record_id: str) -> Record:
         """A record by id, deleted or not."""
         store, _ = self._opened()
@@ -308,11 +329,13 @@ class VectorMemory(_Writing):
             deleted_reason=row.deleted_reason,
         )
 
+    @guarded
     def history(self, record_id: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
         """Events (add, delete, restore, calibrate, trim ...), newest first."""
         store, _ = self._opened()
         return store.events(record_id, limit)
 
+    @guarded
     def __len__(self) -> int:
         store, _ = self._opened()
         return store.count(live_only=True)
@@ -333,11 +356,13 @@ class VectorMemory(_Writing):
                 self._rows.popitem(last=False)
         return out
 
+    @guarded
     def search(self, query: str, k: int = 10, *, all_outcomes: bool = False) -> list[Example]:
         """Plain nearest neighbours, no rules: the naive RAG baseline."""
         vector = self._embed([query])[0]
         return self.search_vector(vector, k, all_outcomes=all_outcomes)
 
+    @guarded
     def search_vector(
         self, vector: np.ndarray, k: int = 10, *, all_outcomes: bool = False
     ) -> list[Example]:
@@ -350,6 +375,7 @@ class VectorMemory(_Writing):
             if x in rows
         ]
 
+    @guarded
     def resolve(self, query: str, k: int = 5, *, trim: bool | None = None) -> Resolution:
         """Algorithm 1 for ``query``: retrieve, judge, keep, record conflicts, trim.
 
@@ -361,6 +387,7 @@ class VectorMemory(_Writing):
         vector = self._embed([query])[0]
         return self.resolve_vector(query, vector, self.extractor.extract(query), k, trim=trim)
 
+    @guarded
     def resolve_vector(
         self,
         query: str,
@@ -391,10 +418,16 @@ class VectorMemory(_Writing):
                 if len(labels) == 0:
                     break
                 rows = self._rows_for(store, labels)
+                # Ties (a sentence stored twice, near-duplicates) by content, not by label:
+                # which one is kept or cut must not depend on which was stored first.
+                order = sorted(
+                    zip(labels.tolist(), sims.tolist(), strict=True),
+                    key=lambda ls: _rank_key(ls, rows),
+                )
                 if not self._has_cuts:
                     self._has_cuts = store.cut_count() > 0  # another process may have cut
                 cuts = store.cuts_among(kept + labels.tolist()) if self._has_cuts else set()
-                for label, sim in zip(labels.tolist(), sims.tolist(), strict=True):
+                for label, sim in order:
                     seen.add(label)
                     if label not in rows:
                         continue
@@ -470,6 +503,7 @@ class VectorMemory(_Writing):
         """Up to ``k`` past successes for ``query``, cleaned of conflicts (best first)."""
         return self.resolve(query, k, trim=trim).examples()
 
+    @guarded
     def trim(self, queries: Iterable[str] | None = None, k: int = 10) -> dict[str, int]:
         """Run Algorithm 1 over ``queries`` (default: every stored record as a witness).
 
@@ -482,7 +516,9 @@ class VectorMemory(_Writing):
         store.writable("trim")
         n = conflicts = added = 0
         if queries is None:
-            for row in store.rows(live_only=True):
+            # Witnesses in content order: the same memory trims the same whatever the order
+            # its records were stored in.
+            for row in sorted(store.rows(live_only=True), key=lambda r: (r.information, r.id)):
                 if row.outcome != SUCCESS:
                     continue
                 res = self.resolve_vector(
@@ -509,6 +545,7 @@ class VectorMemory(_Writing):
 
     # -- reporting --------------------------------------------------------------
 
+    @guarded
     def stats(self) -> dict[str, Any]:
         """Counts, theta, sizes on disk, embedder and rules."""
         store, index = self._opened()

@@ -26,7 +26,7 @@ import numpy as np
 from bt_raider.errors import MemoryStoreError
 from bt_raider.memory.actions import Action, Extractor, actions_to_json
 from bt_raider.memory.index import VectorIndex
-from bt_raider.memory.store import Row, Store
+from bt_raider.memory.store import Row, Store, guarded
 
 #: Outcomes that make a record eligible as a few-shot example.
 SUCCESS = "success"
@@ -50,6 +50,7 @@ class _Writing:
         def _opened(self) -> tuple[Store, VectorIndex]: ...
         def _embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
+    @guarded
     def record(
         self,
         information: str,
@@ -76,6 +77,7 @@ class _Writing:
             ]
         )[0]
 
+    @guarded
     def record_many(self, items: Iterable[dict[str, Any]], batch_size: int = 256) -> list[str]:
         """Store many records (embedded in batches); returns their ids in order.
 
@@ -198,6 +200,7 @@ class _Writing:
                     f"{old[key]!r} != {new[key]!r}): re-delivering a record must not change it"
                 )
 
+    @guarded
     def delete(self, record_id: str, reason: str = "judged wrong") -> bool:
         """Hide a record from retrieval (hnswlib ``mark_deleted``); its row and history stay.
 
@@ -217,6 +220,7 @@ class _Writing:
                     index.mutation = expected + 1
             return bool(changed)
 
+    @guarded
     def restore(self, record_id: str) -> bool:
         """Undo :meth:`delete`; returns False when the record was not deleted."""
         with self._lock:

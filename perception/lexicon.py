@@ -23,14 +23,14 @@ How :meth:`CategoryLexicon.types_for` reads a noun, first hit wins:
 from __future__ import annotations
 
 import copy
-import json
 import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from bt_raider.errors import BtRaiderError
+from bt_raider import files
+from bt_raider.errors import BtRaiderError, InputFileError
 from bt_raider.perception.scene import STATES
 from bt_raider.words import plural, singulars
 
@@ -57,6 +57,12 @@ PART_WORDS = frozenset("door doors handle handles lid tank knob knobs".split())
 
 class LexiconError(BtRaiderError, ValueError):
     """A lexicon file or dict is malformed (the message names the source and the entry)."""
+
+
+class LexiconFileError(InputFileError, LexiconError):
+    """A lexicon file cannot be read (:mod:`bt_raider.files`: not a regular file, too big, not
+    UTF-8 JSON within bounds): an :class:`~bt_raider.errors.InputFileError` and a
+    :class:`LexiconError`."""
 
 
 class _Blanks(dict[int, str | None]):
@@ -232,11 +238,11 @@ class CategoryLexicon:
             p = Path(path_or_dict)
             source = str(p)
             try:
-                data = json.loads(p.read_text(encoding="utf-8"))
-            except OSError as exc:
-                raise LexiconError(f"{p}: cannot read lexicon ({exc.strerror or exc})") from exc
-            except json.JSONDecodeError as exc:
-                raise LexiconError(f"{p}: not JSON ({exc.msg} at line {exc.lineno})") from exc
+                data = files.read_json(p, what="lexicon", max_bytes=files.MAX_CONFIG_BYTES)
+            except InputFileError as exc:
+                error = LexiconFileError(str(exc))
+                error.path, error.what = exc.path, exc.what
+                raise error from None
             if not isinstance(data, dict):
                 raise LexiconError(f"{p}: a lexicon must be a JSON object")
         base_lex = cls.default() if base == "default" else base

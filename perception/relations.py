@@ -43,6 +43,7 @@ __all__ = [
     "CONTAINER_TYPES",
     "NEAR_DISTANCE",
     "RELATIONS",
+    "RUNNING_APPLIANCE_TYPES",
     "SIDE_MARGIN",
     "SIDE_RANGE",
     "SINGLE_SLOT_TYPES",
@@ -126,8 +127,22 @@ SURFACE_OPENABLES: frozenset[str] = frozenset({"Toilet", "Laptop", "Book"})
 _PHRASES: dict[str, str] = {}
 
 
-#: Appliances that hold one item at a time: occupied as soon as anything is in or on them.
-SINGLE_SLOT_TYPES = frozenset({"CoffeeMachine", "Toaster"})
+#: Appliances that hold one item at a time: occupied as soon as anything is in or on them (a
+#: Microwave heats one dish).
+SINGLE_SLOT_TYPES = frozenset({"CoffeeMachine", "Toaster", "Microwave"})
+#: Appliances that must be turned off before they are opened, or anything is put in or taken
+#: out: while running (``isToggled``) they heat, spin or pour.
+RUNNING_APPLIANCE_TYPES = frozenset(
+    {
+        "Microwave",
+        "Toaster",
+        "CoffeeMachine",
+        "Oven",
+        "Dishwasher",
+        "WashingMachine",
+        "ClothesDryer",
+    }
+)
 
 
 def _add(canonical: str, *phrases: str) -> None:

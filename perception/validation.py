@@ -57,8 +57,10 @@ STATES = (
     "isPickedUp",
 )
 ROBOT_DEFAULTS: dict[str, float] = {"reach": 1.1, "handover_distance": 0.5, "arms": 1}
-#: Pose assumed when a scene has no ``agent`` (perception output without a robot pose).
-DEFAULT_AGENT: dict[str, Any] = {"position": {"x": 0.0, "y": 0.9, "z": 0.0}, "rotation": {"y": 0.0}}
+#: Pose assumed when a scene has no ``agent`` (perception output without a robot pose). No
+#: ``rotation``: yaw 0 serves distances, but which way the robot faces stays unknown, so a
+#: robot-relative reference ("the box on the left") is unclear.
+DEFAULT_AGENT: dict[str, Any] = {"position": {"x": 0.0, "y": 0.9, "z": 0.0}}
 
 #: Keys whose numbers (at any depth below them) are geometry, held to :data:`MAX_MAGNITUDE`.
 GEOMETRY_KEYS = frozenset(
@@ -353,6 +355,8 @@ def _object_fine(obj: dict[str, Any]) -> bool:
                 return False
     if not _BOOLS.issuperset(map(type, map(obj.get, _FLAGS, repeat(False)))):
         return False
+    if type(obj.get("color", "")) is not str and obj["color"] is not None:
+        return False
     for key in ("parentReceptacles", "receptacleObjectIds"):
         ids = obj.get(key)
         if ids is not None and not (type(ids) is list and _STRINGS.issuperset(map(type, ids))):
@@ -421,6 +425,12 @@ def validate_scene(data: Any, source: str = "<dict>") -> None:
                 raise SceneError(
                     f"{where}.{key}: must be a list of objectIds or null, got {show_value(val)}"
                 )
+        colour = obj.get("color")
+        if colour is not None and not isinstance(colour, str):
+            raise SceneError(
+                f'{where}.color: must be a colour word such as "red", or null, got '
+                f"{show_value(colour)}"
+            )
     agent = data.get("agent", DEFAULT_AGENT)
     if not isinstance(agent, dict) or "position" not in agent:
         raise SceneError(f"{source}: agent: must be an object with a position")

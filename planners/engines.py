@@ -1,11 +1,14 @@
 """Planning engines in a child process, so a time limit stops every one of them.
 
-pyperplan has no time limit of its own and Fast Downward's runs inside unified-planning (UP);
-a search that runs in this process cannot be stopped. So each search runs in a child process
-(``python -m bt_raider.planners.engines``) that reads one JSON request per line on stdin and
-answers one JSON line on stdout; when the time is up the child and everything it started is
-killed. Children are kept between searches (the engine's imports are paid once) and a fresh
-one replaces a killed one.
+pyperplan has no time limit of its own, Fast Downward's runs inside unified-planning (UP), and
+reading, grounding and writing a large problem can take longer than any search; none of it can
+be stopped in this process. So all of it runs in a child process
+(``python -m bt_raider.planners.child``, :mod:`bt_raider.planners.child`) that reads one JSON
+request per line on stdin and answers one JSON line on stdout; when the time is up the child
+and everything it started is killed. The child's address space is capped (only ever lowered:
+a hard ``ulimit -v`` stays in force, and a limit too small to plan in is one
+:class:`~bt_raider.errors.PlanningError` naming it). Children are kept between searches (the
+engine's imports are paid once) and a fresh one replaces a killed one.
 
 What a child runs:
 
@@ -15,12 +18,15 @@ What a child runs:
   time limit, which Fast Downward honours.
 
 Requests are PDDL text and answers are plan steps as text (``(pick ball1 rooma left)``); the
-caller maps the names back to its problem (see :func:`bt_raider.planners.pddl.solve`).
+caller maps the names back to its problem (see :func:`bt_raider.planners.pddl.solve`). While it
+works the child says what it does (``parsing``, ``grounding``, ``searching with pyperplan``,
+``validating``): the ``progress`` callback hears it from the first second on.
 """
 
 from __future__ import annotations
 
 import atexit
+import errno
 import importlib.util
 import json
 import os
@@ -53,13 +59,20 @@ PYPERPLAN_FEATURES = frozenset(
 )
 #: Seconds between two progress calls while a search runs.
 PROGRESS_PERIOD = 5.0
+#: Seconds before the first progress call (then at each new phase, and every period).
+FIRST_PROGRESS = 1.0
 #: Seconds a self-timed engine gets past the limit to answer before it is killed.
 GRACE = 1.0
 #: The most address space a planning child (and Fast Downward under it) may take, in bytes.
 MEMORY_CAP = 8 * 2**30
+#: Below this address-space limit no planner child can even start (Python and an engine):
+#: refused before trying.
+MIN_MEMORY = 128 * 2**20
 #: Idle children kept for the next search.
 MAX_IDLE = 2
 
+#: ``progress(what, seconds)``: what the child does (``"searching with pyperplan"``) and the
+#: seconds since the request was sent.
 Progress = Callable[[str, float], Any]
 
 
@@ -116,7 +129,8 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def _kill_all(pids: list[int]) -> None:
+def kill_all(pids: list[int]) -> None:
+    """SIGKILL each of ``pids`` (one already gone is skipped)."""
     for pid in pids:
         try:
             os.kill(pid, signal.SIGKILL)
@@ -124,27 +138,59 @@ def _kill_all(pids: list[int]) -> None:
             pass
 
 
-def _memory_limit() -> None:
-    """Cap the child's address space (Fast Downward inherits it): a search that would fill the
-    machine stops with an error instead. ``BT_RAIDER_PLANNER_MEMORY`` (bytes, 0 = no cap)
-    overrides the default of half the machine's memory, at most :data:`MEMORY_CAP`."""
+#: What a process says when the address-space limit refuses it memory: Python, the dynamic
+#: loader (a library's import), OpenBLAS (numpy's import), thread stacks.
+MEMORY_SIGNS = (
+    "MemoryError",
+    "Cannot allocate memory",
+    "can't start new thread",
+    "failed to map segment",
+    "Memory allocation still failed",
+    "std::bad_alloc",
+)
+
+
+def address_limit() -> int | None:
+    """This process's address-space limit in bytes (``ulimit -v``), None when there is none."""
     try:
         import resource
     except ImportError:  # pragma: no cover - not POSIX
-        return
-    wanted = os.environ.get("BT_RAIDER_PLANNER_MEMORY")
-    if wanted is not None:
-        if not wanted.strip().isdigit():
-            raise SystemExit(f"BT_RAIDER_PLANNER_MEMORY must be a number of bytes, got {wanted!r}")
-        limit = int(wanted)
+        return None
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    return None if soft == resource.RLIM_INFINITY else int(soft)
+
+
+def _out_of_memory(stderr: str) -> bool:
+    """The child's last words say it ran out of address space (at start-up, say)."""
+    return any(sign in stderr for sign in MEMORY_SIGNS)
+
+
+def memory_error() -> PlanningError:
+    """The one-line error for a planner that ran out of memory under its address-space cap."""
+    limit = address_limit()
+    wanted = os.environ.get("BT_RAIDER_PLANNER_MEMORY", "").strip()
+    if wanted.isdigit() and int(wanted) > 0 and (limit is None or int(wanted) < limit):
+        limit, source = int(wanted), "BT_RAIDER_PLANNER_MEMORY"
     else:
-        try:
-            total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        except (ValueError, OSError):  # pragma: no cover - unknown machine
-            total = 2 * MEMORY_CAP
-        limit = min(MEMORY_CAP, total // 2)
-    if limit > 0:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, resource.RLIM_INFINITY))
+        source = "ulimit -v"
+    if limit is None:
+        return PlanningError(
+            "the planner ran out of memory (its cap is half the machine's memory, at most "
+            f"{MEMORY_CAP // 2**30} GiB): set BT_RAIDER_PLANNER_MEMORY to more bytes"
+        )
+    return PlanningError(
+        f"the address-space limit of {limit // 2**20} MiB ({source}) is too small for planning "
+        "this problem: raise it"
+    )
+
+
+def _child_environment() -> dict[str, str]:
+    """The child's environment: numpy's BLAS with one thread and two malloc arenas, which
+    reserve less address space (planning uses neither), unless the user chose otherwise."""
+    env = dict(os.environ)
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    env.setdefault("MALLOC_ARENA_MAX", "2")
+    return env
 
 
 # ---------------------------------------------------------------------------- the parent side
@@ -152,21 +198,32 @@ class _Child:
     """One child process and the threads that drain its output."""
 
     def __init__(self) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bt_raider.planners.engines"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            encoding="utf-8",
-            bufsize=1,
-            start_new_session=os.name == "posix",  # False is Popen's default
-        )
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "bt_raider.planners.child"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                encoding="utf-8",
+                bufsize=1,
+                start_new_session=os.name == "posix",  # False is Popen's default
+                env=_child_environment(),
+            )
+        except OSError as exc:
+            if exc.errno == errno.ENOMEM:  # fork refused under the address-space limit
+                raise memory_error() from exc
+            raise PlanningError(f"cannot start the planner process: {exc}") from exc
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.errors: deque[str] = deque(maxlen=30)  # stderr's last lines, for messages
         self._next = 0
-        for stream, sink in ((self.proc.stdout, self.lines.put), (self.proc.stderr, None)):
-            threading.Thread(target=self._drain, args=(stream, sink), daemon=True).start()
+        self.phase = ""  # what the child said it does, for messages
+        self._drains = [
+            threading.Thread(target=self._drain, args=(stream, sink), daemon=True)
+            for stream, sink in ((self.proc.stdout, self.lines.put), (self.proc.stderr, None))
+        ]
+        for drain in self._drains:
+            drain.start()
 
     def _drain(self, stream: Any, sink: Callable[[str | None], Any] | None) -> None:
         for line in stream:
@@ -192,30 +249,53 @@ class _Child:
         return self._next
 
     def receive(
-        self, rid: int, deadline: float | None, tick: Callable[[], Any]
+        self,
+        rid: int,
+        deadline: float | None,
+        tick: Callable[[str], Any],
+        first: float | None = None,
     ) -> dict[str, Any] | None:
-        """The answer to request ``rid``; None when ``deadline`` passes first."""
+        """The answer to request ``rid``; None when ``deadline`` passes first.
+
+        ``tick(phase)`` is called at each phase line the child sends, at ``first`` (a
+        monotonic time) and every :data:`PROGRESS_PERIOD` seconds after.
+        """
+        self.phase = ""
+        due = time.monotonic() + PROGRESS_PERIOD if first is None else first
         while True:
-            wait = PROGRESS_PERIOD
+            now = time.monotonic()
+            wait = due - now
             if deadline is not None:
-                wait = min(wait, deadline - time.monotonic())
-                if wait <= 0:
+                if deadline <= now:
                     return None
+                wait = min(wait, deadline - now)
             try:
-                line = self.lines.get(timeout=wait)
+                line = self.lines.get(timeout=max(wait, 0.0))
             except queue.Empty:
-                tick()
+                if time.monotonic() >= due:
+                    tick(self.phase)
+                    due = time.monotonic() + PROGRESS_PERIOD
                 continue
             if line is None:
                 self.proc.wait()
+                self._drains[1].join(timeout=1.0)  # its last words name the reason
+                stderr = self._stderr()
+                if _out_of_memory(stderr):
+                    raise memory_error()
                 raise PlanningError(
                     f"the planner process ended (exit status {self.proc.returncode}): "
-                    f"{self._stderr() or 'no message'}"
+                    f"{stderr or 'no message'}"
                 )
             answer = json.loads(line)
-            if answer.get("id") == rid:
-                return answer
-            # Not this request's answer (none should be pending): skip it.
+            if answer.get("id") != rid:
+                continue  # not this request's (a prepare's "loaded"): skip it
+            if "phase" in answer:
+                self.phase = str(answer["phase"])
+                tick(self.phase)
+                continue
+            if answer.get("status") == "memory":
+                raise memory_error()
+            return dict(answer)
 
     def _stderr(self) -> str:
         return " ".join(" ".join(self.errors).split())[-400:]
@@ -232,7 +312,7 @@ class _Child:
                     self.proc.kill()
             except (ProcessLookupError, PermissionError):
                 pass
-            _kill_all(stray)
+            kill_all(stray)
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:  # pragma: no cover - the kernel lags
@@ -289,6 +369,63 @@ def prepare(engine: str) -> None:
     _give_back(child)
 
 
+def exchange(
+    request: dict[str, Any],
+    *,
+    timeout: float | None,
+    progress: Progress | None = None,
+    grace: float = 0.0,
+    first_after: float | None = None,
+) -> tuple[dict[str, Any] | None, str]:
+    """Send ``request`` to a child and wait for its answer, at most ``timeout`` (+ ``grace``) s.
+
+    Args:
+        request: the JSON request (see :mod:`bt_raider.planners.child`).
+        timeout: seconds before the child is killed (None: no limit).
+        progress: called as ``progress(what, seconds)`` once the child has worked for
+            :data:`FIRST_PROGRESS` seconds, then at each new phase and every
+            :data:`PROGRESS_PERIOD` seconds.
+        grace: extra seconds for a child that stops itself at ``timeout`` (Fast Downward).
+        first_after: seconds before the first progress call (default :data:`FIRST_PROGRESS`;
+            less for a command whose start-up took the rest of its first second).
+
+    Returns:
+        The answer (None when the time ran out) and the last phase the child named.
+
+    Raises:
+        PlanningError: the child could not run, ended without answering, or ran out of memory
+            under its address-space limit (the message names the limit).
+    """
+    limit = address_limit()
+    if limit is not None and limit < MIN_MEMORY:
+        raise memory_error()  # no child could start: say so before trying
+    start = time.monotonic()
+    deadline = None if timeout is None else start + timeout + grace
+    wait = FIRST_PROGRESS if first_after is None else max(0.0, first_after)
+    first = start + min(wait, PROGRESS_PERIOD)
+
+    def tick(phase: str) -> None:
+        now = time.monotonic()
+        if progress is None or now < first:
+            return  # a quick answer says nothing: one line for an error stays one line
+        progress(phase or "starting the planner", now - start)
+
+    child = _take()
+    answered = False
+    try:
+        rid = child.send(request)
+        reply = child.receive(rid, deadline, tick, first)
+        if reply is None:
+            return None, child.phase
+        answered = True
+        return reply, child.phase
+    finally:
+        if answered:
+            _give_back(child)
+        else:  # out of time, interrupted or broken: the search must not go on
+            child.kill()
+
+
 def run(
     engine: str,
     domain: str,
@@ -305,8 +442,8 @@ def run(
         domain: the domain's PDDL text.
         problem: the problem's PDDL text.
         timeout: seconds before the search is stopped (None: no limit).
-        progress: called as ``progress(engine, seconds)`` every :data:`PROGRESS_PERIOD`
-            seconds while the search runs.
+        progress: called as ``progress(what, seconds)`` while the child works (see
+            :func:`exchange`).
         shared_names: let a type and an object share a name (Fast Downward's reader).
 
     Returns:
@@ -319,10 +456,6 @@ def run(
         raise PlanningError(
             f"unknown planning engine {engine!r}: expected one of {', '.join(ENGINES)}"
         )
-    start = time.monotonic()
-    deadline = None
-    if timeout is not None:
-        deadline = start + timeout + (GRACE if engine in SELF_TIMED else 0.0)
     request = {
         "engine": engine,
         "domain": domain,
@@ -330,144 +463,19 @@ def run(
         "timeout": timeout,
         "shared_names": shared_names,
     }
-    child = _take()
-    answered = False
-    try:
-        rid = child.send(request)
-        tick = (lambda: progress(engine, time.monotonic() - start)) if progress else (lambda: None)
-        reply = child.receive(rid, deadline, tick)
-        if reply is None:
-            return Answer("timeout", message=f"stopped after {time.monotonic() - start:.1f} s")
-        answered = True
-        return Answer(
-            str(reply.get("status", "error")),
-            [str(s) for s in reply.get("plan") or []],
-            str(reply.get("problem") or ""),
-            str(reply.get("message") or ""),
-        )
-    finally:
-        if answered:
-            _give_back(child)
-        else:  # out of time, interrupted or broken: the search must not go on
-            child.kill()
+    start = time.monotonic()
+    grace = GRACE if engine in SELF_TIMED else 0.0
+    reply, _ = exchange(request, timeout=timeout, progress=progress, grace=grace)
+    if reply is None:
+        return Answer("timeout", message=f"stopped after {time.monotonic() - start:.1f} s")
+    return answer_of(reply)
 
 
-# ---------------------------------------------------------------------------- the child side
-def _steps(names: list[list[str]]) -> list[str]:
-    return ["(" + " ".join(parts) + ")" for parts in names]
-
-
-def _pyperplan(request: dict[str, Any]) -> dict[str, Any]:
-    # pyperplan's own parser and search: UP's pyperplan engine runs the same grounding and
-    # search (weighted A* with h_add) on the same STRIPS problem.
-    from pyperplan.pddl.parser import Parser
-    from pyperplan.planner import HEURISTICS, SEARCHES, _ground, _search
-
-    parser = Parser(None)
-    parser.domInput, parser.probInput = request["domain"], request["problem"]
-    try:
-        domain = parser.parse_domain(read_from_file=False)
-        problem = parser.parse_problem(domain, read_from_file=False)
-    except Exception as exc:  # pyperplan raises ValueError, ParseError, SemanticError, ...
-        return {"status": "error", "message": f"pyperplan cannot read the PDDL: {exc}"}
-    task = _ground(problem)
-    solution = _search(task, SEARCHES["wastar"], HEURISTICS["hadd"](task))
-    if solution is None:
-        return {"status": "unsolvable", "problem": problem.name, "message": "UNSOLVABLE_PROVEN"}
-    return {"status": "solved", "problem": problem.name, "plan": [op.name for op in solution]}
-
-
-def _fast_downward(request: dict[str, Any]) -> dict[str, Any]:
-    import warnings
-
-    from unified_planning.engines import PlanGenerationResultStatus as S
-    from unified_planning.environment import get_environment
-    from unified_planning.exceptions import UPException
-    from unified_planning.io import PDDLReader
-
-    # The global environment: UP's compilers build parts of the problem in it. This process
-    # only plans, so its flags are ours to set.
-    env = get_environment()
-    env.credits_stream = None  # UP's banner must not reach the answer stream
-    env.error_used_name = not request.get("shared_names")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        problem = PDDLReader(env).parse_problem_string(request["domain"], request["problem"])
-    options = {} if request.get("timeout") is None else {"timeout": float(request["timeout"])}
-    try:
-        with env.factory.OneshotPlanner(name="fast-downward") as planner:
-            planner.skip_checks = True  # the caller checked the problem's kind
-            result = planner.solve(problem, **options)
-    except (UPException, NotImplementedError, AssertionError) as exc:
-        reason = " ".join(str(exc).split()) or type(exc).__name__
-        return {"status": "error", "problem": problem.name, "message": reason}
-    status = {
-        S.SOLVED_SATISFICING: "solved",
-        S.SOLVED_OPTIMALLY: "solved",
-        S.UNSOLVABLE_PROVEN: "unsolvable",
-        S.UNSOLVABLE_INCOMPLETELY: "unsolvable",
-        S.TIMEOUT: "timeout",
-    }.get(result.status, "error")
-    answer: dict[str, Any] = {"status": status, "problem": problem.name}
-    if status == "solved" and result.plan is not None:
-        answer["plan"] = _steps(
-            [[a.action.name, *(str(p) for p in a.actual_parameters)] for a in result.plan.actions]
-        )
-    log = " ".join(" ".join(m.message.split()) for m in (result.log_messages or []))
-    answer["message"] = f"{result.status.name}: {log[-400:]}" if status == "error" else ""
-    return answer
-
-
-def _load(engine: Any) -> dict[str, Any]:
-    if engine == "pyperplan":
-        import pyperplan.pddl.parser  # noqa: F401
-        import pyperplan.planner  # noqa: F401
-    elif engine == "fast-downward":
-        import unified_planning.io  # noqa: F401
-        import up_fast_downward  # noqa: F401
-    return {"status": "loaded"}
-
-
-def _handle(request: dict[str, Any]) -> dict[str, Any]:
-    engine = request.get("engine")
-    if request.get("op") == "load":
-        return _load(engine)
-    if engine == "pyperplan":
-        return _pyperplan(request)
-    if engine == "fast-downward":
-        return _fast_downward(request)
-    return {"status": "error", "message": f"unknown planning engine {engine!r}"}
-
-
-def _read_requests(requests: queue.Queue[str]) -> None:
-    # The parent gone (its end of the pipe closed, even by SIGKILL) ends the child at once,
-    # a search in progress and whatever it started included: nobody will read the answer.
-    for line in sys.stdin:
-        requests.put(line)
-    _kill_all(descendants(os.getpid()))
-    os._exit(0)
-
-
-def main() -> None:
-    """The child: answer each request line on stdin with one JSON line; exit at end of input."""
-    _memory_limit()
-    out = sys.stdout
-    sys.stdout = sys.stderr  # whatever an engine prints must not mix with the answers
-    requests: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=_read_requests, args=(requests,), daemon=True).start()
-    while True:
-        line = requests.get()
-        if not line.strip():
-            continue
-        request = json.loads(line)
-        try:
-            answer = _handle(request)
-        except Exception as exc:  # report it; the parent decides what it means
-            answer = {"status": "error", "message": f"{type(exc).__name__}: {exc}"}
-        answer["id"] = request.get("id")
-        out.write(json.dumps(answer) + "\n")
-        out.flush()
-
-
-if __name__ == "__main__":
-    main()
+def answer_of(reply: dict[str, Any]) -> Answer:
+    """The :class:`Answer` in a child's JSON reply."""
+    return Answer(
+        str(reply.get("status", "error")),
+        [str(s) for s in reply.get("plan") or []],
+        str(reply.get("problem") or ""),
+        str(reply.get("message") or ""),
+    )

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -31,10 +32,13 @@ from typing import TYPE_CHECKING, Any
 
 from bt_raider.checking.verdict import Category
 from bt_raider.errors import PlanningError, QueryError, require
+from bt_raider.files import MAX_PDDL_BYTES
 from bt_raider.planners import engines
 from bt_raider.planners.engines import ENGINE_CHOICES as ENGINE_CHOICES
 from bt_raider.planners.engines import ENGINES as ENGINES
 from bt_raider.planners.engines import installed_engines as installed_engines
+from bt_raider.planners.sexp import read_pddl
+from bt_raider.planners.writing import problem_writer
 
 if TYPE_CHECKING:
     from unified_planning.model import Action, FNode, Object, Problem
@@ -74,12 +78,10 @@ _EMPTY_FUNCTIONS = re.compile(r"\(\s*:functions\s*\)", re.IGNORECASE)
 
 
 # ---------------------------------------------------------------------------- reading
-def _read(path: str | Path, what: str) -> str:
-    p = Path(path)
-    try:
-        return p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PlanningError(f"{p}: cannot read the PDDL {what} ({exc.strerror or exc})") from exc
+def _read(path: str | Path, what: str, max_bytes: int = MAX_PDDL_BYTES) -> str:
+    # The one input discipline (bt_raider.files): a FIFO, a device, a directory, a huge or
+    # non-UTF-8 file is one PddlFileError (a PlanningError) naming it, never a hang.
+    return read_pddl(path, what, max_bytes)
 
 
 def _normalise(text: str) -> str:
@@ -108,7 +110,11 @@ def _reader_message(exc: Exception) -> str:
 
 
 def load(
-    domain: str | Path, problem: str | Path | None = None, *, allow_shared_names: bool = False
+    domain: str | Path,
+    problem: str | Path | None = None,
+    *,
+    allow_shared_names: bool = False,
+    max_bytes: int = MAX_PDDL_BYTES,
 ) -> Problem:
     """Read a PDDL domain and problem into a UP problem.
 
@@ -118,13 +124,14 @@ def load(
         allow_shared_names: accept a type and an object (or a fluent and an action, ...) of
             the same name, which PDDL allows and UP refuses by default (UP's environment flag
             ``error_used_name`` is off while these files are read).
+        max_bytes: the largest file read (:data:`~bt_raider.files.MAX_PDDL_BYTES` by default).
 
     Raises:
         PlanningError: a file cannot be read or is not PDDL UP understands; the message names
             the file and carries the reader's message (with line and column).
     """
-    domain_text = _normalise(_read(domain, "domain"))
-    problem_text = None if problem is None else _normalise(_read(problem, "problem"))
+    domain_text = _normalise(_read(domain, "domain", max_bytes))
+    problem_text = None if problem is None else _normalise(_read(problem, "problem", max_bytes))
     try:
         return _parse(domain_text, problem_text, allow_shared_names)
     except Exception as exc:  # the reader raises pyparsing, SyntaxError and UP errors alike
@@ -238,9 +245,10 @@ def choose_engine(problem: Problem, engine: str = "auto") -> str:
 
 
 def _answer_error(
-    answer: engines.Answer, name: str, engine: str, timeout: float | None
+    answer: engines.Answer, name: str, engine: str, timeout: float | None, doing: str = ""
 ) -> PlanningError:
-    """The PlanningError for an answer that carries no plan."""
+    """The PlanningError for an answer that carries no plan (``doing``: the child's last
+    phase, named when the time ran out before the search)."""
     if answer.status == "unsolvable":
         return PlanningError(
             f"problem {name!r} has no plan: {engine} proved the goal unreachable "
@@ -249,8 +257,10 @@ def _answer_error(
     if answer.status == "timeout":
         other = [e for e in installed_engines() if e != engine]
         hint = f", or another engine: {', '.join(other)}" if other else ""
+        who = f"{engine} was stopped" if engine in ENGINES else "planning was stopped"
+        while_ = f" while {doing}" if doing and not doing.startswith("searching") else ""
         return PlanningError(
-            f"no plan for {name!r} within {timeout:g} s: {engine} was stopped at the time limit "
+            f"no plan for {name!r} within {timeout:g} s: {who} at the time limit{while_} "
             f"(give it more time with timeout= / --timeout{hint})"
         )
     return PlanningError(
@@ -281,12 +291,11 @@ def solve(
             for ... within N s"), or the engine failed (the message carries its reason).
     """
     from unified_planning.exceptions import UPException
-    from unified_planning.io import PDDLWriter
     from unified_planning.plans import ActionInstance, SequentialPlan
 
     name = choose_engine(problem, engine)
     # The child reads PDDL: UP writes the problem with names it can map back to its elements.
-    writer = PDDLWriter(problem)
+    writer = problem_writer(problem)
     try:
         domain_text, problem_text = writer.get_domain(), writer.get_problem()
     except (UPException, NotImplementedError) as exc:
@@ -307,6 +316,145 @@ def solve(
     return SequentialPlan(actions, environment=problem.environment)
 
 
+@dataclass
+class PlanResult:
+    """What :func:`plan_texts` found.
+
+    Attributes:
+        problem: the problem's name, as the engine read it.
+        engine: the engine that planned.
+        steps: the plan.
+        valid: whether the plan reaches the goal when stepped from the initial state (None:
+            not validated).
+        seconds: the whole request's wall time (reading, grounding, searching, validating).
+    """
+
+    problem: str
+    engine: str
+    steps: list[Step]
+    valid: bool | None
+    seconds: float
+
+
+#: ``(define (problem NAME)``: a problem's name for a message when the child said nothing.
+_PROBLEM_NAME = re.compile(r"\(\s*define\s*\(\s*problem\s+([^\s()]+)", re.IGNORECASE)
+
+
+def plan_texts(
+    domain: str,
+    problem: str,
+    engine: str = "auto",
+    timeout: float | None = 60.0,
+    *,
+    progress: engines.Progress | None = None,
+    allow_shared_names: bool = False,
+    validate: bool = False,
+    names: tuple[str, str] = ("domain", "problem"),
+    spent: float = 0.0,
+) -> PlanResult:
+    """Plan from PDDL text with everything costly in the child process the time limit stops.
+
+    Reading the text (UP's reader or pyperplan's), choosing the engine (``auto``), grounding,
+    searching and validating all run in :mod:`bt_raider.planners.child`, under its
+    address-space cap: ``timeout`` bounds the call's wall time whatever the problem's size, and
+    this process imports no UP.
+
+    Args:
+        domain: the domain's PDDL text.
+        problem: the problem's PDDL text.
+        engine: ``"auto"``, ``"pyperplan"`` or ``"fast-downward"``.
+        timeout: seconds for all of it (None: no limit).
+        progress: called as ``progress(what, seconds)`` from the first second on
+            (``"parsing"``, ``"grounding"``, ``"searching with pyperplan"``, ``"validating"``).
+        allow_shared_names: as for :func:`load`.
+        validate: step the plan from the initial state to check that it reaches the goal.
+        names: the files' names, for messages.
+        spent: seconds of ``timeout`` already used by the caller (a command's start-up), so
+            that ``timeout`` bounds the caller's whole wall time.
+
+    Raises:
+        PlanningError: a text is not PDDL the reader understands (naming the file), no engine
+            applies, no plan, time ran out ("no plan for ... within N s"), or the planner ran out
+            of memory under its address-space limit (naming the limit).
+        MissingDependencyError: ``engine`` is not installed (with the hint).
+    """
+    _require_engine(engine)
+    budget = None if timeout is None else max(timeout - max(spent, 0.0), 0.05)
+    request = {
+        "op": "plan",
+        "engine": engine,
+        "domain": _normalise(domain),
+        "problem": _normalise(problem),
+        "timeout": budget,
+        "shared_names": allow_shared_names,
+        "validate": validate,
+    }
+    start = time.monotonic()
+    # From the caller's first second on (a command's start-up took part of it), but not at
+    # once: a quick answer or refusal stays the command's only output.
+    first = max(engines.FIRST_PROGRESS - max(spent, 0.0), 0.3)
+    reply, doing = engines.exchange(request, timeout=budget, progress=progress, first_after=first)
+    seconds = time.monotonic() - start
+    found = _PROBLEM_NAME.search(problem[:4096])
+    name = found.group(1).lower() if found else Path(names[1]).stem
+    if reply is None:
+        used = doing.rsplit(" ", 1)[-1] if doing.startswith("searching with ") else engine
+        answer = engines.Answer("timeout", message=f"stopped after {seconds:.1f} s")
+        raise _answer_error(answer, name, used, timeout, doing or "starting the planner")
+    status = str(reply.get("status"))
+    if status == "invalid":
+        culprit = names[1] if reply.get("culprit") == "problem" else names[0]
+        raise PlanningError(f"{culprit}: not valid PDDL: {reply.get('message')}")
+    if status == "refused":
+        raise PlanningError(str(reply.get("message")))
+    answer = engines.answer_of(reply)
+    used = str(reply.get("engine") or engine)
+    if status != "solved":
+        raise _answer_error(answer, answer.problem or name, used, timeout, doing)
+    valid = reply.get("valid")
+    return PlanResult(
+        answer.problem or name,
+        used,
+        [parse_step(text) for text in answer.plan],
+        None if valid is None else bool(valid),
+        seconds,
+    )
+
+
+def plan_paths(
+    domain: str | Path,
+    problem: str | Path,
+    engine: str = "auto",
+    timeout: float | None = 60.0,
+    *,
+    progress: engines.Progress | None = None,
+    allow_shared_names: bool = False,
+    validate: bool = False,
+    max_bytes: int = MAX_PDDL_BYTES,
+    spent: float = 0.0,
+) -> PlanResult:
+    """:func:`plan_texts` for PDDL files: this process reads them, the child does the rest.
+
+    ``max_bytes`` caps each file (:data:`~bt_raider.files.MAX_PDDL_BYTES` by default);
+    ``spent`` as for :func:`plan_texts`.
+
+    Raises:
+        PlanningError: a file cannot be read (a :class:`~bt_raider.errors.PddlFileError`), or
+            as :func:`plan_texts`.
+    """
+    texts = _read(domain, "domain", max_bytes), _read(problem, "problem", max_bytes)
+    return plan_texts(
+        *texts,
+        engine,
+        timeout,
+        progress=progress,
+        allow_shared_names=allow_shared_names,
+        validate=validate,
+        names=(str(domain), str(problem)),
+        spent=spent,
+    )
+
+
 def plan_files(
     domain: str | Path,
     problem: str | Path,
@@ -318,26 +466,24 @@ def plan_files(
 ) -> list[Step]:
     """The plan for PDDL files as :class:`Step` objects, without reading them into UP here.
 
-    The engine reads the files in its child process, so this process imports neither UP's
-    model nor its engines (about 1.5 s of start-up): the way for a program that only needs the
-    steps, such as the medicine-delivery demo. ``auto`` reads the files with UP to choose.
-    ``allow_shared_names`` as for :func:`load` (pyperplan accepts shared names anyway).
+    The engine reads the files in its child process (:func:`plan_paths`), so this process
+    imports neither UP's model nor its engines (about 1.5 s of start-up): the way for a program
+    that only needs the steps, such as the medicine-delivery demo. ``auto`` reads them with UP
+    in the child to choose. ``allow_shared_names`` as for :func:`load` (pyperplan accepts
+    shared names anyway).
 
     Raises:
         PlanningError: a file cannot be read or the engine cannot read it, no plan, or time
             ran out (as :func:`solve`).
     """
-    if engine == "auto":
-        loaded = load(domain, problem, allow_shared_names=allow_shared_names)
-        return plan_steps(solve(loaded, engine, timeout, progress=progress))
-    _require_engine(engine)
-    texts = _normalise(_read(domain, "domain")), _normalise(_read(problem, "problem"))
-    answer = engines.run(
-        engine, *texts, timeout=timeout, progress=progress, shared_names=allow_shared_names
-    )
-    if answer.status != "solved":
-        raise _answer_error(answer, answer.problem or Path(problem).stem, engine, timeout)
-    return [parse_step(text) for text in answer.plan]
+    return plan_paths(
+        domain,
+        problem,
+        engine,
+        timeout,
+        progress=progress,
+        allow_shared_names=allow_shared_names,
+    ).steps
 
 
 def validate(problem: Problem, plan: SequentialPlan) -> bool:

@@ -14,7 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bt_raider.errors import PlanningError
+from bt_raider import files
+from bt_raider.errors import InputFileError, PddlFileError, PlanningError
+from bt_raider.files import MAX_PDDL_BYTES
 
 _TOKEN = re.compile(r";[^\n]*|[()]|[^\s()]+")
 SExp = list[Any]
@@ -97,10 +99,29 @@ def _atoms(node: Any) -> list[SExp] | None:
     return [node]
 
 
+def read_pddl(path: str | Path, what: str, max_bytes: int = MAX_PDDL_BYTES) -> str:
+    """The text of a PDDL file, read as every file is (:mod:`bt_raider.files`).
+
+    Args:
+        path: the file.
+        what: what it is, e.g. ``"domain"``, ``"problem"`` or ``"plan"``.
+        max_bytes: the largest file read (``bt-raider plan --max-bytes`` raises it).
+
+    Raises:
+        PddlFileError: missing, not a regular file (a FIFO, a device or a directory is refused
+            before it is opened), over ``max_bytes``, or not UTF-8; one line naming the file.
+    """
+    try:
+        return files.read_text(
+            path, what=f"PDDL {what}", max_bytes=max_bytes, fix="--max-bytes, or max_bytes=..."
+        )
+    except InputFileError as exc:
+        error = PddlFileError(str(exc))
+        error.path, error.what = exc.path, exc.what
+        raise error from None
+
+
 def _text(source: str | Path, what: str) -> str:
     if isinstance(source, Path) or "(" not in str(source):
-        try:
-            return Path(source).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise PlanningError(f"cannot read the {what} file {str(source)!r}: {exc}") from exc
+        return read_pddl(source, what)
     return str(source)

@@ -69,7 +69,7 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 #: The leaves: every other package may import them.
-LEAVES = ("bt_raider.errors", "bt_raider.words")
+LEAVES = ("bt_raider.errors", "bt_raider.words", "bt_raider.files")
 
 
 def _layout_table() -> list[tuple[tuple[str, ...], tuple[str, ...]]]:

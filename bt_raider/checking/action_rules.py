@@ -148,6 +148,7 @@ class _ActionRules:
         """What perception's obstruction report lists for ``obj`` (not what rests in it)."""
         self.ask(f"Is anything blocking the {obj.name}?")
         listed = self._resolve_all(self.runner.call("check_obj_relationship", "blocking", obj.name))
+        listed = [b for b in listed if b.id != obj.id]  # never its own obstacle
         blockers = [b for b in listed if not relations.rests_on(b, obj)]
         resting = [b for b in listed if relations.rests_on(b, obj)]
         if blockers:
@@ -167,6 +168,21 @@ class _ActionRules:
             )
         else:
             self.fine(f"nothing blocks the {obj.name}")
+
+    def running(self, appliance: SceneObject, doing: str) -> None:
+        """An appliance that is running (``isToggled``) must be turned off before ``doing``
+        ("open it", "place the Bowl in it"): it heats, spins or pours meanwhile."""
+        if appliance.type not in relations.RUNNING_APPLIANCE_TYPES:
+            return
+        self.ask(f"Is the {appliance.name} running?")
+        if self.state(appliance).get("on", False):
+            self.found(
+                Category.WRONG_STATE,
+                f"The {appliance.name} is running (turned on): turn it off first, then {doing}.",
+                appliance.id,
+            )
+        else:
+            self.fine(f"the {appliance.name} is not running")
 
     def _resolve_all(self, names: Any) -> list[SceneObject]:
         out = []
@@ -195,7 +211,7 @@ class _ActionRules:
             self.runner.call("check_obj_relationship", "blocking", obj.name)
         )
         held = {o.id for o in self.grounder.held()}
-        blockers = [b for b in blockers if b.id not in held]
+        blockers = [b for b in blockers if b.id not in held and b.id != obj.id]
         if blockers:
             parts = []
             for b in blockers:
@@ -223,6 +239,8 @@ class _ActionRules:
                 parent = self.scene.by_id(pid)
             except Exception:  # a parent perception does not list
                 continue
+            if parent.type in relations.RUNNING_APPLIANCE_TYPES:
+                self.running(parent, f"take the {obj.name} out")
             if parent.flag("openable"):
                 holders.append(parent)
         for p in holders:
@@ -281,6 +299,7 @@ class _ActionRules:
                 )
             else:
                 self.fine(f"the {dest.name} is open")
+        self.running(dest, f"place the {display(obj)} in it")
         if dest.type in self.owner.single_slot:
             self.ask(f"Is the {dest.name} free? (it holds one item at a time)")
             inside = self._resolve_all(
@@ -324,6 +343,8 @@ class _ActionRules:
                 )
             else:
                 self.fine(f"the {obj.name} is {STATE_TEXT[word][not done_value]}")
+                if self.action == "open":
+                    self.running(obj, "open it")
         self.reported_blockers(obj)
         self.within_reach(obj)
 
@@ -369,7 +390,12 @@ class _ActionRules:
         name = display(target)
         self.ask(f"Is the path to {name if isinstance(target, Human) else 'the ' + name} free?")
         path = self.runner.call("check_free_path", tool_name(target)) or {}
-        blockers = list(path.get("blockers") or [])
+        listed = list(path.get("blockers") or [])
+        # The destination is never its own obstacle (a report that files it under itself).
+        blockers = [b for b in listed if b != name and self._id_of(b) != target.id]
+        if listed and not blockers:
+            self.fine(f"the path to {name} is free (the {name} itself is no obstacle)")
+            return
         if not path.get("free", not blockers):
             what = listing([article(b) for b in blockers]) if blockers else "an obstacle"
             the = name if isinstance(target, Human) else f"the {name}"

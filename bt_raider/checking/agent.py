@@ -44,6 +44,7 @@ from bt_raider.checking.verdict import (
 )
 from bt_raider.errors import BackendError, SceneError, ToolError
 from bt_raider.llm.chat import ChatModel, ChatReply, ToolCallRequest, make_chat, start_daemon
+from bt_raider.llm.grammar import Grammar, raider_turn
 from bt_raider.llm.prompts import render
 from bt_raider.llm.replies import TextCall, find_final, loads_lenient, parse_tool_calls
 from bt_raider.perception.tools import default_tools
@@ -78,12 +79,14 @@ CATEGORY_MEANINGS: dict[Category, str] = {
     Category.WRONG_STATE: (
         "the action would change nothing or needs another state first: opening an open "
         "object, closing a closed one, turning on an on one or off an off one, slicing a "
-        "sliced one, taking from or placing into a closed receptacle; a handover to a person "
-        "who is not looking at the robot or has no free hands."
+        "sliced one, taking from or placing into a closed receptacle; opening, taking from or "
+        "placing into an appliance that is running (it must be turned off first); a handover "
+        "to a person who is not looking at the robot or has no free hands."
     ),
     Category.OBSTRUCTED: (
         "something sits on or in the object to pick, a single-slot destination (coffee "
-        "machine, toaster) is occupied, or something blocks reaching or approaching the target."
+        "machine, toaster, microwave) is occupied, or something blocks reaching or approaching "
+        "the target."
     ),
     Category.OUT_OF_REACH: (
         "the target (for place: the destination) is farther from the robot than its reach; "
@@ -183,6 +186,16 @@ class RaiderAgent:
         max_parallel_tools: threads for running the tool calls of one turn concurrently.
         list_objects: list the scene's objects in the first message, as the paper does.
         max_turns: optional bound on model calls (None: only the time limit bounds the loop).
+        constrain: when the chat model decodes under a grammar (``supports_grammar``, e.g.
+            :class:`~bt_raider.llm.local.LlamaCppChat`) and the protocol is text, give it the
+            grammar of a turn (:func:`bt_raider.llm.grammar.raider_turn`): the registry's tool
+            names, the scene's names, the contract's categories. The PFM checks the reply all
+            the same.
+        pfm: the program flow manager (paper Fig. 3). False is the ablation the benchmarks
+            measure it against: a final response is taken from the first reply that has one
+            (even beside tool calls, i.e. a made-up tool result), tool errors go back as plain
+            results, and a reply with neither tool calls nor a final response ends the check
+            ``unknown`` instead of a warning.
 
     Raises:
         BackendError: unknown ``protocol`` or a non-positive limit.
@@ -198,6 +211,8 @@ class RaiderAgent:
         max_parallel_tools: int = 4,
         list_objects: bool = True,
         max_turns: int | None = None,
+        constrain: bool = True,
+        pfm: bool = True,
     ) -> None:
         if protocol not in PROTOCOLS:
             raise BackendError(
@@ -218,6 +233,17 @@ class RaiderAgent:
         self.max_parallel_tools = max_parallel_tools
         self.list_objects = list_objects
         self.max_turns = max_turns
+        self.constrain = constrain
+        self.pfm = pfm
+
+    def grammar(self, scene: Scene) -> Grammar:
+        """The grammar of one model turn in ``scene`` (text protocol), for constrained decoding."""
+        names = [o.name for o in scene] + [h.name for h in scene.humans if h.name]
+        return raider_turn(
+            self.tools.openai_tools(),
+            list(dict.fromkeys(names)) or ["robot"],
+            {c.value: c.response.value for c in CATEGORY_MEANINGS},
+        )
 
     def __repr__(self) -> str:
         return f"RaiderAgent({self.chat!r}, protocol={self.protocol!r}, time_limit={self.time_limit:g})"
@@ -302,6 +328,13 @@ class _Run:
         self.native = agent.protocol == "native"
         self.tool_names = list(agent.tools.names())
         self.param_order = self._param_order()
+        self.grammar: Grammar | None = None
+        if (
+            agent.constrain
+            and not self.native
+            and getattr(agent.chat, "supports_grammar", False) is True
+        ):
+            self.grammar = agent.grammar(scene)
 
     # ------------------------------------------------------------------ records
     def _append(self, message: dict[str, Any], kind: str, **extra: Any) -> None:
@@ -386,12 +419,16 @@ class _Run:
     def _ask_model(self, remaining: float) -> ChatReply:
         tools = self.agent.tools.openai_tools() if self.native else None
         self.turns += 1
+        # Only a backend that says it decodes under a grammar is given one (the protocol's
+        # complete() has no such argument).
+        extra = {"grammar": self.grammar} if self.grammar is not None else {}
         future = start_daemon(
             self.agent.chat.complete,
             list(self.messages),
             tools=tools,
             timeout=remaining,
             name="raider-model",
+            **extra,
         )
         try:
             self._wait([future])
@@ -445,6 +482,8 @@ class _Run:
         self._append(assistant, "reply")
 
         answer, attempted = find_final(content, spans)
+        if not self.agent.pfm:
+            return self._unmanaged(calls, answer, native=bool(native_calls))
         if calls:
             # Warning 1: a final response next to pending tool calls was made up; the paper
             # appends it before the tool responses. Native tool messages must follow the
@@ -476,6 +515,27 @@ class _Run:
             }
         )
         return verdict
+
+    def _unmanaged(
+        self, calls: list[_Call], answer: dict[str, Any] | None, *, native: bool
+    ) -> Verdict | None:
+        """The loop without the PFM (the ablation): no warnings, the first final response wins."""
+        if answer is not None:
+            verdict, _ = self._verdict(answer)
+            if verdict is not None:
+                if calls:
+                    self.trace.append(
+                        {
+                            "role": "pfm",
+                            "content": "unmanaged: made-up tool result accepted",
+                            "kind": "unmanaged",
+                        }
+                    )
+                return verdict
+        if calls:
+            self._run_calls(calls, native=native)
+            return None
+        raise _Stop("no tool call and no readable final response (the PFM is off)")
 
     # ------------------------------------------------------------------ tool calls
     def _from_native(self, index: int, req: ToolCallRequest) -> _Call:
@@ -684,9 +744,15 @@ class _Run:
 
 
 def agent_on(backend: str, **options: Any) -> RaiderAgent:
-    """RAIDER's agent on a chat backend by name (the registry's ``openai``/``transformers``).
+    """RAIDER's agent on a chat backend by name (the registry's ``openai``, ``transformers``,
+    ``llama-cpp``).
 
-    ``time_limit`` and ``tools`` go to the agent; every other option goes to the chat backend.
+    ``time_limit``, ``tools``, ``max_turns``, ``constrain``, ``pfm`` and ``protocol`` go to the
+    agent; every other option goes to the chat backend.
     """
-    agent_opts = {k: options.pop(k) for k in ("time_limit", "tools") if k in options}
+    agent_opts = {
+        k: options.pop(k)
+        for k in ("time_limit", "tools", "max_turns", "constrain", "pfm", "protocol")
+        if k in options
+    }
     return RaiderAgent(make_chat(backend, **options), **agent_opts)

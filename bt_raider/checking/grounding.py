@@ -41,7 +41,7 @@ from bt_raider.checking.wording import (
     tool_name,
 )
 from bt_raider.errors import ToolError
-from bt_raider.perception import relations
+from bt_raider.perception import attributes, relations
 from bt_raider.perception.lexicon import CategoryLexicon, split_type
 from bt_raider.perception.scene import Human, SceneObject
 from bt_raider.perception.tools import Place, relation_among
@@ -78,7 +78,9 @@ class Grounded(NamedTuple):
         kind: ``object``, ``person`` or ``place``.
         candidates: the objects (people, places) that match every constraint.
         level: ``AS``, ``AN``, ``AR`` or ``AC`` (the most abstract constraint used).
-        reason: when nothing matches, why (a sentence naming objects by display name).
+        reason: when nothing matches, why (a sentence naming objects by display name); when
+            several match a description meant to tell them apart ("the box on the left"),
+            why it cannot.
         unrecognised: people in sight who might be meant but have no recognised name.
     """
 
@@ -323,15 +325,34 @@ class Grounder:
             level = "AC"
             if not candidates:
                 return Grounded(phrase, "object", [], level, why_not)
+        if phrase.colours:
+            # The scene's optional ``color``: an object of unknown colour may be any colour.
+            candidates, why_not = attributes.with_colours(candidates, phrase.colours)
+            level = "AC"
+            if not candidates:
+                return Grounded(phrase, "object", [], level, self._none_because(phrase, why_not))
         if phrase.relation and phrase.anchor is not None:
             candidates, why_not = self._filter_relation(phrase, candidates)
             level = "AR"
             if not candidates:
                 return Grounded(phrase, "object", [], level, why_not)
+        if phrase.side:
+            # Last: "the box near the sink on the left" is the left one of those near the sink.
+            candidates, why = attributes.on_side(self.scene, candidates, phrase.side)
+            level = "AR"
+            if not candidates:
+                return Grounded(phrase, "object", [], level, self._none_because(phrase, why))
+            # Several kept: the side cannot tell them apart; the reason says why.
+            return Grounded(phrase, "object", candidates, level, why if len(candidates) > 1 else "")
         return Grounded(phrase, "object", candidates, level)
 
+    @staticmethod
+    def _none_because(phrase: ArgPhrase, why: str) -> str:
+        """ "There is no green box in the scene: the Box_1 is red."."""
+        return f"{there_is_no(phrase)} in the scene" + (f": {why}." if why else ".")
+
     def _exact(self, phrase: ArgPhrase, present: list[SceneObject]) -> SceneObject | None:
-        if phrase.relation or phrase.states:
+        if phrase.relation or phrase.states or phrase.colours or phrase.side:
             return None
         text = _LEADING.sub("", phrase.text.strip())
         if self._whole_scene and present is self._present:

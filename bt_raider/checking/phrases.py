@@ -25,6 +25,7 @@ from bt_raider.checking.vocabulary import (
     state_vocab,
 )
 from bt_raider.errors import QueryError
+from bt_raider.perception.attributes import COLOUR_WORDS, colour_word
 
 
 class ArgPhrase(NamedTuple):
@@ -42,6 +43,10 @@ class ArgPhrase(NamedTuple):
         detail: what a "with" modifier or a clause says is there ("the table with the lamp on
             it", "the table where the lamp is", "the table the lamp is on": the lamp); it
             narrows nothing in grounding, but says where a thing is.
+        colours: colour words ("the red box": ``("red",)``), matched against the scene's
+            ``color`` key.
+        side: a side from the robot's view (``left``, ``right``, ``front``, ``behind``: "the
+            box on the left", "the left box", "the cup in front of you"), or None.
     """
 
     text: str
@@ -51,6 +56,8 @@ class ArgPhrase(NamedTuple):
     anchor: ArgPhrase | None = None
     role: str = "object"
     detail: ArgPhrase | None = None
+    colours: tuple[str, ...] = ()
+    side: str | None = None
 
     @property
     def generic(self) -> bool:
@@ -58,11 +65,13 @@ class ArgPhrase(NamedTuple):
         return self.head in GENERIC_HEADS
 
     def describe(self) -> str:
-        """A short readable form: ``clean mug [left of: bowl]``."""
-        parts = [*self.states, self.head or "object"]
+        """A short readable form: ``clean red mug [left of: bowl] [robot's left]``."""
+        parts = [*self.states, *self.colours, self.head or "object"]
         out = " ".join(p for p in parts if p)
         if self.relation and self.anchor is not None:
             out += f" [{self.relation}: {self.anchor.describe()}]"
+        if self.side:
+            out += f" [robot's {self.side}]"
         return out
 
 
@@ -82,7 +91,8 @@ def parse_phrase(text: str, *, pddl: bool = False, vocab: Vocab | None = None) -
     if "|" in raw or _DISPLAY_NAME.match(raw):
         return ArgPhrase(raw, raw.lower() if "|" not in raw else raw)
     words = _words(raw, pddl=pddl)
-    return _parse_words(raw, words, vocab or state_vocab(None))
+    # A PDDL argument is a name ("left_cabinet"), not a description of where or what colour.
+    return _parse_words(raw, words, vocab or state_vocab(None), describes=not pddl)
 
 
 def _words(text: str, *, pddl: bool) -> list[str]:
@@ -105,7 +115,9 @@ def _words(text: str, *, pddl: bool) -> list[str]:
 MAX_RELATION_DEPTH = 10
 
 
-def _parse_words(text: str, words: list[str], vocab: Vocab, depth: int = 0) -> ArgPhrase:
+def _parse_words(
+    text: str, words: list[str], vocab: Vocab, depth: int = 0, *, describes: bool = True
+) -> ArgPhrase:
     if depth > MAX_RELATION_DEPTH:
         raise QueryError(
             f"the phrase chains more than {MAX_RELATION_DEPTH} spatial relations "
@@ -116,6 +128,11 @@ def _parse_words(text: str, words: list[str], vocab: Vocab, depth: int = 0) -> A
         i = words.index("if")
         tail = [w for w in words[i + 1 :] if w in vocab.single and w not in AMBIGUOUS_STATES]
         words = words[:i] + tail
+    side = None
+    if describes:
+        # Before modifiers and relations: "behind you" is no post-modifier, "in front of you"
+        # no "inside" of a front.
+        words, side = robot_side(words)
     words, detail_words = _drop_modifiers(words)
     detail = None
     if detail_words:
@@ -123,6 +140,8 @@ def _parse_words(text: str, words: list[str], vocab: Vocab, depth: int = 0) -> A
     spans = relation_spans(words)
     # "on"/"off" at the end are states ("the stove that is on"), not relations.
     spans = [s for s in spans if not (s[2] == "on top of" and s[1] == 1 and s[0] == len(words) - 1)]
+    # Nor after a participle: "the switched on lamp" is a state, not a lamp on top of something.
+    spans = [s for s in spans if not (s[1] == 1 and s[0] > 0 and words[s[0] - 1] in _PARTICIPLES)]
     relation = anchor = None
     for start, n, rel in spans:
         if start == 0:
@@ -131,13 +150,142 @@ def _parse_words(text: str, words: list[str], vocab: Vocab, depth: int = 0) -> A
             continue
         relation = rel
         anchor_words = words[start + n :]
-        anchor = _parse_words(" ".join(anchor_words), anchor_words, vocab, depth + 1)
+        anchor = _parse_words(
+            " ".join(anchor_words), anchor_words, vocab, depth + 1, describes=describes
+        )
         words = words[:start]
         break
     states, head_words = _split_states(words, vocab)
-    head = " ".join(w for w in head_words if w not in DETERMINERS and w not in FILLERS)
-    return ArgPhrase(text, head, tuple(states), relation, anchor, detail=detail)
+    head_words = [w for w in head_words if w not in DETERMINERS and w not in FILLERS]
+    colours: list[str] = []
+    if describes:
+        head_words, colours = _split_colours(head_words, vocab)
+    head = " ".join(head_words)
+    return ArgPhrase(
+        text,
+        head,
+        tuple(states),
+        relation,
+        anchor,
+        detail=detail,
+        colours=tuple(colours),
+        side=side,
+    )
 
+
+def _split_colours(words: list[str], vocab: Vocab) -> tuple[list[str], list[str]]:
+    """Colour words out of a head ("red box" -> "box", red; "the red one": any red object),
+    unless the colour is the noun itself ("the orange", "the orange one": the fruit)."""
+    # Only before "of": in "the drawer of the black cabinet" black is the cabinet's colour.
+    cut = words.index("of") if "of" in words else len(words)
+    colours = [w for w in words[:cut] if w in COLOUR_WORDS]
+    if not colours:
+        return words, []
+    rest = [w for w in words[:cut] if w not in COLOUR_WORDS] + words[cut:]
+    if all(w in GENERIC_HEADS for w in rest):
+        lexicon = vocab.lexicon if vocab.lexicon is not None else state_vocab(None).lexicon
+        if any(lexicon is not None and lexicon.types_for(c) for c in colours):
+            return words, []
+    return rest, [colour_word(c) for c in colours]
+
+
+#: Words that name a side from the robot's view, before a noun ("the left box") or after
+#: "on the" ("the box on the left").
+_SIDE_WORDS = {
+    "left": "left",
+    "leftmost": "left",
+    "left-most": "left",
+    "left-hand": "left",
+    "right": "right",
+    "rightmost": "right",
+    "right-most": "right",
+    "right-hand": "right",
+}
+#: Words after a side that make it part of something ("the left side of the table").
+_PART_WORDS = frozenset("side hand end half corner edge part of".split())
+#: Words after "right" that make it an adverb ("right here", "right behind the bowl").
+_NOT_AFTER_SIDE = frozenset("here there now away behind after before ahead back".split())
+#: Who "in front of ..." / "behind ..." may be said of to mean the robot's view.
+_VIEWERS = frozenset({"you", "me", "us", "yourself", "myself", "robot"})
+
+
+def robot_side(words: list[str]) -> tuple[list[str], str | None]:
+    """A side from the robot's view out of a phrase's words, and the words without it.
+
+    "the box on the left", "the box to your right", "the left box", "the cup in front of you",
+    "the cup ahead", "the mug behind you" (:data:`~bt_raider.perception.attributes.SIDES`).
+    "left of the bowl", "the left side of the table" and "behind the bowl" name another
+    object, not the robot's view: they are left as they are. A side after a relation ("the
+    cup on the box on the left") is the relation's anchor's, read when the anchor is.
+    """
+    n = len(words)
+    relation_at = next((start for start, _n, _rel in relation_spans(words) if start > 0), n)
+    for k, w in enumerate(words):
+        after = words[k + 1 : k + 2]
+        side = _SIDE_WORDS.get(w)
+        if side is not None and k > 0 and words[k - 1] in ("on", "to", "at", "the", "your", "my"):
+            # "on the left", "to your right", "on the left hand side" (not "... of the sink").
+            start = k - 1
+            while start > 0 and words[start] in ("the", "your", "my"):
+                start -= 1
+            if words[start] not in ("on", "to", "at"):
+                start = -1
+            end = k + 1
+            while end < n and words[end] in ("side", "hand"):
+                end += 1
+            # It ends the phrase or a relation follows: "on the right burner" is a burner.
+            ends = end >= n or words[end] in _STOPS or words[end] in RELATIONS_BY_FIRST_WORD
+            if start > 0 and ends and start <= relation_at:
+                return words[:start] + words[end:], side
+        if side is not None and k + 1 < n and not (set(words[k + 1 : k + 3]) & _PART_WORDS):
+            # "the left box", "the leftmost one" (not "left of", "the left side of", nor the
+            # "right" of "right next to", "right here").
+            after_side = words[k + 1]
+            if after_side in RELATIONS_BY_FIRST_WORD or after_side in _NOT_AFTER_SIDE | _STOPS:
+                continue
+            if k < relation_at and (k == 0 or words[k - 1] not in ("on", "to", "at", "turn")):
+                return words[:k] + words[k + 1 :], side
+        if w == "in" and words[k + 1 : k + 2] == ["front"] and k > 0:
+            stop = _viewer_end(words, k + 2, need_of=True)
+            if stop is not None and k <= relation_at:
+                return words[:k] + words[stop:], "front"
+        if w == "ahead" and k > 0:
+            stop = _viewer_end(words, k + 1, need_of=True)
+            if stop is not None:
+                first = k - 1 if words[k - 1] == "straight" else k
+                return words[:first] + words[stop:], "front"
+        if w == "behind" and k > 0 and (not after or after[0] in _VIEWERS | {"the"}):
+            stop = _viewer_end(words, k + 1, need_of=False)
+            if stop is not None:
+                return words[:k] + words[stop:], "behind"
+    return words, None
+
+
+def _viewer_end(words: list[str], at: int, *, need_of: bool) -> int | None:
+    """Where "[of] you" / "[of] the robot" ends from ``at``; ``at`` when nothing follows; None
+    when another object follows ("in front of the sink")."""
+    if at >= len(words):
+        return at
+    k = at
+    if need_of:
+        if words[k] != "of":
+            return at if words[k] in _STOPS else None
+        k += 1
+    if k < len(words) and words[k] == "the" and words[k + 1 : k + 2] == ["robot"]:
+        return k + 2
+    if k < len(words) and words[k] in _VIEWERS:
+        return k + 1
+    return None
+
+
+#: Words after "in front" / "ahead" that start something else ("the cup in front on the table").
+_STOPS = frozenset(
+    "on in at near next by beside under above below inside with and or that which".split()
+)
+
+
+#: Participles that make "on"/"off" a state ("switched on", "turned off").
+_PARTICIPLES = frozenset({"switched", "turned", "powered", "toggled"})
 
 #: Post-modifiers that say what is at or in the head ("the table with the lamp").
 _WITH_WORDS = frozenset({"with", "containing", "contains", "holding", "holds", "having", "has"})

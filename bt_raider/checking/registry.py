@@ -28,6 +28,7 @@ _REGISTRY: dict[str, tuple[str, str, dict[str, Any]]] = {
     "symbolic": ("bt_raider.checking.symbolic", "SymbolicReasoner", {}),
     "openai": ("bt_raider.checking.agent", "agent_on", {"backend": "openai"}),
     "transformers": ("bt_raider.checking.agent", "agent_on", {"backend": "transformers"}),
+    "llama-cpp": ("bt_raider.checking.agent", "agent_on", {"backend": "llama-cpp"}),
 }
 
 #: The names shipped with bt_raider (the registry may hold more at run time).
@@ -60,7 +61,8 @@ def checker_names() -> list[str]:
 
 
 def make_checker(backend: str | Checker = "symbolic", **options: Any) -> Checker:
-    """Build a checker by name (``symbolic``, ``openai``, ``transformers``) or pass one through.
+    """Build a checker by name (``symbolic``, ``openai``, ``transformers``, ``llama-cpp``) or pass
+    one through.
 
     Options are the backend's: ``model``, ``base_url``, ``api_key``, ``time_limit``, ``tools``.
     """

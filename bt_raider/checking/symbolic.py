@@ -247,11 +247,13 @@ class _Check(_ActionRules):
         for g in self.grounded.values():
             if len(g.candidates) > 1:
                 names = sorted(g.names, key=natural_key)
+                why = f" ({g.reason})" if g.reason else ""  # "at a similar angle ..."
                 issues.append(
                     Finding(
                         Category.AMBIGUITY,
                         f"The query is ambiguous: '{g.phrase.text}' matches {len(names)} "
-                        f"{'people' if g.kind == 'person' else 'objects'}: {listing(names)}.",
+                        f"{'people' if g.kind == 'person' else 'objects'}: {listing(names)}"
+                        f"{why}.",
                         g.ids,
                     )
                 )

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from bt_raider.checking.phrases import ArgPhrase
 from bt_raider.errors import ToolError
 from bt_raider.perception import relations
+from bt_raider.perception.attributes import side_text
 from bt_raider.perception.scene import Human, Scene, SceneObject
 from bt_raider.perception.tools import Place
 from bt_raider.words import singular
@@ -87,13 +88,15 @@ def _cap(text: str) -> str:
 
 def _noun(phrase: ArgPhrase, *, with_relation: bool = True) -> str:
     """A phrase in words without its determiner: "clean mug left of bowl"."""
-    if not phrase.states and not phrase.relation and not phrase.generic:
+    if not (phrase.states or phrase.relation or phrase.generic or phrase.colours or phrase.side):
         return _LEADING.sub("", phrase.text.strip())
-    words = [*phrase.states, phrase.head if not phrase.generic else "object"]
+    words = [*phrase.states, *phrase.colours, phrase.head if not phrase.generic else "object"]
     out = " ".join(w for w in words if w)
     if with_relation and phrase.relation and phrase.anchor is not None:
         rel = "in or on" if phrase.relation == "from" else phrase.relation
         out += f" {rel} the {_noun(phrase.anchor)}"
+    if phrase.side:
+        out += f" {side_text(phrase.side)}"
     return out
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 import sys
 import time
 from collections.abc import Sequence
@@ -28,6 +27,7 @@ from bt_raider.checking.contract import MAX_QUERY_CHARS, Query
 from bt_raider.checking.registry import BACKENDS, make_checker
 from bt_raider.commands import HELP
 from bt_raider.errors import need
+from bt_raider.files import byte_count
 from bt_raider.perception.scene import MAX_SCENE_BYTES, Scene
 
 
@@ -41,18 +41,12 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
-_UNITS = {"": 1, "k": 2**10, "kib": 2**10, "m": 2**20, "mib": 2**20, "g": 2**30, "gib": 2**30}
-
-
 def _byte_count(text: str) -> int:
     """``67108864``, ``64M``, ``64MiB``, ``1G`` -> a positive number of bytes."""
-    match = re.fullmatch(r"\s*(\d{1,15})\s*([A-Za-z]*)\s*", text)
-    unit = _UNITS.get(match.group(2).lower()) if match else None
-    if match is None or unit is None or int(match.group(1)) == 0:
-        raise argparse.ArgumentTypeError(
-            f"expected a positive number of bytes such as 67108864, 64M or 1G, got {text!r}"
-        )
-    return int(match.group(1)) * unit
+    try:
+        return byte_count(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_parser(
@@ -76,10 +70,12 @@ def add_parser(
         "--backend",
         default="symbolic",
         choices=BACKENDS,
-        help="reasoner: symbolic (default, offline), openai (any OpenAI-compatible endpoint) "
-        "or transformers (a local model)",
+        help="reasoner: symbolic (default, offline), openai (any OpenAI-compatible endpoint), "
+        "transformers (a local model) or llama-cpp (a GGUF model in-process)",
     )
-    parser.add_argument("--model", help="model name or path (openai/transformers backends)")
+    parser.add_argument(
+        "--model", help="model name or path (openai, transformers, llama-cpp backends)"
+    )
     parser.add_argument("--base-url", help="endpoint of an OpenAI-compatible server")
     parser.add_argument("--api-key", help="API key for the openai backend")
     parser.add_argument(
@@ -173,7 +169,7 @@ def check_within_limit(args: argparse.Namespace, scene: Scene, query: Query, sta
 
 
 #: Backend -> the extra it needs (checked before the scene is read; symbolic needs none).
-BACKEND_EXTRAS = {"openai": "llm", "transformers": "llm-local"}
+BACKEND_EXTRAS = {"openai": "llm", "transformers": "llm-local", "llama-cpp": "llm-gguf"}
 
 
 def run(args: argparse.Namespace) -> int:

@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bt_raider.commands import HELP
-from bt_raider.errors import EXTRAS, MemoryStoreError, need
+from bt_raider.errors import EXTRAS, InputFileError, MemoryStoreError, need
+from bt_raider.files import loads_json, read_text
 
 if TYPE_CHECKING:
     from bt_raider.memory.vector import VectorMemory
@@ -125,24 +126,14 @@ def _memory(args: argparse.Namespace) -> VectorMemory:
     return VectorMemory(args.db, embedder=embedder, rules=args.rules, read_only=args.read_only)
 
 
+#: Largest input file (records, pairs, queries) read; a memory of 100,000 records is ~30 MB.
+MAX_INPUT_BYTES = 512 * 1024 * 1024
+
+
 def _read_text(path: Path, what: str) -> str:
     """The UTF-8 text of a regular file; a directory, FIFO or binary file is an error."""
-    where = str(path)
-    if not path.exists():
-        raise MemoryStoreError(f"no {what} file {where!r}: expected a path to a text file")
-    if not path.is_file():
-        # A FIFO would block the read forever; a directory cannot be read.
-        kind = "a directory" if path.is_dir() else "not a regular file (a FIFO or device)"
-        raise MemoryStoreError(f"{what} file {where!r} is {kind}: expected a text file")
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise MemoryStoreError(
-            f"{what} file {where!r} is not UTF-8 text (byte {exc.start} is "
-            f"{exc.object[exc.start : exc.start + 1]!r}): expected JSON lines or plain text"
-        ) from exc
-    except OSError as exc:
-        raise MemoryStoreError(f"cannot read {what} file {where!r}: {exc}") from exc
+    # bt_raider.files refuses FIFOs and devices before opening, caps the size, checks UTF-8.
+    return read_text(path, what=what, max_bytes=MAX_INPUT_BYTES)
 
 
 def _read_jsonl(path: Path, what: str) -> list[dict[str, Any]]:
@@ -152,11 +143,12 @@ def _read_jsonl(path: Path, what: str) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
-        except ValueError as exc:
+            item = loads_json(line, what=what, source=path)
+        except InputFileError as exc:
+            detail = str(exc).split(": ", 1)[-1]
             raise MemoryStoreError(
-                f"{what} file {str(path)!r} line {n}: invalid JSON: {exc}"
-            ) from exc
+                f"{what} file {str(path)!r} line {n}: invalid JSON: {detail}"
+            ) from None
         if not isinstance(item, dict):
             raise MemoryStoreError(f"{what} file {str(path)!r} line {n}: expected a JSON object")
         out.append(item)
@@ -195,13 +187,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         with _memory(args) as memory:
             return int(_COMMANDS[command](memory, args) or 0)
-    except (sqlite3.DatabaseError, ValueError) as exc:
-        # Pages past the header can be damaged: SQLite notices only when it reads them, and a
-        # damaged embedding blob no longer has the stored dimension.
-        raise MemoryStoreError(
-            f"memory database {db!r} is damaged ({type(exc).__name__}: {exc}): restore it "
-            "from a backup"
-        ) from exc
+    except sqlite3.Error as exc:
+        # The memory's methods already raise DamagedDatabaseError; this names anything else.
+        from bt_raider.memory.store import database_error
+
+        raise database_error(db, exc) from exc
     except OSError as exc:
         raise MemoryStoreError(f"memory database {db!r}: {exc}") from exc
 
@@ -242,14 +232,7 @@ def prepare(args: argparse.Namespace) -> int:
 
 def _proven(embedder: Any) -> bool:
     """An export of ``embedder``'s model is there and proves itself."""
-    from bt_raider.errors import BackendError
-    from bt_raider.memory import onnx_model
-
-    try:
-        onnx_model.load(embedder.path, max_length=embedder.max_length)
-    except BackendError:
-        return False
-    return True
+    return bool(embedder.prepared())
 
 
 def _add_items(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -299,6 +282,7 @@ def _query(memory: VectorMemory, args: argparse.Namespace) -> int:
     res = memory.resolve(args.text, args.k, trim=not args.no_trim)
     data = {
         "query": res.query,
+        "runs_on": getattr(memory.embedder, "runs_on", memory.embedder.name),
         "actions": [a.to_json() for a in res.actions],
         "theta": res.theta,
         "examples": [

@@ -1,9 +1,12 @@
 """``bt-raider plan DOMAIN PROBLEM``: solve a PDDL problem, show the plan and its tree, run it.
 
 With ``--run`` the tree runs in a simulated :class:`~bt_raider.planners.world.PddlWorld` until
-it succeeds or fails; each step and the outcome are printed. ``--timeout`` bounds the search
-whatever the engine (it runs in a child process that is stopped then); a search that takes more
-than a few seconds says so on stderr every few seconds. Exit status: 0 when the plan was found
+it succeeds or fails; each step and the outcome are printed. ``--timeout`` bounds the command's
+planning whatever the engine and the problem's size: reading the PDDL, grounding, searching
+and validating run in a child process that is stopped then, under its memory cap (a run then
+reads the problem here to simulate it). The interpreter's start-up counts against
+``--timeout`` too. Planning that takes more than a second says what it does on stderr
+("planning: grounding... 1 s"), then every few seconds. Exit status: 0 when the plan was found
 (and, with ``--run``, the goal was reached), 1 when a run ends short of the goal, 2 with a
 one-line message for bad input (unreadable or invalid PDDL, no engine for the problem) and when
 no plan is found (unsolvable, or none within ``--timeout``).
@@ -12,15 +15,16 @@ no plan is found (unsolvable, or none within ``--timeout``).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-import time
 from collections.abc import Sequence
-from typing import cast
+from typing import Any, cast
 
 import py_trees
 
 from bt_raider.commands import HELP
-from bt_raider.errors import need
+from bt_raider.errors import PlanningError, installed, need
+from bt_raider.files import MAX_PDDL_BYTES, byte_count
 from bt_raider.robot.actions import Executor, SyncRobot
 
 ENGINE_CHOICES = ("auto", "fast-downward", "pyperplan")
@@ -36,8 +40,48 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _progress(engine: str, seconds: float) -> None:
-    print(f"planning with {engine}... {seconds:.0f} s", file=sys.stderr, flush=True)
+def _byte_count(text: str) -> int:
+    try:
+        return byte_count(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+#: Seconds of --timeout kept for stopping the planner and exiting.
+EXIT_MARGIN = 0.2
+
+
+def _started_ago() -> float:
+    """Seconds since this process started, when it was started as ``bt-raider plan`` (its
+    interpreter's start-up counts against --timeout); 0 when ``main()`` is called from a
+    longer-lived program, or where ``/proc`` does not say."""
+    if sys.argv[1:2] != ["plan"]:
+        return 0.0
+    try:
+        with open("/proc/self/stat", "rb") as stat:
+            # "pid (comm) state ...": starttime, field 22, is the 20th after the comm.
+            ticks = int(stat.read().rsplit(b")", 1)[1].split()[19])
+        with open("/proc/uptime", encoding="ascii") as uptime:
+            now = float(uptime.read().split()[0])
+        return max(0.0, now - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def _progress(what: str, seconds: float) -> None:
+    print(f"planning: {what}... {seconds:.0f} s", file=sys.stderr, flush=True)
+
+
+class _NotRun:
+    """The executor of a tree built to be shown: running it is a defined failure."""
+
+    def execute(self, action: str, args: Sequence[Any]) -> Any:
+        raise PlanningError(
+            f"cannot run {action}: this tree was built to be shown (bt-raider plan --run runs it)"
+        )
+
+    def observe(self) -> None:
+        return None
 
 
 def add_parser(
@@ -78,7 +122,40 @@ def add_parser(
     parser.add_argument(
         "--max-ticks", type=int, default=None, metavar="N", help="stop a run after N ticks"
     )
+    parser.add_argument(
+        "--max-bytes",
+        type=_byte_count,
+        default=MAX_PDDL_BYTES,
+        metavar="N",
+        help=f"refuse a PDDL file larger than N bytes (default {MAX_PDDL_BYTES // 2**20}M; "
+        "suffixes K, M, G)",
+    )
     parser.set_defaults(run=run)
+    _prepare(argv)
+
+
+def _prepare(argv: Sequence[str]) -> None:
+    """Start the planner's child now, importing its engine while this process reads the
+    command line and the files, so a first plan does not wait for both in turn."""
+    words = [w for w in argv if not w.startswith("-")]
+    if len(words) < 2 or {"-h", "--help"} & set(argv):
+        return
+    if not installed("unified_planning"):
+        return  # run() says which extra is missing, in the command's own words
+    from bt_raider.planners import engines
+
+    found = engines.installed_engines()
+    engine = "auto"
+    for i, word in enumerate(argv):
+        if word == "--engine" and i + 1 < len(argv):
+            engine = argv[i + 1]
+        elif word.startswith("--engine="):
+            engine = word.split("=", 1)[1]
+    if engine == "auto" and found:
+        engine = found[0]
+    limit = engines.address_limit()
+    if engine in found and (limit is None or limit >= engines.MIN_MEMORY):
+        engines.prepare(engine)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -88,32 +165,49 @@ def run(args: argparse.Namespace) -> int:
     from bt_raider.planners import pddl
     from bt_raider.planners.tree import plan_to_tree, robot_actions
 
-    problem = pddl.load(args.domain, args.problem, allow_shared_names=args.allow_shared_names)
-    engine = pddl.choose_engine(problem, args.engine)
-    start = time.monotonic()
-    plan = pddl.solve(problem, engine, args.timeout, progress=_progress)
-    elapsed = time.monotonic() - start
-    steps = pddl.plan_steps(plan)
-    valid = pddl.validate(problem, plan)
-    print(f"problem: {problem.name} (domain {args.domain})")
+    # Reading, grounding, searching and validating all run in the planner's child process:
+    # --timeout bounds them (and the memory cap covers them), whatever the problem's size.
+    found = pddl.plan_paths(
+        args.domain,
+        args.problem,
+        args.engine,
+        args.timeout,
+        progress=_progress,
+        allow_shared_names=args.allow_shared_names,
+        validate=True,
+        max_bytes=args.max_bytes,
+        spent=_started_ago() + EXIT_MARGIN,
+    )
+    steps = found.steps
+    print(f"problem: {found.problem} (domain {args.domain})")
     print(
-        f"engine: {engine}, {len(steps)} steps in {elapsed:.2f} s, valid: {'yes' if valid else 'no'}"
+        f"engine: {found.engine}, {len(steps)} steps in {found.seconds:.2f} s, "
+        f"valid: {'unknown' if found.valid is None else 'yes' if found.valid else 'no'}"
     )
     print("plan:")
     for i, step in enumerate(steps, 1):
         print(f"  {i:>3}. {step.text}")
 
-    # The simulated world reads states with UP's model (networkx): imported to run, not to parse.
-    from bt_raider.planners.world import PddlWorld
+    # Only a run reads the problem here: the simulated world keeps its state in UP's model.
+    if args.execute:
+        from bt_raider.planners.world import PddlWorld
 
-    world = PddlWorld(problem)
+        problem = pddl.load(
+            args.domain,
+            args.problem,
+            allow_shared_names=args.allow_shared_names,
+            max_bytes=args.max_bytes,
+        )
+        world: PddlWorld | None = PddlWorld(problem)
+        executor = cast(Executor, world)
+    else:
+        world, executor = None, cast(Executor, _NotRun())
     # cast: a PddlWorld has no scene to observe (observe() gives None, not the Scene an Executor
     # promises); nothing in this plain plan tree observes, it only executes the steps.
-    robot = SyncRobot(cast(Executor, world))
-    root = plan_to_tree(plan, robot_actions(robot), name=problem.name)
+    root = plan_to_tree(steps, robot_actions(SyncRobot(executor)), name=found.problem)
     print("tree:")
     print(py_trees.display.unicode_tree(root))
-    if not args.execute:
+    if world is None:
         return 0
 
     print("run:")

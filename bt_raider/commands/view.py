@@ -5,6 +5,11 @@ one), prints the URL, opens a browser unless ``--no-browser``, and serves until 
 ``--html FILE`` writes the same page as one self-contained file instead (it opens from
 ``file://``). Exit status: 0, or 2 with a one-line message for a missing or malformed trace or
 a port that is taken.
+
+The trace is read as every file is (:mod:`bt_raider.files`): a regular file (a FIFO, a device
+or a directory is refused before it is opened) of at most ``--max-bytes`` (256 MiB by
+default), UTF-8 JSON of bounded nesting and integer size with finite numbers only, then checked
+against the trace schema, all before the server starts or ``--html`` writes anything.
 """
 
 from __future__ import annotations
@@ -16,6 +21,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bt_raider.commands import HELP
+from bt_raider.files import MAX_TRACE_BYTES, byte_count
+
+
+def _byte_count(text: str) -> int:
+    try:
+        return byte_count(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_parser(
@@ -36,6 +49,14 @@ def add_parser(
     )
     parser.add_argument("--no-browser", action="store_true", help="print the URL only")
     parser.add_argument(
+        "--max-bytes",
+        type=_byte_count,
+        default=MAX_TRACE_BYTES,
+        metavar="N",
+        help=f"refuse a trace file larger than N bytes (default {MAX_TRACE_BYTES // 2**20}M; "
+        "suffixes K, M, G)",
+    )
+    parser.add_argument(
         "--html",
         metavar="FILE",
         default=None,
@@ -50,16 +71,17 @@ def run(args: argparse.Namespace) -> int:
     from bt_raider.viewer.server import ViewerServer, open_browser
     from bt_raider.viewer.trace import load_trace
 
-    trace = load_trace(args.trace)
     if args.html:
+        trace = load_trace(args.trace, max_bytes=args.max_bytes)
         out = Path(args.html)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(static_page(trace), encoding="utf-8")
         print(f"page: {out}")
         return 0
-    server = ViewerServer(trace, port=args.port)
+    # The server reads and checks the file itself: one parse, one check, one serialisation.
+    server = ViewerServer(args.trace, port=args.port, max_bytes=args.max_bytes)
     url = server.start()
-    print(f"viewer: {url} ({trace['tick_count']} ticks; Ctrl-C to stop)")
+    print(f"viewer: {url} ({server.tick_count} ticks; Ctrl-C to stop)")
     sys.stdout.flush()
     if not args.no_browser and not open_browser(url):
         print("viewer: no browser to open here; open the URL above in one")

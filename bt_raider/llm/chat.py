@@ -28,10 +28,16 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FuturesTimeout
-from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from bt_raider.errors import BackendError, need, require
+
+# Re-exported: the protocol and its reply types were defined here before 0.3.
+from bt_raider.llm.base import ChatModel as ChatModel
+from bt_raider.llm.base import ChatReply as ChatReply
+from bt_raider.llm.base import ToolCallRequest as ToolCallRequest
+from bt_raider.llm.local import LlamaCppChat
+from bt_raider.llm.models import find_model, is_gguf
 
 #: Key used when a base_url server needs none (vLLM, Ollama and llama.cpp accept anything).
 DUMMY_API_KEY = "not-needed"
@@ -39,48 +45,6 @@ DUMMY_API_KEY = "not-needed"
 OPENAI_URL = "https://api.openai.com/v1"
 #: HTTP statuses worth another try: timeout, conflict, rate limit (and every 5xx).
 RETRY_STATUSES = frozenset({408, 409, 429})
-
-
-@dataclass
-class ToolCallRequest:
-    """One tool call the model asked for.
-
-    Attributes:
-        name: the tool's name as the model wrote it (may be made up: PFM warning 2).
-        args: the arguments: a list (text protocol), a dict (native function calling), or the
-            raw string when the model's JSON could not be read.
-        id: the native tool-call id, echoed back with the result; None for the text protocol.
-    """
-
-    name: str
-    args: Any
-    id: str | None = None
-
-
-@dataclass
-class ChatReply:
-    """One assistant turn: its text and any native tool calls."""
-
-    content: str
-    tool_calls: list[ToolCallRequest] = field(default_factory=list)
-
-
-@runtime_checkable
-class ChatModel(Protocol):
-    """Anything that continues a conversation.
-
-    ``messages`` are OpenAI-style dicts (``role``: system/user/assistant/tool). ``tools`` are
-    OpenAI function schemas, given only when the caller wants native tool calls; a backend
-    without native tool calling ignores them. ``timeout`` bounds the call in seconds.
-    """
-
-    def complete(
-        self,
-        messages: list[dict[str, Any]],
-        *,
-        tools: list[dict[str, Any]] | None = None,
-        timeout: float | None = None,
-    ) -> ChatReply: ...
 
 
 # --------------------------------------------------------------------------- deadlines
@@ -367,7 +331,8 @@ class OpenAIChat:
 class TransformersChat:
     """A local causal language model through ``transformers``, prompted with its chat template.
 
-    The model is read from ``model`` (a folder on disk) with ``local_files_only=True``: nothing
+    The model is read from ``model`` (a folder on disk, a ``.gguf`` file or a package carrying
+    one, see :func:`bt_raider.llm.models.find_model`) with ``local_files_only=True``: nothing
     is downloaded. It is loaded lazily on the first call, once.
 
     Args:
@@ -404,6 +369,9 @@ class TransformersChat:
         with self._lock:
             if self._loaded is None:
                 transformers = require("transformers", "llm-local", needed_by="TransformersChat")
+                if is_gguf(self.model):
+                    self._loaded = self._load_gguf(transformers)
+                    return self._loaded
                 if not os.path.isdir(self.model):
                     raise BackendError(
                         f"transformers model {self.model!r} is not a folder on disk "
@@ -429,6 +397,23 @@ class TransformersChat:
                     )
                 self._loaded = (tokenizer, lm)
             return self._loaded
+
+    def _load_gguf(self, transformers: Any) -> tuple[Any, Any]:
+        # A .gguf file (or a package carrying one): transformers de-quantises it with the
+        # ``gguf`` package, the fallback where llama-cpp-python cannot be built.
+        path = find_model(self.model)
+        try:
+            tokenizer = transformers.AutoTokenizer.from_pretrained(
+                str(path.parent), gguf_file=path.name, local_files_only=True
+            )
+            lm = transformers.AutoModelForCausalLM.from_pretrained(
+                str(path.parent), gguf_file=path.name, local_files_only=True
+            )
+        except (OSError, ValueError, ImportError) as exc:
+            raise BackendError(f"cannot load GGUF model {str(path)!r}: {exc}") from exc
+        lm.to(self.device)
+        lm.eval()
+        return tokenizer, lm
 
     def _prompt_ids(self, tokenizer: Any, messages: list[dict[str, Any]]) -> Any:
         plain = [{"role": m["role"], "content": m.get("content") or ""} for m in messages]
@@ -556,6 +541,7 @@ BACKENDS: dict[str, type] = {
     "openai": OpenAIChat,
     "transformers": TransformersChat,
     "scripted": ScriptedChat,
+    "llama-cpp": LlamaCppChat,
 }
 
 
@@ -564,7 +550,9 @@ def make_chat(backend: str, **options: Any) -> ChatModel:
 
     Args:
         backend: ``"openai"`` (any OpenAI-compatible endpoint), ``"transformers"`` (a local
-            model folder) or ``"scripted"`` (``replies=[...]``).
+            model folder, ``.gguf`` file or model package), ``"llama-cpp"`` (a GGUF model
+            in-process, :class:`~bt_raider.llm.local.LlamaCppChat`) or ``"scripted"``
+            (``replies=[...]``).
         **options: the backend's constructor arguments, e.g. ``model``, ``base_url``,
             ``api_key`` for ``openai``; ``model``, ``max_new_tokens``, ``device`` for
             ``transformers``.

@@ -13,12 +13,14 @@ Example:
 from __future__ import annotations
 
 import functools
+import os
 from importlib import resources
 from typing import Any
 
 import jinja2
 
 from bt_raider.errors import BtRaiderError
+from bt_raider.files import MAX_CONFIG_BYTES, read_text
 
 #: Folder (inside the ``bt_raider.llm`` package) that holds the ``.j2`` files.
 PROMPT_DIR = "templates"
@@ -51,8 +53,13 @@ def _load(name: str) -> tuple[str, str, Any]:
     if not entry.is_file():
         # Raising TemplateNotFound lets jinja2 report includes the same way.
         raise jinja2.TemplateNotFound(name)
-    # Package files never change while the process runs: always up to date.
-    return entry.read_text(encoding="utf-8"), str(entry), lambda: True
+    # Installed as files, a template is read as every file is (bt_raider.files); inside a zip,
+    # the archive's member. Package files never change while the process runs: up to date.
+    if isinstance(entry, os.PathLike):
+        text = read_text(entry, what="prompt template", max_bytes=MAX_CONFIG_BYTES)
+    else:
+        text = entry.read_text(encoding="utf-8")
+    return text, str(entry), lambda: True
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,6 +1,7 @@
 """Ground a person's answer to the question's candidates, before any robot action uses it.
 
-A recovery asks ``choice = ask("Which medicine should I pick up: Medicine_1 or Medicine_2?")``
+A recovery asks ``choice = ask("Which medicine should I pick up: the blue medicine or the white
+medicine?")``
 and later acts on ``choice``. People answer like people: "the one next to the plant", "the
 blue one", "it is Medicine_1, next to the plant", "I don't know", "why?", "leave it". An
 :class:`AnswerSpace` holds what the question may be answered with (the ambiguity's objects,
@@ -11,8 +12,11 @@ the scene's places, the people expected) and :meth:`AnswerSpace.read` turns a re
   or by description: its type ("the medicine"), a colour word (matched against the type, name
   and any ``color`` field), a state ("the clean one", "the open one"), a relation to another
   object ("next to the plant", "closest to the bowl", "in the fridge"), an ordinal in the order
-  the question listed them ("the first one") or a side from the robot's view ("the left one").
-  The variable then gets the candidate's value: an objectId, a location name, a person's name;
+  the question listed them ("the first one"), a side or distance from the robot's view ("the
+  left one", "the nearer one"). The variable then gets the candidate's value: an objectId, a
+  location name, a person's name. How the reply is built is read first
+  (:mod:`bt_raider.recovery.replies`): a self-correction counts as its correction, "not X"
+  excludes what X fits, a reply naming several or counting from an end is unclear;
 * ``unclear``: it fits none or several; the reason says so (the question is asked again);
 * ``dont_know``, ``why``, ``refusal``: understood as such, never as an object's name;
 * ``passed``: only for a space with no scene (nothing to check against), whose answer only
@@ -23,7 +27,8 @@ the scene's places, the people expected) and :meth:`AnswerSpace.read` turns a re
 
 from __future__ import annotations
 
-import enum
+import copy
+import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -34,22 +39,18 @@ from bt_raider.checking.vocabulary import GENERIC_HEADS
 from bt_raider.errors import BtRaiderError
 from bt_raider.perception import relations
 from bt_raider.perception.lexicon import CategoryLexicon
+from bt_raider.recovery import replies, wording
+
+# Re-exported: these were answers' own names before replies.py was split out.
+from bt_raider.recovery.replies import Intent as Intent
+from bt_raider.recovery.replies import choices as choices
+from bt_raider.recovery.replies import intent_of as intent_of
+from bt_raider.recovery.replies import normalise as _norm
+from bt_raider.recovery.replies import strip_article as strip_article
 from bt_raider.robot.human import clean_answer
 
 if TYPE_CHECKING:
     from bt_raider.perception.scene import Scene, SceneObject
-
-
-class Intent(str, enum.Enum):
-    """What a reply does."""
-
-    CHOSEN = "chosen"
-    UNCLEAR = "unclear"
-    DONT_KNOW = "dont_know"
-    WHY = "why"
-    REFUSAL = "refusal"
-    PASSED = "passed"
-    ABSENT = "absent"  # "we don't have any": there is none to find
 
 
 @dataclass(frozen=True)
@@ -96,64 +97,19 @@ class Candidate:
     obj: SceneObject | None = field(default=None, compare=False)
 
 
+@dataclass
+class _Fit:
+    """What a plain description fits, and how much of it was understood."""
+
+    recognised: bool
+    pool: list[Candidate]
+    said: list[str]
+    unknown: list[str]
+    mentioned: list[Candidate]
+    conflict: bool = False  # a designating word left unread, or two of one kind
+
+
 # --------------------------------------------------------------------------- words
-_ARTICLE = re.compile(r"^\s*(?:the|a|an)\s+", re.IGNORECASE)
-
-
-def strip_article(text: str) -> str:
-    """``"the blue one"`` -> ``"blue one"``: so ``f"the {x}"`` never reads "the the"."""
-    out = str(text).strip()
-    while True:
-        new = _ARTICLE.sub("", out)
-        if new == out:
-            return out
-        out = new
-
-
-def choices(labels: Sequence[str]) -> str:
-    """``A``, ``A or B``, ``A, B or C``."""
-    labels = list(labels)
-    if not labels:
-        return "nothing"
-    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " or " + labels[-1]
-
-
-def _norm(text: str) -> str:
-    """Lower case, ``_``/``-`` as spaces, punctuation dropped (``|`` and digits kept)."""
-    text = re.sub(r"[_\-]+", " ", str(text).lower())
-    text = re.sub(r"[^a-z0-9|+.' ]+", " ", text.replace("\u2019", "'"))
-    text = re.sub(r"\.(?!\d)", " ", text)  # full stops, not decimal points of objectIds
-    return " ".join(text.split())
-
-
-_DONT_KNOW = re.compile(
-    r"\b(?:(?:i\s+)?(?:do\s*n[o']?t|do\s+not|dunno)\s+know|dunno|no\s+idea|not\s+sure|"
-    r"no\s+clue|i\s+forgot|i\s+can'?t\s+(?:tell|remember|say)|i\s+cannot\s+(?:tell|remember|say)|"
-    r"who\s+knows|i\s+have\s+no\s+idea)\b"
-)
-_WHY = re.compile(
-    r"^(?:but\s+|and\s+|so\s+)?why\b|\bwhy\s+(?:do|would|are|did|should|is|does)\s+(?:you|it|that)\b"
-    r"|\bwhat\s+(?:is\s+it\s+|do\s+you\s+need\s+(?:it|that|this)\s+|)for\b|\bhow\s+come\b"
-)
-_REFUSE_WHOLE = re.compile(
-    r"^(?:no|nope|nah|no\s+way|no\s+thanks?|no\s+thank\s+you|not\s+now|never|stop|"
-    r"none|neither|no\s+one|nothing)$"
-)
-_REFUSE_ANY = re.compile(
-    r"\b(?:i\s+won'?t|i\s+will\s+not|i\s+refuse|i'?m\s+not\s+(?:going\s+to|telling)|"
-    r"i\s+am\s+not\s+(?:going\s+to|telling)|i\s+don'?t\s+want\s+to|i\s+do\s+not\s+want\s+to|"
-    r"leave\s+it|forget\s+it|never\s*mind|don'?t\s+(?:do|touch|pick|take|bother)|"
-    r"do\s+not\s+(?:do|touch|pick|take|bother)|none\s+of\s+(?:them|those|these)|"
-    r"neither\s+(?:one|of)|not\s+telling|mind\s+your\s+own|do\s+it\s+yourself|"
-    r"not\s+my\s+(?:job|problem)|go\s+away|ask\s+someone\s+else|i'?m\s+busy|i\s+am\s+busy)\b"
-)
-
-_ABSENT = re.compile(
-    r"\b(?:we\s+|i\s+)?(?:do\s*n[o']?t|do\s+not)\s+(?:have|own)\s+(?:any|one|that|it|those)\b"
-    r"|\bthere\s+(?:is|are)\s+(?:no|none)\b|\bthere\s+(?:isn'?t|aren'?t)\s+(?:any|one)\b"
-    r"|\bwe'?re\s+out\s+of\b|\bwe\s+are\s+out\s+of\b|\bwe\s+have\s+(?:none|no)\b"
-    r"|\bno\s+such\b"
-)
 #: Who a person introducing herself says she is: "I'm Adriana", "it's Bob", "Adriana".
 _INTRODUCTION = re.compile(
     r"^(?i:(?:hi|hello|hey|oh|sorry|well|yes)[\s,.!-]*)*"
@@ -174,31 +130,17 @@ _COLOURS = (
     "red green blue yellow orange purple violet pink brown black white grey gray silver gold "
     "golden beige cyan magenta turquoise"
 ).split()
-_ORDINALS = {
-    "first": 0,
-    "1st": 0,
-    "second": 1,
-    "2nd": 1,
-    "third": 2,
-    "3rd": 2,
-    "fourth": 3,
-    "4th": 3,
-    "fifth": 4,
-    "5th": 4,
-    "last": -1,
-}
-# An ordinal names a candidate as "the second (one)", "second one" or alone ("second"), not
-# in passing ("the football last night").
-_ORDINAL = re.compile(
-    r"(?:^|\bthe\s+)(first|1st|second|2nd|third|3rd|fourth|4th|fifth|5th|last)\b(?:\s+one)?"
-    r"(?=\s*(?:$|one\b|on\b|in\b|of\b|you\b|please\b))"
-    r"|\b(first|1st|second|2nd|third|3rd|fourth|4th|fifth|5th|last)\s+one\b"
-    r"|\b(?:number|option|no)\s+(\d)\b"
-)
 _SIDE = re.compile(
     r"\b(?:(?:on|to|at)\s+(?:the\s+)?(?:your\s+|my\s+)?)?(left|right)(?:most|\s+most)?"
     r"(?:\s+(?:one|side|hand\s+side))?\b(?!\s+(?:of|side\s+of|hand\s+side\s+of)\b)"
 )
+# "the nearer one", "the closest one to you" (the robot); "to/from me" is kept to refuse it, and
+# "closest to the plant" is a relation, read by the phrase parser.
+_DISTANCE = re.compile(
+    r"\b(nearer|nearest|closer|closest|further|furthest|farther|farthest)\b(?:\s+one)?"
+    r"(?:\s+(?:to|from)\s+(?:you|the\s+robot)\b|\s+(?:to|from)\s+(me|us)\b|(?!\s+(?:to|from)\b))"
+)
+_MIDDLE = re.compile(r"\b(?:(?:in|at)\s+(?:the\s+)?)?(?:middle|center|centre)(?:\s+one)?\b")
 _PLACE_PREPOSITION = re.compile(r"^(?:in|on|at|inside|into|onto|on\s+top\s+of|by|over)\s+")
 _RELATION_START = re.compile(
     r"^(?:next\s+to|near|beside|by|close\s+to|closest\s+to|nearest\s+(?:to\s+)?|"
@@ -210,22 +152,6 @@ _STOP = frozenset(
     "the a an one ones it this that these those of is are was there here and or but with "
     "just only then now you your i my me".split()
 )
-
-
-def intent_of(answer: str) -> Intent | None:
-    """``dont_know``, ``why`` or ``refusal`` when the reply is one of those, else None."""
-    text = _norm(answer)
-    if not text:
-        return None
-    if _WHY.search(text):
-        return Intent.WHY
-    if _DONT_KNOW.search(text):
-        return Intent.DONT_KNOW
-    if _ABSENT.search(text):
-        return Intent.ABSENT
-    if _REFUSE_WHOLE.match(text) or _REFUSE_ANY.search(text):
-        return Intent.REFUSAL
-    return None
 
 
 # --------------------------------------------------------------------------- the space
@@ -257,11 +183,20 @@ class AnswerSpace:
         self.open = bool(open) and scene is None
         self.introductions = bool(introductions)
         self._lexicon = lexicon
+        #: The order "the first one" counts in; None: the question did not list them all.
+        self.order: list[Candidate] | None = self.candidates
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def objects(cls, scene: Scene, ids: Iterable[str], *, what: str = "one") -> AnswerSpace:
-        """The scene objects ``ids`` (an ambiguity's candidates), by display name."""
+    def objects(
+        cls, scene: Scene, ids: Iterable[str], *, what: str = "one", describe: bool = True
+    ) -> AnswerSpace:
+        """The scene objects ``ids`` (an ambiguity's candidates).
+
+        Labelled as a person tells them apart ("the clean cup", "the cup on the left",
+        :func:`~bt_raider.recovery.wording.descriptions`), each label read back to its object;
+        by display name when ``describe`` is off or some cannot be told apart.
+        """
         out = []
         for i in ids:
             obj = _obj(scene, i)
@@ -269,7 +204,22 @@ class AnswerSpace:
                 out.append(Candidate(obj.id, obj.name, (obj.name, obj.id), obj))
         # In the order a question lists them (by name), which "the first one" counts in.
         out.sort(key=lambda c: _natural(c.label))
-        return cls(out, scene=scene, what=what)
+        space = cls(out, scene=scene, what=what)
+        if describe and len(out) >= 2:
+
+            def fits(phrase: str) -> str | None:
+                reading = space.read(phrase)
+                return reading.value if reading.intent is Intent.CHOSEN else None
+
+            objs = [c.obj for c in out if c.obj is not None]
+            labels = wording.descriptions(scene, objs, fits)
+            if labels is not None:
+                space.candidates = [
+                    Candidate(c.value, label, c.names, c.obj)
+                    for c, label in zip(out, labels, strict=True)
+                ]
+                space.order = space.candidates
+        return space
 
     @classmethod
     def places(
@@ -296,6 +246,26 @@ class AnswerSpace:
     def unverified(cls, ids: Iterable[str], *, what: str = "one") -> AnswerSpace:
         """No scene: the candidates are bare objectIds; other replies are passed on."""
         return cls([Candidate(i, i, (i,)) for i in ids], what=what, open=True)
+
+    def for_question(self, question: str) -> AnswerSpace:
+        """This space as ``question`` lists it: "the first one" counts in the question's order,
+        and is unclear when the question does not name every candidate (an LLM's "Which one?"
+        lists nothing, or in its own order: counting in ours would be a guess)."""
+        text = _norm(question)
+        at: dict[str, int] = {}
+        for form, cand in self._forms(labels=True):
+            for match in re.finditer(rf"(?<![a-z0-9|]){re.escape(form)}(?![a-z0-9|])", text):
+                at.setdefault(cand.value, match.start())
+            # Blank it out (same length): "knife" is not found again inside "butter knife".
+            text = re.sub(
+                rf"(?<![a-z0-9|]){re.escape(form)}(?![a-z0-9|])",
+                lambda m: " " * len(m.group(0)),
+                text,
+            )
+        out = copy.copy(self)
+        listed = len(at) == len(self.candidates) and len(set(at.values())) == len(at)
+        out.order = sorted(self.candidates, key=lambda c: at[c.value]) if listed else None
+        return out
 
     @property
     def labels(self) -> list[str]:
@@ -325,45 +295,173 @@ class AnswerSpace:
             return Reading(Intent.UNCLEAR, answer, reason=f"I could not follow that ({exc}).")
 
     def _read(self, answer: str) -> Reading:
-        text = _norm(answer)
+        if not _norm(answer):
+            return self._unclear(answer, "I did not hear an answer.")
+        if not self._words(answer) and str(answer).strip().endswith("?"):
+            # A question back ("did you see the match?") names nothing: not an answer.
+            return self._unclear(answer, f"{_quote(answer)} does not answer my question.")
+        if replies.uncountable_ordinal(_norm(answer)):
+            return self._unclear(answer, f"I cannot count {_quote(answer)}.{self._please()}")
+        raw = " ".join(str(answer).lower().replace("\u2019", "'").split())
+        return self._designate(answer, raw)
+
+    def _designate(self, answer: str, raw: str) -> Reading:
+        """A reply that may correct itself: only the correction counts."""
+        corrected = replies.split_correction(raw)
+        if corrected is None:
+            if replies.is_other(self._words(raw)) is not None:
+                # "the other one" with nothing said before: other than what?
+                return self._unclear(answer, f"other than which one?{self._please()}")
+            return self._clause(answer, raw)
+        first, correction = corrected
+        noun = replies.is_other(self._words(correction))
+        if noun is None:
+            return self._clause(answer, correction)
+        # "the blue one, sorry, I meant the other one": the one that is not the first choice,
+        # which only names one when there are two.
+        before = self._designate(answer, first) if replies.has_content(first) else None
+        if before is None or before.intent is not Intent.CHOSEN:
+            return self._unclear(answer, f"other than which one?{self._please()}")
+        others = [c for c in self.candidates if c.value != before.value]
+        if len(self.candidates) != 2 or len(others) != 1:
+            return self._unclear(
+                answer, f"there is more than one other: {self._them(others, 'and')}."
+            )
+        if noun != "one" and others[0].obj is not None:
+            types = self._types(noun) if self.scene is not None else set()
+            if others[0].obj.type not in types:
+                return self._unclear(answer, f"the other one is not a {noun}.")
+        return Reading(Intent.CHOSEN, answer, value=others[0].value)
+
+    def _clause(self, answer: str, raw: str) -> Reading:
+        """One clause: "A or B" and "both" name several; "not X" excludes what X fits."""
+        text = _norm(raw)
         if not text:
             return self._unclear(answer, "I did not hear an answer.")
+        if replies.names_several(text):
+            return self._unclear(answer, f"I need you to name just one.{self._please()}")
+        options = replies.alternatives(raw)
+        if len(options) > 1:
+            readings = [self._clause(answer, o) for o in options]
+            if all(r.intent is Intent.CHOSEN for r in readings):
+                if len({r.value for r in readings}) == 1:
+                    return readings[0]
+            return self._unclear(answer, f"{_quote(answer)} names more than one.{self._please()}")
+        asked, excluded = replies.split_negations(raw)
+        fit = self._fit(_norm(asked))
+        pool, said = fit.pool, list(fit.said)
+        for part in excluded:
+            out = self._fit(_norm(part))
+            if not out.recognised or out.unknown:
+                return self._unclear(
+                    answer, f"I could not tell which one you do not want in {_quote(answer)}."
+                )
+            dropped = {c.value for c in out.pool}
+            pool = [c for c in pool if c.value not in dropped]
+            said.append("not " + (" and ".join(out.said) or _quote(part, plain=True)))
+        recognised = fit.recognised or bool(excluded)
+        if fit.conflict or (fit.unknown and not recognised):
+            if self.open and not fit.conflict and not excluded:
+                return Reading(Intent.PASSED, answer, value=clean_answer(answer))
+            return self._unclear(answer, self._not_understood(answer))
+        if not recognised:
+            return self._unclear(answer, self._not_understood(answer))
+        if len(pool) == 1:
+            # "It is Medicine_1, next to the plant": each part alone must fit the same one.
+            for part in replies.conjuncts(asked) if not excluded else []:
+                alone = self._fit(_norm(part))
+                if len(alone.pool) == 1 and alone.pool[0].value != pool[0].value:
+                    if alone.recognised and not alone.unknown:
+                        detail = " and ".join(alone.said) or _quote(part)
+                        return self._unclear(
+                            answer,
+                            f"the {strip_article(pool[0].label)} is not {detail}.",
+                        )
+            return Reading(Intent.CHOSEN, answer, value=pool[0].value)
+        if not pool:
+            detail = " and ".join(said) or _quote(answer)
+            if fit.mentioned:
+                who = choices([c.label for c in fit.mentioned])
+                return self._unclear(answer, f"the {strip_article(who)} is not {detail}.")
+            return self._unclear(answer, f"none of {self._them(self.candidates)} is {detail}.")
+        return self._unclear(
+            answer,
+            f"{_quote(answer)} fits more than one: {self._them(pool, 'and')}.",
+        )
+
+    def _words(self, text: str) -> str:
+        """The reply without its lead-ins ("sorry, I meant ..."), normalised."""
+        return " ".join(_LEAD_INS.sub(" ", _norm(text)).split())
+
+    def _them(self, pool: Sequence[Candidate], joint: str = "or") -> str:
+        """Candidates as a person is told: by label, or "them" when the labels are internal
+        (``Cup_1``) or too many to say."""
+        labels = [c.label for c in pool]
+        if len(labels) > 6 or any(re.search(r"_\d+$|\|", label) for label in labels):
+            return f"{len(labels)} of them" if joint == "and" else "them"
+        return _and(labels) if joint == "and" else choices(labels)
+
+    def _please(self) -> str:
+        them = self._them(self.candidates)
+        return " Please describe the one you mean." if them == "them" else f" Please say {them}."
+
+    def _fit(self, text: str) -> _Fit:
+        """The candidates a plain description fits (no negation, correction or "or")."""
         pool = list(self.candidates)
         mentioned, negated, text = self._mentions(text)
         recognised = bool(mentioned or negated)
-        if not recognised and str(answer).strip().endswith("?"):
-            # A question back ("did you see the match?") names nothing: not an answer.
-            return self._unclear(answer, f"{_quote(answer)} does not answer my question.")
         if mentioned:
             pool = mentioned
         pool = [c for c in pool if c.value not in negated]
+        # Before "me" goes with the lead-ins: "nearest (to) me" is the person's view.
+        my_view = bool(re.search(r"\b(?:to|from|near\w*|clos\w*|f[au]rth\w*)\s+(?:me|us)\b", text))
         text = " ".join(_LEAD_INS.sub(" ", text).split())
         said: list[str] = []  # what the description asked for, for reasons
         unknown: list[str] = []
+        conflict = False
         # Colour words.
         for colour in _COLOURS:
             if re.search(rf"\b{colour}\b", text):
                 recognised = True
                 said.append(colour)
-                pool = [c for c in pool if colour in _colour_text(c)]
+                pool = [c for c in pool if re.search(rf"\b{colour}\b", _colour_text(c))]
                 text = re.sub(rf"\b{colour}\b", " ", text)
         # Ordinals, in the order the question listed the candidates.
-        match = _ORDINAL.search(text)
+        match = replies.ORDINAL.search(text)
         if match:
             recognised = True
-            word = match.group(1) or match.group(2)
-            index = _ORDINALS[word] if word else int(match.group(3)) - 1
-            order = self.candidates
-            picked = order[index] if -len(order) <= index < len(order) else None
+            # Counted from 1 in the question's order; 0 or past the end names none, and only
+            # "last" counts from the end (never int("0") - 1).
+            place = replies.position(match.group(1) or match.group(2) or match.group(3))
+            order = self.order or []  # not listed: "the first one" names none
+            index = len(order) - 1 if place == -1 else place - 1
+            picked = order[index] if 0 <= index < len(order) else None
             said.append(f"the {strip_article(match.group(0))}")
             pool = [c for c in pool if picked is not None and c.value == picked.value]
             text = text[: match.start()] + " " + text[match.end() :]
+            # "the first one, the second one"; or the question listed no order to count in.
+            conflict = bool(replies.ORDINAL.search(text)) or self.order is None
         # A side from the robot's view ("the left one"), not "left of X".
         match = _SIDE.search(text)
         if match and self.scene is not None:
             recognised = True
             said.append(f"on the {match.group(1)}")
             pool = self._side(pool, match.group(1))
+            text = text[: match.start()] + " " + text[match.end() :]
+            conflict = conflict or bool(_SIDE.search(text))
+        match = _DISTANCE.search(text)
+        if match and self.scene is not None:
+            recognised = True
+            said.append(match.group(1))
+            # "nearest to me" is the person's view, which the robot cannot see: not a guess.
+            conflict = conflict or bool(match.group(2)) or my_view
+            pool = self._nearest(pool, match.group(1).startswith(("near", "clos")))
+            text = text[: match.start()] + " " + text[match.end() :]
+        match = _MIDDLE.search(text)
+        if match and self.scene is not None:
+            recognised = True
+            said.append("in the middle")
+            pool = self._middle(pool)
             text = text[: match.start()] + " " + text[match.end() :]
         text = " ".join(text.split())
         if text and self.scene is not None:
@@ -375,26 +473,11 @@ class AnswerSpace:
             said += [w for w in words if w]
             if not found:
                 unknown = [w for w in re.findall(r"[a-z]+", rest) if w not in _STOP]
+                # A word that would have designated something, left unread: not a guess.
+                conflict = conflict or any(self._designator(w) for w in unknown)
         elif text:
             unknown = [w for w in re.findall(r"[a-z]+", text) if w not in _STOP]
-        if unknown and not recognised:
-            if self.open:
-                return Reading(Intent.PASSED, answer, value=clean_answer(answer))
-            return self._unclear(answer, self._not_understood(answer))
-        if not recognised:
-            return self._unclear(answer, self._not_understood(answer))
-        if len(pool) == 1:
-            return Reading(Intent.CHOSEN, answer, value=pool[0].value)
-        if not pool:
-            detail = " and ".join(said) or _quote(answer)
-            if mentioned:
-                who = choices([c.label for c in mentioned])
-                return self._unclear(answer, f"the {who} is not {detail}.")
-            return self._unclear(answer, f"none of {choices(self.labels)} is {detail}.")
-        return self._unclear(
-            answer,
-            f"{_quote(answer)} fits more than one: {_and([c.label for c in pool])}.",
-        )
+        return _Fit(recognised, pool, said, unknown, mentioned, conflict)
 
     def _not_understood(self, answer: str) -> str:
         if self.what == "person":
@@ -404,13 +487,22 @@ class AnswerSpace:
     def _unclear(self, answer: str, reason: str) -> Reading:
         return Reading(Intent.UNCLEAR, answer, reason=reason)
 
+    def _forms(self, *, labels: bool = False) -> list[tuple[str, Candidate]]:
+        """Every way a reply names a candidate exactly, longest first (with its label too)."""
+        # Names as said too ("butter knife" for ButterKnife): longest first, so that "the butter
+        # knife" never leaves "knife" to name the Knife.
+        said: dict[tuple[str, str], Candidate] = {}
+        for c in self.candidates:
+            for n in (*c.names, strip_article(c.label)) if labels else c.names:
+                for form in (_norm(n), "" if "|" in n else _norm(wording.spoken(n))):
+                    if form:
+                        said[(form, c.value)] = c
+        return sorted(((f, c) for (f, _), c in said.items()), key=lambda pair: -len(pair[0]))
+
     def _mentions(self, text: str) -> tuple[list[Candidate], set[str], str]:
         """Candidates named in the reply (longest names first), those named after "not", and
         the reply without them."""
-        forms = sorted(
-            ((_norm(n), c) for c in self.candidates for n in c.names if n and _norm(n)),
-            key=lambda pair: -len(pair[0]),
-        )
+        forms = self._forms()
         found: dict[str, Candidate] = {}
         negated: set[str] = set()
         for form, cand in forms:
@@ -424,22 +516,55 @@ class AnswerSpace:
         kept = [c for c in found.values() if c.value not in negated]
         return kept, negated, " ".join(text.split())
 
-    def _side(self, pool: list[Candidate], side: str) -> list[Candidate]:
-        placed = [c for c in pool if c.obj is not None]
-        if len(placed) < 2 or self.scene is None:
-            return placed if len(placed) == 1 else []
-        scene = self.scene
-        right = scene.right_vector()
-        offsets = sorted(
-            (float(c.obj.position[0] * right[0] + c.obj.position[2] * right[1]), i)  # type: ignore[union-attr]
+    def _offsets(self, placed: list[Candidate]) -> list[tuple[float, int]]:
+        """Sideways offsets from the robot's view (m, to its right), sorted, with indexes."""
+        assert self.scene is not None
+        right = self.scene.right_xz()  # plain floats: no numpy on the light path
+        return sorted(
+            (c.obj.xyz[0] * right[0] + c.obj.xyz[2] * right[1], i)  # type: ignore[union-attr]
             for i, c in enumerate(placed)
         )
+
+    def _nearest(self, pool: list[Candidate], near: bool) -> list[Candidate]:
+        """Of all the candidates, the one clearly nearest to (or furthest from) the robot."""
+        assert self.scene is not None
+        placed = [c for c in self.candidates if c.obj is not None]
+        if len(placed) < 2:
+            return []
+        ax, _, az = self.scene.agent_position
+        ranked = sorted(
+            (math.hypot(c.obj.xyz[0] - ax, c.obj.xyz[2] - az), i)  # type: ignore[union-attr]
+            for i, c in enumerate(placed)
+        )
+        if not near:
+            ranked.reverse()
+        ok = abs(ranked[1][0] - ranked[0][0]) > NEAREST_MARGIN
+        return [c for c in pool if ok and c.value == placed[ranked[0][1]].value]
+
+    def _middle(self, pool: list[Candidate]) -> list[Candidate]:
+        """Of three side by side, the one between the others (clearly), else none."""
+        placed = [c for c in self.candidates if c.obj is not None]
+        if len(placed) != 3 or self.scene is None:
+            return []
+        (low, _), (mid, i_mid), (high, _) = self._offsets(placed)
+        ok = min(mid - low, high - mid) > relations.SIDE_MARGIN
+        return [c for c in pool if ok and c.value == placed[i_mid].value]
+
+    def _side(self, pool: list[Candidate], side: str) -> list[Candidate]:
+        """The candidate clearly furthest to ``side`` of *all* the question's candidates, if it
+        is in ``pool`` ("the red one on the left": the leftmost one, and red)."""
+        placed = [c for c in self.candidates if c.obj is not None]
+        if len(placed) < 2 or self.scene is None:
+            return [c for c in pool if c in placed] if len(placed) == 1 else []
+        offsets = self._offsets(placed)
         (low, i_low), (high, i_high) = offsets[0], offsets[-1]
         if side == "left":
             ok = offsets[1][0] - low > relations.SIDE_MARGIN
-            return [placed[i_low]] if ok else []
-        ok = high - offsets[-2][0] > relations.SIDE_MARGIN
-        return [placed[i_high]] if ok else []
+            picked = placed[i_low]
+        else:
+            ok = high - offsets[-2][0] > relations.SIDE_MARGIN
+            picked = placed[i_high]
+        return [c for c in pool if ok and c.value == picked.value]
 
     def _describe(
         self, text: str, pool: list[Candidate]
@@ -449,6 +574,14 @@ class AnswerSpace:
         phrase = parse_phrase(text)
         words: list[str] = []
         understood = False
+        parts = [phrase.head, *phrase.states, phrase.relation or ""]
+        parts.append(phrase.anchor.text if phrase.anchor is not None else "")
+        covered = set(re.findall(r"[a-z0-9]+", " ".join(parts).lower()))
+        left_out = [w for w in re.findall(r"[a-z]+", text) if w not in covered | _STOP]
+        if any(self._designator(w) for w in left_out):
+            # "the clean one or the dirty one" parses as "clean": a word that names something
+            # was dropped, so the phrase does not say what the person said.
+            return False, pool, words
         head = phrase.head.strip()
         if head and head not in GENERIC_HEADS and head not in ("one", "ones"):
             types = self._types(head)
@@ -469,9 +602,17 @@ class AnswerSpace:
             if not anchors:
                 return False, pool, words
             understood = True
-            words.append(f"{phrase.relation} the {anchors[0].name}")
+            words.append(f"{phrase.relation} the {wording.spoken(anchors[0].type)}")
             pool = self._related(pool, phrase.relation, anchors)
         return understood, pool, words
+
+    def _designator(self, word: str) -> bool:
+        """Whether ``word`` alone could pick out a candidate (a colour, state, type, order)."""
+        if word in _COLOURS or word in replies.ORDINALS or word in ("left", "right", "other"):
+            return True
+        if self.lexicon.state_filter(word):
+            return True
+        return self.scene is not None and len(word) > 2 and bool(self._types(word))
 
     def _types(self, head: str) -> set[str]:
         assert self.scene is not None

@@ -31,13 +31,17 @@ def compile_program(
     aliases: Mapping[str, str] | None = None,
     because: str = "",
     max_asks: int = 3,
+    scope: str = "",
 ) -> py_trees.composites.Sequence:
     """Turn an accepted program into a ``Sequence(memory=True)`` of behaviours.
 
     ``x = ask(q)`` becomes a :class:`~bt_raider.robot.human.GroundedAsk` when ``answers`` has a
     reader for ``x`` (the reply must ground to one candidate; ``because`` answers "why?"), and
     also — failing closed — when a robot action uses ``x`` but there is no reader; otherwise an
-    :class:`~bt_raider.robot.human.AskBehaviour` writing the answer to ``/bt_raider/vars/x``.
+    :class:`~bt_raider.robot.human.AskBehaviour` writing the answer to
+    ``/bt_raider/vars/<scope>/x`` (:func:`~bt_raider.robot.actions.vars_key`; every variable
+    of the program, written and read, lives in ``scope``: a guard gives each recovery run its
+    own, so two recoveries alive at once never read each other's answers).
     ``say`` becomes a :class:`~bt_raider.robot.human.SayBehaviour`; ``wait_for`` a
     :class:`~bt_raider.robot.human.WaitFor`; every other action an
     :class:`~bt_raider.robot.actions.ActionBehaviour` whose :class:`~bt_raider.robot.actions.Var`
@@ -56,7 +60,7 @@ def compile_program(
     # Any: ask/say/wait_for take their argument as the code gives it (the parser checks only
     # how many there are), a robot action any of them.
     def value(arg: Arg) -> Any:
-        return Var(arg.name) if isinstance(arg, Ref) else arg
+        return Var(arg.name, scope) if isinstance(arg, Ref) else arg
 
     root = py_trees.composites.Sequence(name=name, memory=True)
     for step in program.steps:
@@ -72,6 +76,7 @@ def compile_program(
                     because=because,
                     max_asks=max_asks,
                     name=label,
+                    scope=scope,
                 )
             elif step.target is None:
                 # A request ("could you move the chair?"): a refusal ends the recovery at once.
@@ -84,7 +89,7 @@ def compile_program(
                     name=label,
                 )
             else:
-                node = AskBehaviour(args[0], human, var=step.target, name=label)
+                node = AskBehaviour(args[0], human, var=step.target, name=label, scope=scope)
         elif step.action == "say":
             node = SayBehaviour(args[0], human, name=label)
         elif step.action == "wait_for":

@@ -13,14 +13,15 @@ Example:
 
 from __future__ import annotations
 
-import json
 import logging
+import os
 import re
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from importlib import resources
 from typing import Any
 
+from bt_raider.files import MAX_CONFIG_BYTES, loads_json, read_json
 from bt_raider.recovery.contract import ExamplesProvider
 
 log = logging.getLogger(__name__)
@@ -29,7 +30,11 @@ log = logging.getLogger(__name__)
 def load_examples() -> list[dict[str, str]]:
     """The built-in examples (``bt_raider/recovery/data/recovery_examples.json``)."""
     path = resources.files("bt_raider.recovery") / "data" / "recovery_examples.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
+    what = "few-shot examples"
+    if isinstance(path, os.PathLike):  # installed as files: read as every file is
+        data = read_json(path, what=what, max_bytes=MAX_CONFIG_BYTES)
+    else:  # inside a zip: the archive's member, still parsed within bounds
+        data = loads_json(path.read_text(encoding="utf-8"), what=what, source=str(path))
     return [dict(e) for e in data["examples"]]
 
 

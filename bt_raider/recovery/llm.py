@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from bt_raider.errors import RecoveryCodeError, renamed
+from bt_raider.llm.grammar import Grammar, recovery_code
 from bt_raider.llm.prompts import render
 from bt_raider.recovery.contract import (
     FREE_SPOT,
@@ -71,6 +72,9 @@ class LLMRecoveryPlanner:
             :class:`~bt_raider.recovery.pipeline.Recovery`).
         notes: the prompt's contextual notes (:data:`DEFAULT_NOTES`).
         timeout: seconds per model call.
+        constrain: give a model that decodes under a grammar (``supports_grammar``) the grammar
+            of recovery code (:func:`bt_raider.llm.grammar.recovery_code`); the answer is parsed
+            and verified all the same.
     """
 
     def __init__(
@@ -82,8 +86,10 @@ class LLMRecoveryPlanner:
         vocabulary: Vocabulary | None = None,
         notes: Sequence[str] = DEFAULT_NOTES,
         timeout: float | None = None,
+        constrain: bool = True,
     ) -> None:
         self.chat = chat
+        self.constrain = constrain
         self.examples = examples or builtin_examples
         self.k = k
         self.vocabulary = vocabulary or Vocabulary()
@@ -134,8 +140,26 @@ class LLMRecoveryPlanner:
         if cancel is not None and cancel.is_set():
             raise RecoveryCodeError("recovery planning was cancelled")
         messages = [{"role": "user", "content": self.prompt(request)}]
-        reply = self.chat.complete(messages, timeout=self.timeout)
+        extra: dict[str, Any] = {}
+        if self.constrain and getattr(self.chat, "supports_grammar", False) is True:
+            extra["grammar"] = self.grammar(request)
+        reply = self.chat.complete(messages, timeout=self.timeout, **extra)
         return str(getattr(reply, "content", "") or "")
+
+    def grammar(self, request: RecoveryRequest) -> Grammar:
+        """The grammar of an answer to ``request``: the robot's actions, the scene's names."""
+        vocab = request.actions.vocabulary() if request.actions is not None else self.vocabulary
+        scene = request.scene
+        names: list[str] = []
+        if scene is not None:
+            names = [o.name for o in scene] + [h.name for h in scene.humans if h.name]
+        spot = free_surface(scene)
+        if spot is not None:
+            names.append(spot.name)
+        return recovery_code(
+            {name: vocab.arities(name) for name in vocab.names},
+            list(dict.fromkeys(names)) or ["robot"],
+        )
 
 
 #: The name before 0.2 (a recovery *planner*, passed into ``Recovery``), for one release.

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import py_trees
 
-from bt_raider.checking.parse import same_action, split_action
+from bt_raider.checking.parse import action_for_name, same_action, split_action
 from bt_raider.errors import BtRaiderError, RecoveryCodeError, UsageError
 from bt_raider.llm.replies import clean_code
 from bt_raider.perception.scene import Scene
@@ -197,7 +197,7 @@ class Recovery:
             code = self.planner.propose(current, cancel=cancel)
             try:
                 program = parse_recovery(clean_code(code), vocabulary, limits=self.limits)
-                plan = self._split(request, program, attempt, rejected)
+                plan = self._in_user_names(self._split(request, program, attempt, rejected))
                 self._check_actions(plan)
                 plan.aliases = scene_aliases(plan, request)
                 plan.answers = answer_spaces(plan, request, self.actions)
@@ -307,6 +307,42 @@ class Recovery:
             request, program.to_code(), program, run, resume, proposals, list(rejected)
         )
 
+    def _in_user_names(self, plan: RecoveryPlan) -> RecoveryPlan:
+        """The resume step under the user's name for the action: the code shown is the code run.
+
+        The recovered action itself may be written with RAIDER's verb (``approach`` for a
+        query ``GoTo(medicine_counter)``): it becomes the robot's name for the verb
+        (``navigate``; ``approach`` -> the robot's ``move_to`` when it has no ``approach``),
+        or without ``actions=`` the name the user's query used (``GoTo``).
+        """
+        resume = plan.resume
+        if resume is None:
+            return plan
+        name = self._user_name(resume.action, plan.request)
+        if name == resume.action:
+            return plan
+        renamed = replace(resume, action=name)
+        steps = tuple(renamed if s is resume else s for s in plan.program.steps)
+        program = Program(steps, plan.program.source)
+        return replace(plan, code=program.to_code(), program=program, resume=renamed)
+
+    def _user_name(self, action: str, request: RecoveryRequest) -> str:
+        written = _written_name(request.action)
+        if written is not None and not (
+            self._is_action(written, request) or (_moves(written) and _moves(action))
+        ):
+            written = None  # the query names another action: not a name for this one
+        if self.actions is None:
+            return written or action  # no vocabulary given: the user's query speaks for it
+        if written is not None and written in self.actions:
+            return written
+        if action in self.actions:
+            return action
+        verb = self.actions.verb_of(action) or verb_for_name(action) or action
+        if verb == "approach" and not self.actions.has("approach"):
+            verb = "move_to"
+        return self.actions.name_for(verb) or written or action
+
     def _is_action(self, name: str, request: RecoveryRequest) -> bool:
         """Whether ``name`` is the recovered action (RAIDER's name or the robot's for it)."""
         verb = request.action_name
@@ -317,11 +353,13 @@ class Recovery:
         return False
 
     def compile(
-        self, plan: RecoveryPlan, *, name: str | None = None
+        self, plan: RecoveryPlan, *, name: str | None = None, scope: str = ""
     ) -> py_trees.behaviour.Behaviour:
         """The subtree of ``plan`` (call on the tree's thread: it registers blackboard clients).
 
-        When the plan's proof waited on an answer, an
+        ``scope``: where the plan's variables live on the blackboard
+        (``/bt_raider/vars/<scope>/<name>``, see :func:`~bt_raider.robot.actions.vars_key`);
+        a guard passes one per recovery run. When the plan's proof waited on an answer, an
         :class:`~bt_raider.recovery.verify.AnswerCheck` follows each ``ask`` whose answer a
         later step uses and that robot actions follow: the plan is verified with the answer
         before the next robot action starts.
@@ -335,12 +373,15 @@ class Recovery:
             aliases=plan.aliases,
             because=plan.request.verdict.explanation,
             max_asks=self.max_asks,
+            scope=scope,
         )
         if self.verifier is not None and plan.proof is not None and plan.proof.waits_on_answer:
-            self._add_answer_checks(tree, plan)
+            self._add_answer_checks(tree, plan, scope)
         return tree
 
-    def _add_answer_checks(self, tree: py_trees.composites.Sequence, plan: RecoveryPlan) -> None:
+    def _add_answer_checks(
+        self, tree: py_trees.composites.Sequence, plan: RecoveryPlan, scope: str = ""
+    ) -> None:
         steps = plan.run.steps
         if len(tree.children) != len(steps):
             return  # not the compiler's one node per step: nothing to anchor checks to
@@ -361,6 +402,7 @@ class Recovery:
                 plan.request,
                 variables,
                 on_refuted=partial(self._refuted_after_answer, plan),
+                scope=scope,
             )
             tree.insert_child(check, index)
 
@@ -389,6 +431,24 @@ def _gives_up(plan: RecoveryPlan) -> Unrecoverable:
 def resolve_resume(step: CodeStep, values: dict[str, Any]) -> list[Any]:
     """The resume step's arguments with variables replaced by their values."""
     return [values[a.name] if isinstance(a, Ref) else a for a in step.args]
+
+
+#: ``GoTo(medicine_counter)``: a structured query, whose action name the user wrote.
+_WRITTEN = re.compile(r"\s*([A-Za-z_]\w*)\s*\(.*\)\s*[.!?]?\s*", re.DOTALL)
+
+
+def _moves(name: str) -> bool:
+    """Whether an action name means going somewhere (``approach``, ``move_to``, ``GoTo``)."""
+    verb = verb_for_name(name) or action_for_name(name)
+    return verb in ("approach", "move_to")
+
+
+def _written_name(query: str) -> str | None:
+    """The action name a structured query is written with (``GoTo``), else None."""
+    match = _WRITTEN.fullmatch(query)
+    if match is None or match.group(1) in INTERACTION_ACTIONS:
+        return None
+    return match.group(1)
 
 
 def _unknown_names(reason: str) -> list[str]:
@@ -540,7 +600,9 @@ def answer_spaces(
             out[var] = AnswerSpace.places(scene, people=names)
         else:
             out[var] = AnswerSpace.objects(scene, [o.id for o in scene.objects], what="object")
-    return out
+    # "the first one" counts in the order the question listed them, or names none.
+    asked = {st.target: str(st.args[0]) for st in plan.program.steps if st.target and st.args}
+    return {var: space.for_question(asked.get(var, "")) for var, space in out.items()}
 
 
 def _person_name(scene: Scene, ref: str) -> str | None:

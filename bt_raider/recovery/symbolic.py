@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from bt_raider.checking.parse import split_action, squash_name
 from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.errors import BtRaiderError, renamed
-from bt_raider.recovery.answers import strip_article
+from bt_raider.recovery.answers import AnswerSpace, strip_article
 from bt_raider.recovery.contract import (
     RecoveryRequest,
     free_surface,
@@ -22,6 +22,7 @@ from bt_raider.recovery.robot_actions import RobotActions
 from bt_raider.recovery.safecode import (
     DEFAULT_ACTIONS,
 )
+from bt_raider.recovery.wording import MAX_DESCRIBED, description_of, spoken
 
 if TYPE_CHECKING:
     from bt_raider.perception.scene import Scene, SceneObject
@@ -119,6 +120,32 @@ class _Ctx:
     def verb(self) -> str:
         return _VERBS.get(self.action or "", self.action or "do")
 
+    def said(self, ref: str | _V) -> str:
+        """How a question names ``ref`` to a person, never by an internal label: "the clean
+        cup" for Cup_2 of several, "the medicine counter" for medicine_counter, else "the X"."""
+        text = strip_article(str(ref))
+        o = self.obj(text) if not isinstance(ref, _V) else None
+        if o is not None and self.scene is not None and re.fullmatch(r".*_\d+", text):
+            same = [x for x in self.scene.objects if x.type == o.type]
+            if len(same) > 1 and len(same) <= MAX_DESCRIBED:
+                space = AnswerSpace.objects(self.scene, [x.id for x in same], describe=False)
+
+                def fits(phrase: str) -> str | None:
+                    reading = space.read(phrase)
+                    return reading.value if reading.usable else None
+
+                phrase = description_of(self.scene, o, same, fits)
+                if phrase is not None:
+                    return phrase
+            if len(same) == 1:
+                return f"the {spoken(o.type)}"
+            # Nothing a person sees tells it apart: "the drawer" would leave them guessing
+            # which of nine to open, so the name stays (a gap the explorer's P7 reports).
+            return _the(text)
+        if re.fullmatch(r"[a-z]+(?:_[a-z]+)+", text):  # a location's id: medicine_counter
+            return f"the {spoken(text)}"
+        return _the(ref)
+
     def name(self, object_id: str) -> str:
         if self.scene is not None:
             return self.scene.name_of(object_id)
@@ -164,7 +191,8 @@ class _Ctx:
 
     def target_ids(self) -> set[str]:
         out: set[str] = set()
-        for arg in self.args:
+        # The phrases as written key the grounding ("the medicine counter"), not display names.
+        for arg in (*self.phrases, *self.args):
             ids = self.verdict.grounding.get(arg) or []
             if len(ids) == 1:
                 out.update(ids)
@@ -184,6 +212,8 @@ class _Ctx:
             _CannotPlan: the robot has no action for ``verb``.
         """
         name = self.actions.name_for(verb)
+        if name is None and verb == "approach":  # a robot without approach moves there
+            name = self.actions.name_for("move_to")
         if name is None:
             raise _CannotPlan(f"I have no action to {_VERBS.get(verb, verb)}")
         return _call(name, *args)
@@ -291,22 +321,30 @@ class SymbolicRecoveryPlanner:
                 if len(found) >= 2:
                     phrase, ids = key, found
                     break
-        # People by their names (person_1 means nothing to the person asked).
+        # People by their names (person_1 means nothing to the person asked); objects as a
+        # person tells them apart ("the clean cup"), in the order the answer's reader counts.
         names = sorted(dict.fromkeys(ctx.display(i) for i in ids))
         if len(names) < len(ids):  # no scene to name them apart: the objectIds do
             names = list(dict.fromkeys(ids))
+        objs = [o for o in map(ctx.obj, ids) if o is not None and o.id in ids]
+        alike = ""
+        if ctx.scene is not None and len(objs) == len(ids) >= 2:
+            names = AnswerSpace.objects(ctx.scene, ids).labels
+            if any(re.search(r"_\d+$", n) for n in names):
+                # Not all can be told apart by what a person sees: never "Cup_1 or Cup_2?".
+                names, alike = [], f" I see {len(ids)}: please describe the one you mean."
         noun = re.sub(r"^(the|a|an)\s+", "", phrase.strip(), flags=re.IGNORECASE) or "object"
         types = {o.type for o in map(ctx.obj, ids) if o is not None}
         if len(types) == 1 and len(ids) >= 2:  # "Which medicine", not "Which adrianas_medicine"
             noun = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", types.pop()).lower()
         options = f": {_choices(names)}" if names else ""
         if ctx.action == "place" and index == 1:
-            question = f"Where should I put {_the(ctx.arg(0))}{options}?"
+            question = f"Where should I put {ctx.said(ctx.arg(0))}{options}?"
         elif ctx.action == "handover" and index == 1:
-            question = f"Who should I hand {_the(ctx.arg(0))} to{options}?"
+            question = f"Who should I hand {ctx.said(ctx.arg(0))} to{options}?"
         else:
             question = f"Which {noun} should I {ctx.verb()}{options}?"
-        return [_assign("choice", "ask", question), *ctx.resume(index, _V("choice"))]
+        return [_assign("choice", "ask", question + alike), *ctx.resume(index, _V("choice"))]
 
     def _not_present(self, ctx: _Ctx) -> list[str]:
         person_at = {"approach": 0, "handover": 1}.get(ctx.action or "")
@@ -325,9 +363,9 @@ class SymbolicRecoveryPlanner:
                 break
         missing = ctx.arg(missing_at)
         if not ctx.has("move_to"):
-            return [_call("ask", f"Could you bring me {_the(missing)}, please?"), *ctx.resume()]
+            return [_call("ask", f"Could you bring me {ctx.said(missing)}, please?"), *ctx.resume()]
         return [
-            _assign("location", "ask", f"Where can I find {_the(missing)}?"),
+            _assign("location", "ask", f"Where can I find {ctx.said(missing)}?"),
             ctx.do("move_to", _V("location")),
             *ctx.resume(),
         ]
@@ -339,7 +377,7 @@ class SymbolicRecoveryPlanner:
             return [ctx.do("approach", target), *ctx.resume()]
         if ctx.action == "pick" and (ctx.people() or not ctx.has("move_to")):
             return [
-                _call("ask", f"Could you bring {_the(target)} closer to me, please?"),
+                _call("ask", f"Could you bring {ctx.said(target)} closer to me, please?"),
                 *ctx.resume(),
             ]
         return [ctx.do("move_to", target), *ctx.resume()]
@@ -374,9 +412,9 @@ class SymbolicRecoveryPlanner:
             or spot is None
             or not ctx.has("pick", "move_to", "place")
         ):
-            things = " and the ".join(strip_article(b) for b in blockers)
+            things = " and ".join(ctx.said(b) for b in blockers)
             return [
-                _call("ask", f"Could you move the {things} out of the way, please?"),
+                _call("ask", f"Could you move {things} out of the way, please?"),
                 *ctx.resume(),
             ]
         lines: list[str] = []
@@ -391,14 +429,17 @@ class SymbolicRecoveryPlanner:
             thing, person = ctx.args[0], ctx.args[1]
             if "look" in text:
                 return [
-                    _call("say", f"{person}, please look at me so I can hand you {_the(thing)}."),
+                    _call(
+                        "say", f"{person}, please look at me so I can hand you {ctx.said(thing)}."
+                    ),
                     _call("wait_for", f"{person} looking at me"),
                     *ctx.resume(),
                 ]
             if "hand" in text:
                 return [
                     _call(
-                        "say", f"{person}, please free your hands so I can give you {_the(thing)}."
+                        "say",
+                        f"{person}, please free your hands so I can give you {ctx.said(thing)}.",
                     ),
                     _call("wait_for", f"{person} has free hands"),
                     *ctx.resume(),
@@ -408,7 +449,7 @@ class SymbolicRecoveryPlanner:
             if closed is not None:
                 if (ctx.request.holding and ctx.action == "place") or not ctx.has("open"):
                     return [
-                        _call("ask", f"Could you open {_the(closed)} for me, please?"),
+                        _call("ask", f"Could you open {ctx.said(closed)} for me, please?"),
                         *ctx.reach_first(closed),
                         *ctx.resume(),
                     ]
@@ -460,7 +501,7 @@ class SymbolicRecoveryPlanner:
                 lines += [ctx.do("move_to", thing), ctx.do("pick", thing)]
             else:
                 lines += [
-                    _assign("location", "ask", f"Where can I find {_the(thing)}?"),
+                    _assign("location", "ask", f"Where can I find {ctx.said(thing)}?"),
                     ctx.do("move_to", _V("location")),
                     ctx.do("pick", thing),
                 ]

@@ -188,8 +188,8 @@ class SceneVerifier:
     Each robot action of the plan is mapped to the checker's action (the robot's own names
     through ``request.actions``), checked on the state the earlier actions lead to, and its
     effects applied to the copy; ``move_to`` moves the robot, and fails only when the way to an
-    object or person is blocked (a named place can always be reached). Then the recovered
-    action is re-checked.
+    object, a person or a named place is blocked (the scene's ``blocked`` report, which a step
+    that picks the blocker up clears). Then the recovered action is re-checked.
 
     Args:
         checker: the :class:`~bt_raider.checking.contract.Checker` to check with (anything
@@ -266,14 +266,20 @@ class SceneVerifier:
         if verb == "move_to":
             if not refs:
                 return f"{label}: it names no place to go to"
-            if refs[0] not in (work.data.get("locations") or {}):
-                # An object or a person: the way there must be free (perception's report).
-                try:
-                    verdict = self.checker.check(work, f"approach({refs[0]})")
-                except BtRaiderError:
-                    verdict = None
-                if verdict is not None and verdict.category is Category.OBSTRUCTED:
-                    return f"{label}: obstructed: {_clean(verdict.explanation)}"
+            if not _known(work, refs[0]):
+                # Never a made-up destination: an answer read as "red mug" is no place.
+                return (
+                    f"{label}: {refs[0]!r} is no object, person or place of the scene, so the "
+                    "robot cannot go there"
+                )
+            # An object, a person or a named place: the way there must be free (perception's
+            # ``blocked`` report); a move along a route the scene marks blocked never starts.
+            try:
+                verdict = self.checker.check(work, f"approach({refs[0]})")
+            except BtRaiderError:
+                verdict = None
+            if verdict is not None and verdict.category is Category.OBSTRUCTED:
+                return f"{label}: obstructed: {_clean(verdict.explanation)}"
             apply_effects(work, "approach", {"target": [refs[0]]})
             return None
         roles = ROLES[verb]
@@ -400,6 +406,19 @@ def _unblock(scene: Scene, ref: str) -> None:
     }
 
 
+def _known(scene: Scene, ref: str) -> bool:
+    """Whether ``ref`` (from :func:`_ref`) is a place, an object or a person of ``scene``."""
+    if ref in (scene.data.get("locations") or {}):
+        return True
+    for find in (scene.by_id, scene.human):
+        try:
+            find(ref)
+        except BtRaiderError:
+            continue
+        return True
+    return False
+
+
 def _ref(scene: Scene, value: str) -> str:
     """The objectId a name stands for (exact matches only); places and people stay as named."""
     if value in (scene.data.get("locations") or {}):
@@ -422,7 +441,7 @@ def _ref(scene: Scene, value: str) -> str:
 class AnswerCheck(py_trees.behaviour.Behaviour):
     """Verify the rest of a recovery plan once an answer is in, before the next robot action.
 
-    Reads the answers of the asks before it from the blackboard (``/bt_raider/vars/<var>``),
+    Reads the answers of the asks before it from the blackboard (``/bt_raider/vars/<scope>/<var>``),
     submits ``verifier.verify(plan, request, answers)`` to a worker in ``initialise`` and polls
     in ``update`` (a tick never waits). SUCCESS when the proof holds; FAILURE with the reason
     when it does not (``final`` is set: the plan cannot work with this answer, and ``proof``
@@ -436,6 +455,7 @@ class AnswerCheck(py_trees.behaviour.Behaviour):
         on_refuted: called with the proof when the plan is refuted (on the tick).
         deadline: seconds the verification may take.
         name: node name.
+        scope: the recovery run whose variables it reads (as the compiler's ``scope``).
     """
 
     def __init__(
@@ -448,8 +468,10 @@ class AnswerCheck(py_trees.behaviour.Behaviour):
         on_refuted: Any = None,
         deadline: float = ANSWER_CHECK_DEADLINE,
         name: str | None = None,
+        scope: str = "",
     ) -> None:
         super().__init__(name or f"verify the plan with {', '.join(variables)}")
+        self.scope = scope
         self.verifier = verifier
         self.plan = plan
         self.request = request
@@ -462,7 +484,7 @@ class AnswerCheck(py_trees.behaviour.Behaviour):
         self._error: str | None = None
         self._vars = self.attach_blackboard_client(name=f"{self.name}/vars")
         for var in self.variables:
-            self._vars.register_key(key=Var(var).key, access=py_trees.common.Access.READ)
+            self._vars.register_key(key=Var(var, scope).key, access=py_trees.common.Access.READ)
 
     @property
     def pending(self) -> worker.Pending[Proof] | None:
@@ -476,7 +498,7 @@ class AnswerCheck(py_trees.behaviour.Behaviour):
         answers: dict[str, str] = {}
         for var in self.variables:
             try:
-                answers[var] = str(self._vars.get(Var(var).key))
+                answers[var] = str(self._vars.get(Var(var, self.scope).key))
             except KeyError:
                 continue  # not answered (e.g. an ask only the guard's re-check uses)
         self.feedback_message = f"verifying the plan with {answers}"

@@ -81,15 +81,45 @@ class Actuator(Protocol):
     def cancel(self, handle: Hashable) -> None: ...
 
 
+def vars_key(name: str, scope: str = "") -> str:
+    """The blackboard key of recovery variable ``name`` in ``scope``.
+
+    ``/bt_raider/vars/<scope>/<name>``; without a scope ``/bt_raider/vars/<name>``. A guard
+    gives each recovery run its own scope, so two guards (or two runs of one) whose code both
+    write ``choice = ask(...)`` never read each other's answer.
+    """
+    return f"{VARS_NAMESPACE}/{scope}/{name}" if scope else f"{VARS_NAMESPACE}/{name}"
+
+
+def clear_vars(scope: str) -> int:
+    """Forget every variable of ``scope`` (a recovery run ended); the number removed.
+
+    An empty scope is the shared, unscoped namespace: nothing is removed (its owner is not
+    known).
+    """
+    if not scope:
+        return 0
+    prefix = f"{VARS_NAMESPACE}/{scope}/"
+    board = py_trees.blackboard.Blackboard
+    return sum(board.unset(k) for k in [k for k in list(board.storage) if k.startswith(prefix)])
+
+
 @dataclass(frozen=True)
 class Var:
-    """A reference to a recovery-code variable, read from the blackboard when the action starts."""
+    """A reference to a recovery-code variable, read from the blackboard when the action starts.
+
+    Attributes:
+        name: the variable's name in the recovery code.
+        scope: the recovery run it belongs to (see :func:`vars_key`); empty: unscoped.
+    """
 
     name: str
+    scope: str = ""
 
     @property
     def key(self) -> str:
-        return f"{VARS_NAMESPACE}/{self.name}"
+        """The variable's blackboard key (:func:`vars_key`)."""
+        return vars_key(self.name, self.scope)
 
     def __str__(self) -> str:
         return self.name
@@ -148,8 +178,12 @@ class ActionBehaviour(py_trees.behaviour.Behaviour):
         From :attr:`resolved`; else from a parent exposing a passing ``verdict``; empty when
         the action is not guarded.
         """
-        if self.resolved is not None:
-            return dict(self.resolved.grounding)
+        r = self.resolved
+        if r is not None and r.steps:  # a compound: this action's step, else every step's
+            step = r.for_action(self.action, len(self.args))
+            return dict(step.grounding if step is not None else r.verdict.grounding)
+        if r is not None:
+            return dict(r.grounding)
         verdict = getattr(self.parent, "verdict", None)
         if verdict is None or not getattr(verdict, "ok", False):
             return {}
@@ -158,8 +192,9 @@ class ActionBehaviour(py_trees.behaviour.Behaviour):
     def resolved_args(self) -> list[Any]:
         """The arguments the robot gets.
 
-        When the guard's check resolved the same action with as many arguments, an argument it
-        grounded to exactly one object becomes that objectId, and after a recovery an argument
+        When the guard's check resolved the same action with as many arguments (for a compound
+        instruction, its first step of this action), an argument it grounded to exactly one
+        object becomes that objectId, and after a recovery an argument
         becomes the one the recovery chose (the person said "the clean cup": the robot picks
         that cup). Otherwise :class:`Var` references become their blackboard values; then an
         argument the check grounded to exactly one object becomes that objectId (a plan names
@@ -168,7 +203,12 @@ class ActionBehaviour(py_trees.behaviour.Behaviour):
         """
         chosen: list[str | None] = [None] * len(self.args)
         r = self.resolved
-        if r is not None and same_action(self.action, r.action) and len(r.args) == len(self.args):
+        if r is not None and r.steps:  # a compound instruction: this action's step
+            r = r.for_action(self.action, len(self.args))
+            same = r is not None
+        else:
+            same = r is not None and same_action(self.action, r.action)
+        if r is not None and same and len(r.args) == len(self.args):
             # An objectId the check grounded, or what a recovery chose; else our own argument.
             chosen = [
                 a if r.recovered or a != p else None for a, p in zip(r.args, r.phrases, strict=True)

@@ -344,13 +344,18 @@ class _Interaction(py_trees.behaviour.Behaviour):
 
 
 class AskBehaviour(_Interaction):
-    """Ask a person a question; write the answer to ``/bt_raider/vars/<var>``.
+    """Ask a person a question; write the answer to ``/bt_raider/vars/[<scope>/]<var>``.
 
     Args:
         question: the question, or a :class:`~bt_raider.robot.actions.Var` holding it.
         human: who is asked.
         var: the recovery-code variable the answer is stored in (None: transcript only).
         name: node name.
+        scope: the recovery run the variable belongs to
+            (:func:`~bt_raider.robot.actions.vars_key`); empty: the unscoped namespace.
+
+    Attributes:
+        key: the blackboard key the answer goes to (None without ``var``).
     """
 
     def __init__(
@@ -359,14 +364,18 @@ class AskBehaviour(_Interaction):
         human: HumanInterface,
         var: str | None = None,
         name: str | None = None,
+        *,
+        scope: str = "",
     ) -> None:
         super().__init__(name or f"ask({question!s})", human)
         self.question = question
         self.var = var
+        self.scope = scope
         self.answer: str | None = None
+        self.key = None if var is None else Var(var, scope).key
         self._register_read(question)
-        if var is not None:
-            self._vars.register_key(key=Var(var).key, access=py_trees.common.Access.WRITE)
+        if self.key is not None:
+            self._vars.register_key(key=self.key, access=py_trees.common.Access.WRITE)
 
     def _job(self, text: str, *, cancel: threading.Event) -> str:
         return self.human.ask(text)
@@ -384,8 +393,8 @@ class AskBehaviour(_Interaction):
             self.feedback_message = f"no usable answer to {self.question!s}: {answer!r}"
             return Status.FAILURE
         self.answer = clean_answer(answer)
-        if self.var is not None:
-            self._vars.set(Var(self.var).key, self.answer)
+        if self.key is not None:
+            self._vars.set(self.key, self.answer)
         self.feedback_message = f"answer: {self.answer}"
         return Status.SUCCESS
 
@@ -431,6 +440,7 @@ class GroundedAsk(AskBehaviour):
         because: why the robot asks, said when the person asks why.
         max_asks: questions asked at most (a "why?" counts).
         name: node name.
+        scope: the recovery run the variable belongs to (as for :class:`AskBehaviour`).
 
     Attributes:
         reading: the last reading.
@@ -448,8 +458,9 @@ class GroundedAsk(AskBehaviour):
         because: str = "",
         max_asks: int = 3,
         name: str | None = None,
+        scope: str = "",
     ) -> None:
-        super().__init__(question, human, var=var, name=name)
+        super().__init__(question, human, var=var, name=name, scope=scope)
         if not isinstance(max_asks, int) or isinstance(max_asks, bool) or max_asks < 1:
             raise UsageError(f"max_asks must be an integer >= 1, got {max_asks!r}")
         self.read = read
@@ -528,8 +539,8 @@ class GroundedAsk(AskBehaviour):
             self.feedback_message = f"{why}; transcript: {transcript}"
             return Status.FAILURE
         self.answer = str(outcome.reading.value)
-        if self.var is not None:
-            self._vars.set(Var(self.var).key, self.answer)
+        if self.key is not None:
+            self._vars.set(self.key, self.answer)
         self.feedback_message = f"answer: {self.answer} (from: {outcome.lines[-1][7:]})"
         return Status.SUCCESS
 

@@ -21,19 +21,28 @@ the child:
 * on the blackboard at ``/bt_raider/resolved/<guard name>`` (:func:`resolved_key`), as
   :meth:`ResolvedAction.as_dict`, for behaviours that implement nothing (and for later nodes:
   what did the guarded pick pick?).
+
+A compound instruction ("pick the tomato and put it in the bowl", see
+:func:`compound_steps`) resolves step by step: :attr:`ResolvedAction.steps` holds one
+:class:`ResolvedAction` per step, in order (``steps[1].args == (Tomato id, Bowl id)``), and
+the compound's own fields are its first step's, so a child that reads ``resolved.args`` acts on
+the first step, never on the unparsed sentence. :meth:`ResolvedAction.for_action` finds the
+step of an action. A single action has no ``steps``: nothing changes for it.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from bt_raider.checking.parse import action_for_name, split_action
+from bt_raider.checking.contract import Query
+from bt_raider.checking.parse import action_for_name, same_action, split_action
+from bt_raider.checking.steps import split_steps
+from bt_raider.errors import BtRaiderError
 
 if TYPE_CHECKING:
-    from bt_raider.checking.contract import Query
     from bt_raider.checking.verdict import Verdict
 
 #: Namespace of each guard's resolved action: ``/bt_raider/resolved/<guard name>``.
@@ -41,8 +50,9 @@ RESOLVED_NAMESPACE = "/bt_raider/resolved"
 
 
 def resolved_key(guard_name: str) -> str:
-    """The blackboard key of a guard's resolved action (``/`` in the name would nest namespaces)."""
-    return f"{RESOLVED_NAMESPACE}/{guard_name.replace('/', '_')}"
+    """The blackboard key of a guard's resolved action: ``/`` and ``.`` in the name become ``_``
+    (a ``/`` would nest namespaces; py_trees reads a ``.`` as an attribute of the value)."""
+    return f"{RESOLVED_NAMESPACE}/{guard_name.replace('/', '_').replace('.', '_')}"
 
 
 @dataclass(frozen=True)
@@ -60,6 +70,9 @@ class ResolvedAction:
         query: the query text that was checked (after a recovery: the refined one).
         phrases: the checked query's argument phrases, in the order of ``args``.
         recovered: True when a recovery chose the arguments (e.g. the person's answer).
+        steps: for a compound instruction, one resolution per step, in order (the fields
+            above are then the first step's, ``verdict`` and ``query`` the whole
+            instruction's); empty for a single action.
     """
 
     action: str | None
@@ -70,10 +83,14 @@ class ResolvedAction:
     query: str = ""
     phrases: tuple[str, ...] = ()
     recovered: bool = False
+    steps: tuple[ResolvedAction, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        """Plain data for the blackboard (the verdict itself is under ``/bt_raider/verdicts``)."""
-        return {
+        """Plain data for the blackboard (the verdict itself is under ``/bt_raider/verdicts``).
+
+        A compound instruction adds ``"steps"``: each step's dict, in order.
+        """
+        out: dict[str, Any] = {
             "action": self.action,
             "args": list(self.args),
             "grounding": {k: list(v) for k, v in self.grounding.items()},
@@ -82,6 +99,21 @@ class ResolvedAction:
             "phrases": list(self.phrases),
             "recovered": self.recovered,
         }
+        if self.steps:
+            out["steps"] = [step.as_dict() for step in self.steps]
+        return out
+
+    def for_action(self, action: str, arity: int | None = None) -> ResolvedAction | None:
+        """The resolution of ``action`` (``pick``, ``Pick``, ``pick-up``...): this one, or for a
+        compound instruction its first step of that action (with ``arity`` arguments, when
+        given); None when there is none.
+        """
+        for step in self.steps or (self,):
+            if not same_action(action_for_name(action) or action, step.action):
+                continue
+            if arity is None or len(step.args) == arity:
+                return step
+        return None
 
 
 @runtime_checkable
@@ -98,6 +130,26 @@ class Retargetable(Protocol):
 
 #: ``pick(Cup, the table)``: the structured form, whose arguments the parser keeps as written.
 _STRUCTURED = re.compile(r"\s*([A-Za-z][\w\-]*)\s*\((.*)\)\s*[.!?]?\s*", re.DOTALL)
+
+
+@lru_cache(maxsize=4096)
+def _steps(text: str) -> tuple[str, ...]:
+    try:
+        found = split_steps(text)
+    except BtRaiderError:
+        return ()
+    return tuple(found) if len(found) > 1 else ()
+
+
+def compound_steps(query: Query) -> tuple[str, ...]:
+    """The steps of a compound instruction ("open the fridge, take the egg and close it" ->
+    three), or ``()`` for one action (a PDDL query with preconditions or bindings is one).
+
+    Cut where :func:`bt_raider.checking.steps.split_steps` cuts (where ``check`` does); cached.
+    """
+    if query.preconditions or query.bindings:
+        return ()
+    return _steps(query.text)
 
 
 @lru_cache(maxsize=4096)
@@ -163,3 +215,31 @@ def resolve_action(verdict: Verdict, query: Query, *, asked: Query | None = None
         phrases=phrases,
         recovered=asked is not None,
     )
+
+
+def resolve_steps(
+    verdict: Verdict,
+    query: Query,
+    steps: list[tuple[str, Verdict]],
+    recovered: frozenset[int] | set[int] = frozenset(),
+) -> ResolvedAction:
+    """What a passing check of a compound instruction resolved each of its steps to.
+
+    Args:
+        verdict: the passing verdict of the whole instruction.
+        query: the instruction checked.
+        steps: per step, the query text checked (pronouns replaced: "put Tomato in the bowl")
+            and its passing verdict.
+        recovered: the indexes of the steps a recovery chose the arguments of.
+
+    Returns:
+        The first step's resolution, with ``steps`` (all of them), the whole ``verdict`` and
+        ``query``.
+    """
+    resolved = tuple(
+        replace(resolve_action(v, Query(text)), recovered=i in recovered)
+        for i, (text, v) in enumerate(steps)
+    )
+    if not resolved:
+        return resolve_action(verdict, query)
+    return replace(resolved[0], verdict=verdict, query=query.text, steps=resolved)

@@ -10,8 +10,12 @@ when a thread starts it (waiting in the queue is the pool's doing, not the job's
 :class:`WorkerPool` keeps hung jobs from starving the queue behind them:
 
 * a job running far longer than jobs usually do on the pool (3x the moving average of the jobs
-  finished so far, at least ``slow_after``) while others wait is *covered*: its thread stops
-  counting as one of the pool's workers and another thread starts, so the queue keeps moving;
+  finished so far, at least ``slow_after``) while others wait is *late*, and *covered*: its
+  thread stops counting as one of the pool's workers and another thread starts, so the queue
+  keeps moving. A cold pool, where no job has finished yet, counts a job late past
+  ``slow_after``, for up to ``max_workers`` threads until one finishes: jobs blocked from the
+  first tick do not starve the others, and slow ones starting together get one round of
+  stand-ins, not a burst;
 * at its deadline, or ``cancel_grace`` seconds after it was cancelled, a job still running is
   *stuck*: the pool sets its cancel event and covers it the same way.
 
@@ -525,10 +529,17 @@ class WorkerPool(Executor):
         return self.slow_after if typical is None else max(self.slow_after, 3 * typical)
 
     def _cover_slow(self, now: float) -> None:
-        """Cover threads whose job runs far past the typical time while others wait."""
+        """Cover threads whose job is late (runs far past the typical time) while others wait.
+
+        A cold pool (no job finished yet) has no typical time: a job running past
+        ``slow_after`` is late, but at most ``max_workers`` threads are covered so until a job
+        finishes. Checks blocked from the first tick so no longer starve the quick ones, and a
+        cold pool of slow calls (LLM checks starting up) gets one round of stand-ins, not a
+        burst up to ``max_extra``.
+        """
         typical = self._typical
-        if typical is None or self._queue.qsize() <= self._waiting:
-            return  # nothing waits, or no job has finished yet to say what slow is
+        if self._queue.qsize() <= self._waiting:
+            return  # nothing waits
         limit = self._slow_limit(typical)
         with self._lock:
             slow = [
@@ -539,16 +550,18 @@ class WorkerPool(Executor):
                 and s.job.started_at is not None
                 and now - s.job.started_at > limit
             ]
+            if typical is None:
+                slow = slow[: max(0, self.max_workers - self._covered)]
         for slot in slow:
             job = slot.job
             if job is not None and self._cover(slot):
                 logger.info(
-                    "%s: %r has run %.2f s (typical %.2f s) while jobs wait: another thread "
+                    "%s: %r has run %.2f s (typical %s) while jobs wait: another thread "
                     "takes its place (%d covered)",
                     self.name,
                     job,
                     now - (job.started_at or now),
-                    typical,
+                    "unknown yet" if typical is None else f"{typical:.2f} s",
                     self._covered,
                 )
 

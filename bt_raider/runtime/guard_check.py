@@ -8,6 +8,11 @@ issue -- the child learns what the check resolved its action to (``child.retarge
 :mod:`bt_raider.robot.retarget`) and acts; an issue -- a recovery is planned
 (:mod:`bt_raider.runtime.guard_recovery`); a checker that raised, a check past its deadline,
 an ``unknown`` verdict, no recovery or none left -- the run fails closed.
+
+A compound instruction ("pick the cup and put it in the bowl") is checked here step by step
+(:func:`~bt_raider.checking.steps.check_steps`); its first step with an issue is what the
+recovery gets, and a passing check resolves every step
+(:func:`~bt_raider.robot.retarget.resolve_steps`).
 """
 
 from __future__ import annotations
@@ -15,17 +20,26 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from concurrent.futures import Executor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import py_trees
 from py_trees.common import Status
 
 from bt_raider.checking.contract import Checker, Query, as_query
+from bt_raider.checking.steps import check_steps
 from bt_raider.checking.verdict import Category, Verdict
+from bt_raider.perception.scene import Scene
 from bt_raider.recovery.contract import RecoveryPlan, RecoveryRequest
 from bt_raider.recovery.pipeline import Recovery
 from bt_raider.robot import worker
-from bt_raider.robot.retarget import ResolvedAction, argument_phrases, resolve_action
+from bt_raider.robot.retarget import (
+    ResolvedAction,
+    argument_phrases,
+    compound_steps,
+    resolve_action,
+    resolve_steps,
+)
 from bt_raider.runtime.scenes import read_scene
 
 #: Blackboard key of the most recent verdict of any guard.
@@ -54,14 +68,37 @@ _RECOVERING = Phase.RECOVERING
 _RUNNING = Status.RUNNING
 
 
+#: Words that name an earlier step's object: only a step-by-step check can tell which.
+_PRONOUNS = frozenset({"it", "them", "this", "that", "there", "one"})
+
+
 def verdict_key(guard_name: str) -> str:
-    """The blackboard key of a guard's verdict (``/`` in the name would nest namespaces)."""
-    return f"{VERDICTS_NAMESPACE}/{guard_name.replace('/', '_')}"
+    """The blackboard key of a guard's verdict: ``/`` and ``.`` in the name become ``_``.
+
+    (A ``/`` would nest namespaces; py_trees reads a ``.`` as an attribute of the value, so a
+    guard named "check The cup, please." could not write its key.)
+    """
+    return f"{VERDICTS_NAMESPACE}/{guard_name.replace('/', '_').replace('.', '_')}"
 
 
 def _describe(exc: BaseException) -> str:
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+@dataclass
+class _Checked:
+    """What a check's job brings back to the tick."""
+
+    verdict: Any
+    scene: Any
+    data: dict[str, Any] | None
+    query: Query
+    steps: tuple[str, ...] = ()
+    step_verdicts: list[tuple[str, Verdict]] | None = None
+    #: A compound's step to recover now: its index, query and verdict in the current scene.
+    step_issue: tuple[int, str, Verdict] | None = None
+    step_reason: str = ""
 
 
 class _QueryBuildError(Exception):
@@ -96,6 +133,10 @@ class _Checking(py_trees.decorators.Decorator):
     _recovery_error: str | None
     _asked: Query | None
     _retargeted: bool
+    steps: list[str]
+    step_verdicts: list[tuple[str, Verdict]]
+    _recovering_step: int | None
+    _recovered_steps: set[int]
     _early: tuple[Verdict, Callable[[Any], bool] | None] | None
 
     if TYPE_CHECKING:
@@ -104,29 +145,79 @@ class _Checking(py_trees.decorators.Decorator):
 
     # ------------------------------------------------------------------ checking
     def _check_job(
-        self, query: Query | None, build: Callable[[], Any] | None, *, cancel: Any
-    ) -> tuple[Any, Any, Any, Query]:
-        """On the worker: build the query, observe the scene, check, serialise the verdict."""
+        self,
+        query: Query | None,
+        build: Callable[[], Any] | None,
+        steps: tuple[str, ...] = (),
+        *,
+        cancel: Any,
+    ) -> _Checked:
+        """On the worker: build the query, observe the scene, check, serialise the verdict.
+
+        A compound instruction (``steps``) is checked step by step here, each step on the state
+        the earlier ones lead to (:func:`~bt_raider.checking.steps.check_steps`), so that each
+        step's verdict -- and the scene its first issue is in -- is known for its recovery.
+        """
         if build is not None:
             try:
                 query = as_query(build())
             except Exception as exc:
                 raise _QueryBuildError(_describe(exc)) from exc
+            assert query is not None
+            steps = compound_steps(query)
         assert query is not None
         argument_phrases(query)  # parsed here, off the tick, for the child's ResolvedAction
         scene = read_scene(self.scene)  # a dict from a callable becomes a Scene here
         if cancel.is_set():
-            return None, scene, None, query
+            return _Checked(None, scene, None, query, steps)
         early, self._early = self._early, None
         if early is not None and (early[1] is None or early[1](scene)):
             # A look-ahead's forecast stands for this check (then re-checked as always).
-            return early[0], scene, early[0].as_dict(), query
-        if self._cancel_kw:
-            verdict = self.checker.check(scene, query, cancel=cancel)
-        else:
-            verdict = self.checker.check(scene, query)
+            return _Checked(early[0], scene, early[0].as_dict(), query, steps)
+        if steps and isinstance(scene, Scene):
+            return self._check_steps(scene, query, steps, cancel)
+        verdict = self._check_one(scene, query, cancel)
         data = verdict.as_dict() if isinstance(verdict, Verdict) else None
-        return verdict, scene, data, query
+        return _Checked(verdict, scene, data, query, steps)
+
+    def _check_one(self, scene: Any, query: Query | str, cancel: Any) -> Any:
+        if self._cancel_kw:
+            return self.checker.check(scene, query, cancel=cancel)
+        return self.checker.check(scene, query)
+
+    def _check_steps(
+        self, scene: Scene, query: Query, steps: tuple[str, ...], cancel: Any
+    ) -> _Checked:
+        checked: list[tuple[str, Verdict]] = []
+
+        def one(work: Scene, text: str) -> Verdict:
+            verdict = self._check_one(work, text, cancel)
+            if not isinstance(verdict, Verdict):
+                raise TypeError(f"the checker returned {verdict!r} for {text!r}, not a Verdict")
+            checked.append((text, verdict))
+            return verdict
+
+        verdict = check_steps(one, scene, list(steps))
+        out = _Checked(verdict, scene, verdict.as_dict(), query, steps, checked)
+        index = next((i for i, (_, v) in enumerate(checked) if not v.ok), None)
+        if index is None:
+            return out
+        text, issue = checked[index]
+        if index > 0:
+            # A recovery runs now, before the earlier steps: it can fix only an issue the step
+            # has in the scene as it is (an ambiguity, a missing or far object), not one the
+            # earlier steps would cause (a hand the first step fills).
+            now = self._check_one(scene, text, cancel)
+            if not isinstance(now, Verdict) or now.category is not issue.category:
+                out.step_reason = (
+                    f"no recovery: step {index + 1} of {len(steps)} ('{text}') has this issue "
+                    "only after the earlier steps, so it cannot be fixed before the instruction "
+                    "starts; give the steps one at a time"
+                )
+                return out
+            issue = now
+        out.step_issue = (index, text, issue)
+        return out
 
     def _on_overdue(self, pending: worker.Pending[Any]) -> None:
         """Fail closed: the work passed its deadline (its worker's thread gets replaced)."""
@@ -155,7 +246,16 @@ class _Checking(py_trees.decorators.Decorator):
             self._record(Verdict.unknown(reason))
             self._fail(reason)
             return
-        verdict, self._scene_seen, data, self.query = pending.result()
+        checked: _Checked = pending.result()
+        verdict, self._scene_seen, data, self.query = (
+            checked.verdict,
+            checked.scene,
+            checked.data,
+            checked.query,
+        )
+        if checked.steps and not self.steps:  # a query built on the worker: its steps
+            self.steps = list(checked.steps)
+        self.step_verdicts = checked.step_verdicts or []
         if not isinstance(verdict, Verdict):
             reason = f"the checker returned {verdict!r} for {self.query}, not a Verdict"
             self._record(Verdict.unknown(reason))
@@ -182,20 +282,43 @@ class _Checking(py_trees.decorators.Decorator):
                 else ""
             )
             self._fail(f"{explanation} (gave up after {self.attempts} recovery attempt(s){extra})")
+        elif self.steps and checked.step_issue is None:
+            # A compound instruction whose failing step cannot be recovered on its own (or
+            # whose steps could not be checked one by one, without a scene): recovering the
+            # whole sentence as one action would pass unparsed text on.
+            reason = (
+                checked.step_reason or f"no recovery: the steps of {self.query} were not checked"
+            )
+            self._fail(f"{explanation} ({reason})")
         else:
             self.attempts += 1
             self.phase = Phase.PLANNING
             self.feedback_message = explanation
-            request = RecoveryRequest(
-                action=str(self.query),
-                verdict=verdict,
-                holding=[o.name for o in getattr(self._scene_seen, "holding", None) or []],
-                scene=self._scene_seen,
-                bindings=dict(self.query.bindings) if self.query is not None else {},
-            )
+            request = self._recovery_request(verdict, checked)
             self._pending = worker.submit(
                 self.recovery.plan, request, executor=self.executor, deadline=self.deadline
             )
+
+    def _recovery_request(self, verdict: Verdict, checked: _Checked) -> RecoveryRequest:
+        """The recovery's request: the action, or a compound's first step with an issue.
+
+        A step is recovered on its own: its query (pronouns replaced) and its verdict in the
+        scene as it is (what the recovery's actions will run in).
+        """
+        self._recovering_step = None
+        scene = self._scene_seen
+        holding = [o.name for o in getattr(scene, "holding", None) or []]
+        if self.steps and checked.step_issue is not None:
+            index, text, step_verdict = checked.step_issue
+            self._recovering_step = index
+            return RecoveryRequest(action=text, verdict=step_verdict, holding=holding, scene=scene)
+        return RecoveryRequest(
+            action=str(self.query),
+            verdict=verdict,
+            holding=holding,
+            scene=scene,
+            bindings=dict(self.query.bindings) if self.query is not None else {},
+        )
 
     def _record(self, verdict: Verdict, data: dict[str, Any] | None = None) -> None:
         if data is None:
@@ -219,7 +342,23 @@ class _Checking(py_trees.decorators.Decorator):
         raises fails the run (the child would act on the wrong thing).
         """
         assert self.query is not None
-        resolved = resolve_action(verdict, self.query, asked=self._asked)
+        if self.steps:
+            # Step by step, never the whole sentence; a checker that saw the sentence whole (no
+            # scene to check the steps on) lends each step its grounding.
+            steps = self.step_verdicts or [
+                (text, Verdict(Category.NONE, verdict.explanation, grounding=verdict.grounding))
+                for text in self.steps
+            ]
+            resolved = resolve_steps(verdict, self.query, steps, self._recovered_steps)
+            vague = [a for step in resolved.steps for a in step.args if a.lower() in _PRONOUNS]
+            if vague:  # "put it in the bowl" with no scene to tell what "it" is: never guess
+                self._fail(
+                    f"cannot tell what {vague[0]!r} means in {self.query}: its steps were not "
+                    "checked one by one (no scene); give the object by name"
+                )
+                return
+        else:
+            resolved = resolve_action(verdict, self.query, asked=self._asked)
         self.resolved = resolved
         self.blackboard.set(self.resolved_key, resolved.as_dict())
         child = self.decorated

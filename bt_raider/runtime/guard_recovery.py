@@ -22,7 +22,7 @@ from bt_raider.recovery.contract import RecoveryPlan
 from bt_raider.recovery.pipeline import Recovery
 from bt_raider.recovery.safecode import Ref
 from bt_raider.robot import worker
-from bt_raider.robot.actions import Var
+from bt_raider.robot.actions import Var, clear_vars
 from bt_raider.runtime.guard_check import Phase, _describe
 
 
@@ -38,8 +38,15 @@ class _Recovering(py_trees.decorators.Decorator):
     verdict: Verdict | None
     plan: RecoveryPlan | None
     recovery_tree: py_trees.behaviour.Behaviour | None
+    vars_id: str
+    vars_scope: str
+    _recovery_runs: int
+    _vars_live: bool
     _recovery_error: str | None
     _asked: Query | None
+    steps: list[str]
+    _recovering_step: int | None
+    _recovered_steps: set[int]
 
     if TYPE_CHECKING:
 
@@ -56,7 +63,12 @@ class _Recovering(py_trees.decorators.Decorator):
         assert self.recovery is not None  # PLANNING only happens with a recovery
         self.plan = pending.result()
         self._drop_recovery_tree()
-        tree = self.recovery.compile(self.plan, name=f"Recovery {self.name}")
+        # Each recovery run writes its variables in its own scope: another guard's (or an
+        # earlier run's) `choice = ask(...)` never lands in this run's `choice`.
+        self._recovery_runs += 1
+        self.vars_scope = f"{self.vars_id}/{self._recovery_runs}"
+        self._vars_live = True
+        tree = self.recovery.compile(self.plan, name=f"Recovery {self.name}", scope=self.vars_scope)
         tree.parent = self
         self.recovery_tree = tree
         self.phase = Phase.RECOVERING
@@ -79,11 +91,13 @@ class _Recovering(py_trees.decorators.Decorator):
                 self._fail(f"{explanation} (told the person: {said})")
                 return
             self._refine_query()
+            self._clear_vars()  # read into the query: the run's variables are done with
         else:
             failed = next(
                 (n for n in tree.iterate() if n.status == Status.FAILURE and n is not tree), tree
             )
             self._recovery_error = f"{failed.name}: {failed.feedback_message or 'failed'}"
+            self._clear_vars()
             if getattr(failed, "final", False):  # the person does not know or refused: stop
                 self._fail(f"{explanation} (recovery stopped: {self._recovery_error})")
                 return
@@ -98,17 +112,33 @@ class _Recovering(py_trees.decorators.Decorator):
         for arg in resume.args:
             if isinstance(arg, Ref):
                 try:
-                    values.append(py_trees.blackboard.Blackboard.get(Var(arg.name).key))
+                    key = Var(arg.name, self.vars_scope).key
+                    values.append(py_trees.blackboard.Blackboard.get(key))
                 except KeyError:
                     return  # nothing to refine with: re-check the query as it was
             else:
                 values.append(arg)
+        text = f"{resume.action}({', '.join(str(v) for v in values)})"
+        step = self._recovering_step
+        if self.steps and step is not None and step < len(self.steps):
+            # A compound instruction: only the recovered step changes; the others are checked
+            # again as they were written (their pronouns resolved anew).
+            self.steps[step] = text
+            self._recovered_steps.add(step)
+            self.query = Query(", then ".join(self.steps))
+            return
         if self._asked is None:
             self._asked = self.query  # its PDDL bindings still name the parameters
-        text = f"{resume.action}({', '.join(str(v) for v in values)})"
         self.query = Query(text, preconditions=self.query.preconditions, bindings={})
 
+    def _clear_vars(self) -> None:
+        """Forget the current recovery run's variables (``/bt_raider/vars/<scope>/...``)."""
+        if self._vars_live:  # once per run: clearing reads every key of the blackboard
+            self._vars_live = False
+            clear_vars(self.vars_scope)
+
     def _drop_recovery_tree(self) -> None:
+        self._clear_vars()
         tree = self.recovery_tree
         if tree is None:
             return

@@ -46,7 +46,7 @@ from bt_raider.errors import UsageError
 from bt_raider.recovery.contract import RecoveryPlan
 from bt_raider.recovery.pipeline import Recovery
 from bt_raider.robot import worker
-from bt_raider.robot.retarget import ResolvedAction, resolved_key
+from bt_raider.robot.retarget import ResolvedAction, compound_steps, resolved_key
 from bt_raider.runtime.guard_check import (
     _ACTING,
     _CHECKING,
@@ -123,7 +123,17 @@ class RaiderGuard(_Checking, _Recovering, py_trees.decorators.Decorator):
         attempts: recoveries started in this run.
         plan: the latest :class:`~bt_raider.recovery.pipeline.RecoveryPlan`.
         recovery_tree: the latest recovery subtree (ticked from inside the guard).
-        resolved: what the passing check of this run resolved the action to (else None).
+        vars_id: this guard's part of the blackboard keys of recovery variables.
+        vars_scope: the current recovery run's scope, ``<vars_id>/<n>``: its code's variables
+            live at ``/bt_raider/vars/<vars_scope>/<name>`` until the run ends (see
+            :func:`~bt_raider.robot.actions.vars_key`).
+        resolved: what the passing check of this run resolved the action to (else None); for
+            a compound instruction, with one resolution per step (``resolved.steps``).
+        steps: a compound instruction's steps ("pick the tomato", "put it in the bowl"), as
+            checked now (a step a recovery resolved is replaced by its resolved call); empty
+            for one action. Each step is checked on the state the earlier ones lead to; the
+            first with an issue is recovered on its own (its query, its verdict, its scene).
+        step_verdicts: per step of the latest check, the query checked and its verdict.
         resolved_key: the blackboard key of :attr:`resolved`.
         forecast: what a :class:`~bt_raider.runtime.lookahead.LookAhead` foresees for this
             step (a ``Forecast``), or None.
@@ -188,6 +198,11 @@ class RaiderGuard(_Checking, _Recovering, py_trees.decorators.Decorator):
         self.attempts = 0
         self.plan: RecoveryPlan | None = None
         self.recovery_tree: py_trees.behaviour.Behaviour | None = None
+        # Recovery variables: /bt_raider/vars/<vars_id>/<run n>/<name>, one scope per run.
+        self.vars_id = f"{self.name.replace('/', '_').replace('.', '_')}-{self.id.hex[:8]}"
+        self.vars_scope = ""
+        self._recovery_runs = 0
+        self._vars_live = False  # the current scope may hold variables
         self._pending: worker.Pending[Any] | None = None
         self._unsent: tuple[Callable[[], Any] | None] | None = None  # a check waiting to go
         self._outcome: Status | None = None
@@ -196,6 +211,10 @@ class RaiderGuard(_Checking, _Recovering, py_trees.decorators.Decorator):
         self.resolved: ResolvedAction | None = None
         self._asked: Query | None = None  # the query before a recovery refined it
         self._retargeted = False  # the child was retargeted in this run
+        self.steps: list[str] = []
+        self.step_verdicts: list[tuple[str, Verdict]] = []
+        self._recovering_step: int | None = None  # the compound's step being recovered
+        self._recovered_steps: set[int] = set()
         self.forecast: Any = None
         self.early_verdict: Verdict | None = None
         self.early_if: Callable[[Any], bool] | None = None
@@ -274,6 +293,9 @@ class RaiderGuard(_Checking, _Recovering, py_trees.decorators.Decorator):
         self._outcome = None
         self._recovery_error = None
         self._asked = None
+        self.steps, self.step_verdicts = [], []
+        self._recovering_step = None
+        self._recovered_steps = set()
         early = self.early_verdict  # used by one run only
         self._early = None if early is None else (early, self.early_if)
         self.early_verdict = self.early_if = None
@@ -298,6 +320,7 @@ class RaiderGuard(_Checking, _Recovering, py_trees.decorators.Decorator):
                 self._fail(f"cannot build the query to check: {_describe(exc)}")
                 return
             self._parsed = (source, self.query)
+        self.steps = list(compound_steps(self.query))
         self._submit_check()
 
     def update(self) -> Status:
@@ -316,6 +339,7 @@ class RaiderGuard(_Checking, _Recovering, py_trees.decorators.Decorator):
         tree = self.recovery_tree
         if tree is not None and tree.status == Status.RUNNING:
             tree.stop(Status.INVALID)
+        self._clear_vars()  # the run is over: its recovery variables go with it
         if new_status == Status.INVALID:
             self.phase = Phase.IDLE
 
@@ -337,7 +361,12 @@ class RaiderGuard(_Checking, _Recovering, py_trees.decorators.Decorator):
     def _send_check(self, build: Callable[[], Any] | None) -> None:
         self._unsent = None
         self._pending = worker.submit(
-            self._check_job, self.query, build, executor=self.executor, deadline=self.deadline
+            self._check_job,
+            self.query,
+            build,
+            tuple(self.steps),
+            executor=self.executor,
+            deadline=self.deadline,
         )
 
     def _poll(self) -> None:

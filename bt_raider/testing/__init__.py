@@ -12,14 +12,53 @@
   (statuses per tick, verdicts, recoveries, transcript, the world);
 - :func:`~bt_raider.testing.scenes.small_kitchen`: a small kitchen of the project's own, in
   AI2-THOR format, for tests that need a scene;
+- ``from bt_raider.testing.explore import explore``: the explorer: generated worlds, people
+  and faults against a tree, judged by a world oracle, failures shrunk to a pytest test (the
+  ``explore`` extra); :class:`~bt_raider.testing.explore_world.Case`,
+  :func:`~bt_raider.testing.explore.run_case` and the report are also here, loaded on first
+  use;
 - :mod:`bt_raider.testing.plugin`: the pytest plugin (installed with bt_raider through the
   ``pytest11`` entry point) with the fixtures ``bt_raider_run``, ``sim_world``,
-  ``scripted_human`` and ``clean_blackboard``.
+  ``scripted_human``, ``clean_blackboard`` and ``bt_raider_explore``.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from bt_raider.testing.run import RecoveryRun, RunResult, run_tree
 from bt_raider.testing.scenes import KITCHEN_PATH, small_kitchen
 
-__all__ = ["KITCHEN_PATH", "RecoveryRun", "RunResult", "run_tree", "small_kitchen"]
+#: The explorer's names, imported on first use (they load recovery and the planners' kin).
+_LAZY = {
+    "run_case": "bt_raider.testing.explore",
+    "check_case": "bt_raider.testing.explore",
+    "ExploreReport": "bt_raider.testing.explore",
+    "Case": "bt_raider.testing.explore_world",
+    "Thing": "bt_raider.testing.explore_world",
+    "PROPERTIES": "bt_raider.testing.explore_oracle",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The explorer's names, loaded when first used."""
+    if name not in _LAZY:
+        raise AttributeError(f"module 'bt_raider.testing' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(_LAZY[name]), name)
+
+
+__all__ = [
+    "KITCHEN_PATH",
+    "PROPERTIES",
+    "Case",
+    "ExploreReport",
+    "RecoveryRun",
+    "RunResult",
+    "Thing",
+    "check_case",
+    "run_case",
+    "run_tree",
+    "small_kitchen",
+]

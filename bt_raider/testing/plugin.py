@@ -11,6 +11,7 @@ Fixtures for testing a tree:
   :class:`~bt_raider.robot.human.ScriptedHuman`.
 - ``clean_blackboard``: the py_trees blackboard, cleared before and after the test (the other
   fixtures use it; py_trees keeps one blackboard per process).
+- ``bt_raider_explore``: :func:`~bt_raider.testing.explore.explore`, the explorer.
 
 Nothing here runs for a test that uses none of these fixtures.
 """
@@ -64,6 +65,18 @@ def sim_world(clean_blackboard: Any) -> Any:
 
 
 @pytest.fixture
+def bt_raider_explore(clean_blackboard: Any) -> Callable[..., Any]:
+    """``bt_raider_explore(tree_factory=None, world_factory=None, **options) -> ExploreReport``.
+
+    :func:`bt_raider.testing.explore.explore` (needs the ``explore`` extra); assert
+    ``report.ok, report.text()`` to see each shrunk finding as a pytest test.
+    """
+    from bt_raider.testing.explore import explore
+
+    return explore
+
+
+@pytest.fixture
 def scripted_human() -> Callable[..., Any]:
     """``scripted_human(answers, on_answer=None, **kw) -> ScriptedHuman``."""
     from bt_raider.robot.human import ScriptedHuman
@@ -81,4 +94,8 @@ def pytest_runtest_makereport(
     results = item.stash.get(_RESULTS, None)
     if results and report.when == "call" and report.failed:
         for i, result in enumerate(results, 1):
-            report.sections.append((f"bt_raider run {i} of {len(results)}", result.summary()))
+            try:
+                text = result.summary()
+            except Exception as exc:  # never crash the test run over a report
+                text = f"(the run's summary could not be made: {type(exc).__name__})"
+            report.sections.append((f"bt_raider run {i} of {len(results)}", text))

@@ -116,26 +116,124 @@ class RunResult:
         return "\n".join(line for exchange in self.transcript for line in exchange.lines())
 
     def summary(self) -> str:
-        """A readable account of the run (pytest shows it when a test using the kit fails)."""
-        state = "still RUNNING (timed out)" if self.timed_out else self.status.value
+        """A readable account of the run (pytest shows it when a test using the kit fails).
+
+        It never raises: the world is the user's (its ``executed`` may hold tuples, objects,
+        a huge list, things whose ``__str__`` raises); what cannot be shown is named as such.
+        """
+        state = (
+            "still RUNNING (timed out)"
+            if self.timed_out
+            else _shown(getattr(self.status, "value", self.status))
+        )
         lines = [f"run ended {state} after {len(self.ticks)} tick(s), {self.elapsed_s:.2f} s"]
+        for part in (self._verdict_lines, self._recovery_lines, self._world_lines):
+            try:
+                lines.extend(part())
+            except Exception as exc:  # a user's object in the run: say so, go on
+                lines.append(f"  (cannot show {part.__name__[1:-6]}: {_error(exc)})")
+        return "\n".join(lines)
+
+    def _verdict_lines(self) -> list[str]:
+        out = []
         for guard, verdicts in self.verdicts.items():
             for v in verdicts:
-                lines.append(f"  {guard}: {v.category.value}: {v.explanation}")
+                category = _shown(getattr(v.category, "value", v.category), "category")
+                out.append(f"  {_shown(guard)}: {category}: {_shown(v.explanation)}")
+        return out
+
+    def _recovery_lines(self) -> list[str]:
+        out = []
         for run in self.recovery_runs:
-            code = "; ".join(run.code.splitlines())
+            code = "; ".join(_shown(run.code).splitlines())
             outcome = "recovered" if run.succeeded else "not recovered"
-            lines.append(f"  {run.guard} recovery ({run.category.value}, {outcome}): {code}")
-        lines.extend(f"  {line}" for line in self.transcript_text().splitlines())
-        executed = getattr(self.world, "executed", None)
-        if isinstance(executed, list):
-            lines.append(f"  world executed: {', '.join(executed) or 'nothing'}")
-        for entry in getattr(self.world, "failures", None) or []:
-            lines.append(f"  world refused: {entry.get('error')}")
-        return "\n".join(lines)
+            category = _shown(getattr(run.category, "value", run.category), "category")
+            out.append(f"  {_shown(run.guard)} recovery ({category}, {outcome}): {code}")
+        for exchange in self.transcript:
+            try:
+                out.extend(f"  {line}" for line in exchange.lines())
+            except Exception as exc:
+                out.append(f"  (cannot show an exchange: {_error(exc)})")
+        return out
+
+    def _world_lines(self) -> list[str]:
+        out = []
+        executed = _attribute(self.world, "executed")
+        if executed is not _MISSING and executed is not None:
+            out.append(f"  world executed: {_listing(executed)}")
+        failures = _attribute(self.world, "failures")
+        if failures is not _MISSING and failures:
+            for entry in _entries(failures):
+                error = entry.get("error") if isinstance(entry, dict) else entry
+                out.append(f"  world refused: {_shown(error)}")
+        return out
 
     def __str__(self) -> str:
         return self.summary()
+
+
+#: How much of a user's value a summary shows.
+SHOWN_ENTRIES = 50
+SHOWN_CHARS = 300
+_MISSING = object()
+
+
+def _error(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:
+        text = ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _shown(value: Any, what: str = "value") -> str:
+    """``value`` as text, cut to :data:`SHOWN_CHARS`; a value that cannot be shown says so."""
+    try:
+        text = value if isinstance(value, str) else str(value)
+        if not isinstance(text, str):
+            raise TypeError(f"__str__ returned {type(text).__name__}")
+    except Exception as exc:
+        try:
+            text = repr(value)
+            if not isinstance(text, str):
+                raise TypeError(f"__repr__ returned {type(text).__name__}") from None
+        except Exception:
+            return f"<a {type(value).__name__} {what} that cannot be shown: {_error(exc)}>"
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."
+
+
+def _attribute(obj: Any, name: str) -> Any:
+    try:
+        return getattr(obj, name, _MISSING)
+    except Exception as exc:  # a property that raises
+        return f"<cannot read {name}: {_error(exc)}>"
+
+
+def _entries(value: Any) -> list[Any]:
+    """The first :data:`SHOWN_ENTRIES` items of ``value`` (a non-iterable: itself)."""
+    if isinstance(value, (str, bytes, dict)):
+        return [value]
+    try:
+        return list(itertools.islice(iter(value), SHOWN_ENTRIES + 1))
+    except Exception:
+        return [value]
+
+
+def _listing(value: Any) -> str:
+    """What a world's ``executed`` holds, entry by entry (``pick(Cup)``, ``('pick', 'Cup')``)."""
+    entries = _entries(value)
+    if not entries:
+        return "nothing"
+    shown = [_shown(e, "entry") for e in entries[:SHOWN_ENTRIES]]
+    total: Any = None
+    try:
+        total = len(value)
+    except Exception:
+        pass
+    if len(entries) > SHOWN_ENTRIES:
+        more = f"{total - SHOWN_ENTRIES} more" if isinstance(total, int) else "more"
+        shown.append(f"... ({more} not shown)")
+    return ", ".join(shown)
 
 
 class _Recorder:

@@ -91,8 +91,12 @@ def walk(
 
 
 def jsonable(value: Any) -> Any:
-    """``value`` as plain JSON data (anything unknown becomes its ``str``)."""
-    return json.loads(json.dumps(value, default=str))
+    """``value`` as plain JSON data (anything unknown becomes its ``str``).
+
+    A number that is not finite becomes its name (``"NaN"``, ``"Infinity"``): JSON has no such
+    numbers, and a trace holding one is refused by the viewer and by browsers' ``JSON.parse``.
+    """
+    return json.loads(json.dumps(value, default=str), parse_constant=str)
 
 
 def verdict_data(verdict: Any) -> dict[str, Any]:
@@ -253,7 +257,7 @@ class TraceRecorder:
             if tick is None:
                 self.tick_count += 1
                 tick = self.tick_count
-            entry: dict[str, Any] = {"tick": tick, "t": round(self.clock() - self._t0, 4)}
+            entry: dict[str, Any] = {"tick": tick, "t": self._elapsed()}
             events: list[dict[str, Any]] = []
             results: list[dict[str, Any]] = []  # guards that finished: after what they did
             self._snapshot(entry, events, results)
@@ -444,7 +448,7 @@ class TraceRecorder:
                 self.ticks.append(
                     {
                         "tick": self.tick_count,
-                        "t": round(self.clock() - self._t0, 4),
+                        "t": self._elapsed(),
                         "events": self._events,
                     }
                 )
@@ -452,6 +456,12 @@ class TraceRecorder:
             self.extra.update(jsonable(extra))
             self.finished = True
             self._cond.notify_all()
+
+    def _elapsed(self) -> float:
+        """Seconds since recording started, for ``t``: 0.0 from a clock that went back or
+        gave no number (the format's ``t`` is a finite number of at least 0)."""
+        t = round(self.clock() - self._t0, 4)
+        return t if 0.0 <= t < float("inf") else 0.0
 
     def header(self) -> dict[str, Any]:
         """The trace without its ticks."""

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bt_raider.errors import SceneFileError
+from bt_raider.perception.scene_file import read_scene_json
 from bt_raider.robot.human import ConsoleHuman, ScriptedHuman
 
 HERE = Path(__file__).resolve().parent
@@ -202,13 +204,20 @@ def chair_id() -> str:
 
 
 def load_scene_dict() -> dict[str, Any]:
-    """The shipped ``scene.json`` as a dict."""
-    return json.loads(SCENE.read_text(encoding="utf-8"))
+    """The shipped ``scene.json`` as a dict, read as every scene is (:func:`read_scene_json`).
+
+    Raises:
+        SceneFileError: the file is not a regular UTF-8 JSON file within the scene limits.
+    """
+    data = read_scene_json(SCENE)
+    if not isinstance(data, dict):
+        raise SceneFileError(f"{SCENE}: a scene is a JSON object, got {type(data).__name__}")
+    return data
 
 
 def write_scene(kitchen_path: str | Path, out: str | Path = SCENE) -> Path:
     """Rebuild ``scene.json`` from a FloorPlan1 kitchen file (maintainers only)."""
-    kitchen = json.loads(Path(kitchen_path).read_text(encoding="utf-8"))
+    kitchen = read_scene_json(kitchen_path)
     out = Path(out)
     out.write_text(json.dumps(build_scene(kitchen), indent=1) + "\n", encoding="utf-8")
     return out

@@ -292,3 +292,48 @@ def test_a_database_on_a_read_only_filesystem_can_be_queried(saved, tmp_path):
                 memory.record("new", "G")
     finally:
         subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_saving_replaces_planted_links_and_never_writes_through_them(tmp_path, hash_embedder):
+    victims = tmp_path / "victims"
+    victims.mkdir()
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    names = ["m.db.hnsw", "m.db.hnsw.json", "m.db.hnsw.tmp", "m.db.hnsw.json.tmp"]
+    for name in names:
+        (victims / name).write_text(f"someone else's {name}")
+        (folder / name).symlink_to(victims / name)
+    fill(folder / "m.db", hash_embedder)
+    for name in names:
+        assert (victims / name).read_text() == f"someone else's {name}"
+    for name in names[:2]:  # the index and its sidecar: real files where the links were
+        assert (folder / name).is_file() and not (folder / name).is_symlink()
+    assert not [p for p in folder.iterdir() if p.name.startswith(".hnsw-")]  # nothing left
+    with VectorMemory(folder / "m.db", embedder=hash_embedder) as memory:
+        assert memory.index.how == "loaded" and memory.index.live_count == len(TEXTS)
+
+
+@pytest.mark.parametrize("kind", ["sparse", "fifo", "huge-sidecar"])
+def test_an_absurd_index_or_sidecar_is_rebuilt_without_reading_it(tmp_path, hash_embedder, kind):
+    import os
+
+    path = tmp_path / "m.db"
+    fill(path, hash_embedder)
+    index, sidecar = tmp_path / "m.db.hnsw", tmp_path / "m.db.hnsw.json"
+    meta = json.loads(sidecar.read_text())
+    if kind == "sparse":  # 8 GiB that claim to be the index (the checksum copied from the db)
+        index.unlink()
+        with index.open("wb") as handle:
+            handle.truncate(8 << 30)
+        meta["bytes"] = 8 << 30
+        sidecar.write_text(json.dumps(meta))
+    elif kind == "fifo":
+        sidecar.unlink()
+        os.mkfifo(sidecar)  # reading it would block
+    else:
+        sidecar.write_text(json.dumps(meta) + " " * (8 << 20))
+    with VectorMemory(path, embedder=hash_embedder) as memory:
+        assert memory.index.how == "rebuilt" and memory.index.live_count == len(TEXTS)
+        why = {"sparse": "larger than any index", "fifo": "missing", "huge-sidecar": "unreadable"}
+        assert why[kind] in memory.index.reason
+    assert index.stat().st_size < 1 << 20  # replaced by the rebuilt index

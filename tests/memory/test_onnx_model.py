@@ -21,14 +21,53 @@ pytestmark = pytest.mark.slow  # the real bundled MiniLM, exported once per sess
 
 
 @pytest.fixture(scope="session")
-def exported(minilm, tmp_path_factory):
-    """A folder holding a proven ONNX export of the bundled model."""
+def planted(minilm, tmp_path_factory):
+    """Symbolic links at every name ``prepare`` writes, each to a file of someone else's."""
     folder = tmp_path_factory.mktemp("onnx-cache")
+    victims = tmp_path_factory.mktemp("victims")
+    target = onnx_model.model_file(minilm.path, folder)
+    links = {}
+    for name in (target.name, target.with_suffix(".json").name, target.name + ".json.tmp"):
+        victim = victims / f"{name}.victim"
+        victim.write_text(f"someone else's file, not {name}")
+        (folder / name).symlink_to(victim)
+        links[folder / name] = victim
+    return folder, links
+
+
+@pytest.fixture(scope="session")
+def exported(minilm, planted):
+    """A folder holding a proven ONNX export of the bundled model (made over planted links)."""
+    folder, _ = planted
     path = onnx_model.prepare(
         minilm.path, minilm._tokenizer, minilm._model, max_length=minilm.max_length, folder=folder
     )
     assert path.parent == folder and path.with_suffix(".json").is_file()
     return folder
+
+
+def test_prepare_replaces_planted_links_and_never_writes_through_them(exported, planted, minilm):
+    _, links = planted
+    target = onnx_model.model_file(minilm.path, exported)
+    for link, victim in links.items():
+        assert victim.read_text() == f"someone else's file, not {link.name}"  # untouched
+    for made in (target, target.with_suffix(".json")):
+        assert made.is_file() and not made.is_symlink()  # the link itself was replaced
+    # Nothing left behind: no temporary folder or file next to the export.
+    assert sorted(p.name for p in exported.iterdir() if not p.is_symlink()) == sorted(
+        [target.name, target.with_suffix(".json").name]
+    )
+    meta = json.loads(target.with_suffix(".json").read_text())
+    assert "probes" not in meta  # the proof is not kept where the file is
+    assert meta["bytes"] == target.stat().st_size
+
+
+def test_the_shipped_probe_vectors_are_the_installed_models(minilm):
+    shipped = onnx_model.shipped_probes(minilm.path)
+    assert shipped is not None and shipped.shape == (len(onnx_model.PROBES), 384)
+    want = minilm.embed(list(onnx_model.PROBES))  # the eager torch model, nothing cached
+    assert np.allclose(shipped, want, atol=onnx_model.TOLERANCE)
+    assert minilm.probes() is None  # the bundled model needs no torch to be proven
 
 
 @pytest.fixture
@@ -57,6 +96,22 @@ def test_auto_runs_single_texts_on_onnxruntime_once_prepared(onnx_embedder, mini
         assert got.shape == (1, 384) and got.dtype == np.float32
         assert np.allclose(got, minilm.embed([text]), atol=1e-5), text
         assert abs(float(np.linalg.norm(got)) - 1.0) < 1e-5
+
+
+def test_an_embedder_never_set_up_uses_the_prepared_export(exported, minilm, monkeypatch, tmp_path):
+    from bt_raider.memory import VectorMemory
+
+    monkeypatch.setenv(onnx_model.CACHE_ENV, str(exported))
+    embedder = TransformersEmbedder()
+    assert embedder.runs_on == "torch"  # nothing opened yet
+    with VectorMemory(tmp_path / "m.db", embedder=embedder) as memory:  # as a one-shot command
+        memory.record("turn on the hall light", "on(HallLight)")
+        found = memory.search("switch on the hall light", 1)
+    assert embedder.runs_on == "onnxruntime" and not embedder.loaded  # torch never loaded
+    a, b = minilm.embed(["switch on the hall light", "turn on the hall light"])
+    want = float(a @ b)
+    assert found[0].information == "turn on the hall light"
+    assert abs(found[0].score - want) < 1e-4
 
 
 def test_small_batches_run_on_onnxruntime_and_large_ones_on_torch(onnx_embedder, minilm):
@@ -90,33 +145,238 @@ def test_a_damaged_export_is_refused_and_auto_falls_back_to_torch(copy_of, minil
     assert np.allclose(fallback.embed([text]), minilm.embed([text]), atol=1e-5)
 
 
-def test_an_export_that_computes_other_vectors_is_refused(copy_of, minilm):
-    sidecar = onnx_model.model_file(minilm.path, copy_of).with_suffix(".json")
+def forge(path, change) -> None:
+    """Change the export at ``path`` with ``change(onnx_model_proto)`` and write a sidecar that
+    matches it (size and SHA-256): what anyone who can write the cache folder can do."""
+    import hashlib
+
+    import onnx
+
+    proto = onnx.load(str(path))
+    change(proto)
+    onnx.save(proto, str(path))
+    sidecar = path.with_suffix(".json")
     meta = json.loads(sidecar.read_text())
-    meta["probes"][1] = list(-np.asarray(meta["probes"][1]))  # checksum intact, vectors not
+    data = path.read_bytes()
+    meta.update(sha256=hashlib.sha256(data).hexdigest(), bytes=len(data))
+    for name, table in onnx_model.embedding_tables(minilm_path()).items():
+        meta["tables"][name] = max(data.find(table), 0)  # where it lies now, if anywhere
     sidecar.write_text(json.dumps(meta))
-    with pytest.raises(BackendError, match="does not compute the model's vector for 'put the mug"):
+
+
+def minilm_path():
+    from bt_raider.memory.embedder import bundled_model_path
+
+    return bundled_model_path()
+
+
+def scale_weights(factor):
+    def change(proto):
+        from onnx import numpy_helper
+
+        for tensor in reversed(proto.graph.initializer):  # the last layer's, not a table
+            if tensor.data_type == 1 and np.prod(tensor.dims) > 10_000:  # a float32 matrix
+                array = numpy_helper.to_array(tensor) * factor
+                tensor.CopyFrom(numpy_helper.from_array(array.astype(np.float32), tensor.name))
+                return
+
+    return change
+
+
+def swap_word_rows(proto):
+    """The rows of "on" and "off" trade places: no probe text has "off", so only the table
+    check can see it -- and every on/off pair in the memory would read alike."""
+    from onnx import numpy_helper
+
+    from bt_raider.memory.embedder import bundled_model_path
+
+    vocab = (bundled_model_path() / "vocab.txt").read_text().split("\n")
+    on, off = vocab.index("on"), vocab.index("off")
+    for tensor in proto.graph.initializer:
+        if tuple(tensor.dims) == (len(vocab) - (vocab[-1] == ""), 384):
+            table = numpy_helper.to_array(tensor).copy()
+            table[[on, off]] = table[[off, on]]
+            tensor.CopyFrom(numpy_helper.from_array(table, tensor.name))
+            return
+    raise AssertionError("no word embedding table in the export")
+
+
+def swap_weights(proto):
+    """Two same-shaped weight matrices trade places: a plausible model, not this one."""
+    from onnx import numpy_helper
+
+    seen = {}
+    for tensor in proto.graph.initializer:
+        if tensor.data_type != 1 or np.prod(tensor.dims) < 10_000:
+            continue
+        shape = tuple(tensor.dims)
+        if shape in seen:
+            other = seen[shape]
+            a, b = numpy_helper.to_array(other), numpy_helper.to_array(tensor)
+            other.CopyFrom(numpy_helper.from_array(b, other.name))
+            tensor.CopyFrom(numpy_helper.from_array(a, tensor.name))
+            return
+        seen[shape] = tensor
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (swap_weights, "does not compute the model's vector for 'the robot'"),
+        (scale_weights(1.05), "does not compute the model's vector for 'the robot'"),
+        (swap_word_rows, "does not hold the installed weights' embeddings.word_embeddings"),
+    ],
+    ids=["swapped", "scaled", "on-off-rows"],
+)
+def test_a_forged_export_with_a_matching_sidecar_is_refused(
+    copy_of, minilm, monkeypatch, caplog, change, message
+):
+    forge(onnx_model.model_file(minilm.path, copy_of), change)
+    with pytest.raises(BackendError, match=message):
         onnx_model.load(minilm.path, folder=copy_of)
+    monkeypatch.setenv(onnx_model.CACHE_ENV, str(copy_of))
+    embedder = TransformersEmbedder()
+    with caplog.at_level("WARNING", logger="bt_raider.memory.embedder"):
+        embedder.setup()
+    assert embedder.runs_on == "torch (traced)"  # never the forged file
+    warnings = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and "\n" not in warnings[0].getMessage()
+    assert message.split("'")[0] in warnings[0].getMessage()
+    text = "turn on the hall light"
+    assert np.allclose(embedder.embed([text]), minilm.embed([text]), atol=1e-5)
+
+
+MISSING = object()
 
 
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
         ("weights", "0123456789abcdef", "made from other weights"),
-        ("format", 0, "by another version"),
-        ("sha256", None, "damaged ONNX sidecar"),
+        ("format", 1, "by another version"),  # format 1 kept its own probes: never trusted
+        ("sha256", MISSING, "damaged ONNX sidecar .*sha256 is 'None', expected text"),
+        ("sha256", ["a"] * 64, "damaged ONNX sidecar .*sha256 is"),
+        ("sha256", "z" * 64, "not a SHA-256 in hex"),
+        ("bytes", "90987678", "damaged ONNX sidecar .*bytes is '90987678', expected a number"),
+        ("bytes", True, "damaged ONNX sidecar .*bytes"),
+        ("bytes", 1, r"is [\d,]+ bytes, not the 1 its sidecar records"),
+        ("format", 3.0, "damaged ONNX sidecar .*format"),
+        ("tables", [], "damaged ONNX sidecar .*tables is '\\[\\]', expected an object"),
+        ("tables", {}, "does not hold the installed weights' embeddings"),
+        ("probes", [[1e400]], "damaged ONNX sidecar: .*not a finite number"),
+        ("probes", "1" * 400, "damaged ONNX sidecar: .*integer of 400 digits"),
     ],
 )
-def test_a_stale_or_damaged_sidecar_is_refused(copy_of, minilm, field, value, message):
+def test_a_stale_or_malformed_sidecar_is_refused(copy_of, minilm, field, value, message):
     sidecar = onnx_model.model_file(minilm.path, copy_of).with_suffix(".json")
     meta = json.loads(sidecar.read_text())
-    if value is None:
+    if value is MISSING:
         del meta[field]
     else:
         meta[field] = value
-    sidecar.write_text(json.dumps(meta))
+    text = json.dumps(meta)
+    if field == "probes" and isinstance(value, str):
+        text = text.replace(f'"{value}"', value)  # a bare 400-digit integer
+    sidecar.write_text(text)
     with pytest.raises(BackendError, match=message):
         onnx_model.load(minilm.path, folder=copy_of)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"[]", b"\xff\xfe{", b"[" * 100_000, b'{"format": 2, "format": 2}', b"null"],
+    ids=["empty", "list", "utf16", "deep", "duplicate-key", "null"],
+)
+def test_a_sidecar_that_is_not_a_json_object_is_refused(copy_of, minilm, content):
+    sidecar = onnx_model.model_file(minilm.path, copy_of).with_suffix(".json")
+    sidecar.write_bytes(content)
+    with pytest.raises(BackendError, match="damaged ONNX sidecar"):
+        onnx_model.load(minilm.path, folder=copy_of)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    meta=st.dictionaries(
+        st.sampled_from(["format", "weights", "sha256", "bytes", "probes", "torch"]),
+        st.recursive(
+            st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=80),
+            lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(), kids, max_size=4),
+            max_leaves=12,
+        ),
+    )
+)
+def test_any_forged_sidecar_is_refused_with_a_backend_error(copy_of, minilm, meta):
+    sidecar = onnx_model.model_file(minilm.path, copy_of).with_suffix(".json")
+    sidecar.write_text(json.dumps(meta))  # NaN and Infinity included: json.dumps writes them
+    with pytest.raises(BackendError):
+        onnx_model.load(minilm.path, folder=copy_of)
+
+
+def test_an_absurd_size_is_refused_from_the_size_alone(copy_of, minilm):
+    path = onnx_model.model_file(minilm.path, copy_of)
+    sidecar = path.with_suffix(".json")
+    meta = json.loads(sidecar.read_text())
+    path.unlink()
+    with path.open("wb") as handle:  # 8 GiB, sparse: nothing is written but the size
+        handle.truncate(8 << 30)
+    meta["bytes"] = 8 << 30
+    sidecar.write_text(json.dumps(meta))
+    with pytest.raises(BackendError, match=r"is 8,589,934,592 bytes, more than any export of"):
+        onnx_model.load(minilm.path, folder=copy_of)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "dangling-link"])
+def test_an_export_that_is_not_a_file_is_refused_without_blocking(copy_of, minilm, kind):
+    path = onnx_model.model_file(minilm.path, copy_of)
+    path.unlink()
+    if kind == "fifo":
+        os.mkfifo(path)  # opening it would block: it must be refused from stat
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        path.symlink_to(copy_of / "nowhere")
+    with pytest.raises(BackendError, match="the ONNX export is refused"):
+        onnx_model.load(minilm.path, folder=copy_of)
+
+
+def test_other_weights_are_proven_against_their_own_torch_vectors(
+    exported, minilm, tmp_path, monkeypatch
+):
+    """A model folder bt_raider ships no probes for: the torch model computes them."""
+    folder = tmp_path / "my-minilm"
+    folder.mkdir()
+    for item in minilm.path.iterdir():
+        if item.is_file() and item.name != "config.json":
+            (folder / item.name).symlink_to(item)
+    config = json.loads((minilm.path / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps(config, indent=1))  # same model, other bytes
+    assert onnx_model.shipped_probes(folder) is None
+    # What prepare would write for this folder: the same export, its own sidecar.
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    source = onnx_model.model_file(minilm.path, exported)
+    target = onnx_model.model_file(folder, cache)
+    shutil.copyfile(source, target)
+    meta = json.loads(source.with_suffix(".json").read_text())
+    meta["weights"] = onnx_model.weights_identity(folder)
+    target.with_suffix(".json").write_text(json.dumps(meta))
+    with pytest.raises(BackendError, match="no probe vectors to prove an ONNX export"):
+        onnx_model.load(folder, folder=cache)  # nothing shipped, nothing given: not used
+    own = TransformersEmbedder(folder)
+    probes = own.probes()
+    want = minilm.embed(list(onnx_model.PROBES))
+    assert probes is not None and np.allclose(probes, want, atol=1e-5)
+    model = onnx_model.load(folder, folder=cache, expected=probes)
+    got = model.embed_one("open the fridge")
+    assert np.allclose(got, minilm.embed(["open the fridge"])[0], atol=1e-5)
+    with pytest.raises(BackendError, match="does not compute the model's vector"):
+        onnx_model.load(folder, folder=cache, expected=-probes)
+    monkeypatch.setenv(onnx_model.CACHE_ENV, str(cache))
+    auto = TransformersEmbedder(folder)
+    auto.setup()
+    assert auto.runs_on == "onnxruntime"
 
 
 def test_no_export_is_a_clear_error_and_auto_stays_on_torch(tmp_path, minilm, monkeypatch):
@@ -160,6 +420,26 @@ def _run(code: str, cache) -> subprocess.CompletedProcess:
     )
 
 
+def test_a_cli_query_after_prepare_runs_on_onnxruntime_without_torch(exported, tmp_path):
+    db = tmp_path / "robot.db"
+    done = _run(
+        "import json, sys\n"
+        "from bt_raider.cli import main\n"
+        f"db = {str(db)!r}\n"
+        "main(['memory', 'add', '--db', db, 'turn on the hall light', '--goal', 'on(Light)'])\n"
+        "main(['memory', 'query', '--db', db, 'switch off the hall light', '--json'])\n"
+        "print('torch' in sys.modules, 'transformers' in sys.modules)\n",
+        exported,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().split("\n")
+    reply = json.loads("\n".join(lines[2:-1]))  # after the add's id and count
+    assert reply["runs_on"] == "onnxruntime"
+    assert [c["information"] for c in reply["conflicts"]] == ["turn on the hall light"]
+    assert lines[-1] == "False False"
+    assert done.stderr == ""
+
+
 def test_a_prepared_query_path_never_imports_torch(exported):
     done = _run(
         "import sys\n"
@@ -198,3 +478,18 @@ def test_the_cli_refuses_a_server_embedder_in_one_line(tmp_path):
     assert (
         done.stderr.strip().count("\n") == 0 and "only a transformers model folder" in done.stderr
     )
+
+
+def test_the_cli_refuses_an_unwritable_cache_in_one_line_and_writes_nothing(tmp_path):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    done = subprocess.run(
+        [sys.executable, "-m", "bt_raider.cli", "memory", "prepare"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, **{onnx_model.CACHE_ENV: str(blocked / "cache")}),
+        timeout=300,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "cannot write the ONNX export to" in done.stderr
+    assert blocked.read_text() == "not a folder" and sorted(tmp_path.iterdir()) == [blocked]

@@ -67,7 +67,7 @@ def test_user_rule_same_action_different_location(tmp_path):
     path = tmp_path / "rules.json"
     path.write_text(json.dumps(base))
     rules = RuleSet.load(path)
-    assert rules.names == ["phi1", "phi2", "negation", "elsewhere"]
+    assert rules.names == ["phi1", "phi2", "phi1_unnamed", "negation", "elsewhere"]
     j = judge(rules, "put the cup on the table", "put the cup in the sink")
     assert j.conflict and j.rule == "elsewhere"
     assert not judge(
@@ -101,8 +101,8 @@ def test_agree_needs_a_shared_action():
     ("rule", "message"),
     [
         (
-            {"name": "x", "when": {"place": "same"}},
-            r"unknown slot 'place': expected one of operation, object",
+            {"name": "x", "when": {"room": "same"}},
+            r"unknown slot 'room': expected one of operation, object",
         ),
         (
             {"name": "x", "when": {"object": "equal"}},

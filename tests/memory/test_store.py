@@ -7,6 +7,8 @@ import sqlite3
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from bt_raider.errors import MemoryStoreError
 from bt_raider.memory.store import SCHEMA_VERSION, Store
@@ -138,3 +140,114 @@ def test_read_only_needs_an_existing_database_and_refuses_writes(tmp_path):
     with pytest.raises(MemoryStoreError, match="open read-only"):
         store.mark_deleted("r1", "x")
     store.close()
+
+
+# -- a damaged database is one documented error from the library, never a raw sqlite3 error
+
+
+class _Files(tuple):
+    """The database, index and sidecar bytes (short in Hypothesis' reports)."""
+
+    def __new__(cls, *files):
+        return super().__new__(cls, files)
+
+    def __repr__(self):
+        return f"<memory files of {len(self[0]):,} bytes>"
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory):
+    """A memory of 300 records (index file beside it): its bytes, to damage copies of."""
+    from bt_raider.memory import VectorMemory
+    from tests.memory.conftest import HashEmbedder
+
+    folder = tmp_path_factory.mktemp("pristine")
+    db = folder / "m.db"
+    with VectorMemory(db, embedder=HashEmbedder()) as memory:
+        memory.record_many(
+            [
+                {"information": f"turn on the light {i} " + "x" * 200, "goal": "on(l)"}
+                for i in range(300)
+            ]
+        )
+    return _Files(
+        db.read_bytes(),
+        (folder / "m.db.hnsw").read_bytes(),
+        (folder / "m.db.hnsw.json").read_bytes(),
+    )
+
+
+def _use(path):
+    """Open the memory and use every kind of read and a write, as a robot would."""
+    from bt_raider.memory import VectorMemory
+    from tests.memory.conftest import HashEmbedder
+
+    with VectorMemory(path, embedder=HashEmbedder()) as memory:
+        memory.examples("turn on the light 3", 3)
+        memory.stats()
+        memory.trim()
+        memory.record("open the door", "open(door)")
+
+
+def _lay_out(tmp_path, pristine, data, with_index):
+    db = tmp_path / "m.db"
+    db.write_bytes(data)
+    if with_index:  # the index is then trusted by its checksum, and rows are read lazily
+        (tmp_path / "m.db.hnsw").write_bytes(pristine[1])
+        (tmp_path / "m.db.hnsw.json").write_bytes(pristine[2])
+    return db
+
+
+@pytest.mark.parametrize("with_index", [False, True], ids=["rebuilt", "index-kept"])
+def test_a_damaged_database_is_a_damaged_database_error(tmp_path, pristine, with_index):
+    from bt_raider.memory.store import DamagedDatabaseError
+
+    data = bytearray(pristine[0])
+    page = int.from_bytes(data[16:18], "big")
+    data[2 * page :] = bytes(len(data) - 2 * page)  # header and schema survive, records do not
+    db = _lay_out(tmp_path, pristine, bytes(data), with_index)
+    with pytest.raises(
+        DamagedDatabaseError,
+        match=r"memory database '.*m\.db' is damaged \(.*restore it from a backup",
+    ) as caught:
+        _use(db)
+    assert isinstance(caught.value, MemoryStoreError) and "\n" not in str(caught.value)
+    assert db.read_bytes() == bytes(data)  # nothing written over it
+
+
+def test_a_stored_embedding_of_the_wrong_length_or_not_finite_is_damage(tmp_path, pristine):
+    from bt_raider.memory.store import DamagedDatabaseError
+
+    for n, blob in enumerate([b"\x00" * 12, np.full(64, np.nan, dtype=np.float32).tobytes()]):
+        (tmp_path / str(n)).mkdir()
+        db = _lay_out(tmp_path / str(n), pristine, pristine[0], False)
+        with sqlite3.connect(db) as raw:
+            raw.execute("UPDATE records SET embedding = ? WHERE label = 7", (blob,))
+        raw.close()
+        with pytest.raises(DamagedDatabaseError, match="record label 7: its embedding is not"):
+            _use(db)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    at=st.floats(0.0, 1.0),
+    length=st.integers(1, 8192),
+    fill=st.binary(min_size=1, max_size=64),
+    with_index=st.booleans(),
+)
+def test_any_damage_is_a_memory_error_or_harmless(
+    tmp_path_factory, pristine, at, length, fill, with_index
+):
+    folder = tmp_path_factory.mktemp("damage")
+    data = bytearray(pristine[0])
+    start = int(at * (len(data) - 1))
+    data[start : start + length] = (fill * (length // len(fill) + 1))[
+        : len(data[start : start + length])
+    ]
+    db = _lay_out(folder, pristine, bytes(data), with_index)
+    try:
+        _use(db)
+    except MemoryStoreError as exc:  # DamagedDatabaseError included
+        assert "\n" not in str(exc) and "m.db" in str(exc)

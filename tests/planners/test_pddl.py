@@ -121,7 +121,7 @@ def test_unreachable_goal_is_a_planning_error(tmp_path, pddl_files):
 def test_missing_file_names_it(tmp_path, pddl_files):
     domain, _ = pddl_files("ipc1998_gripper")
     missing = tmp_path / "nope.pddl"
-    with pytest.raises(PlanningError, match=r"nope\.pddl: cannot read the PDDL problem"):
+    with pytest.raises(PlanningError, match=r"nope\.pddl: cannot read PDDL problem file"):
         pddl.load(domain, missing)
 
 

@@ -285,3 +285,15 @@ def test_read_only_query_and_stats_write_nothing(db, capsys):
     code, _, err = run(capsys, "memory", "delete", "on", "--db", str(db), "--read-only")
     one_line_error(code, err, "read-only", "read_only=True")
     assert db.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", list(SUBCOMMANDS))
+def test_a_damaged_database_says_so_in_one_line_and_names_the_fix(db, tmp_path, capsys, command):
+    path = bad_database(tmp_path, db, "damaged")
+    before = path.read_bytes()
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text('{"a": "open the fridge", "b": "close the fridge", "conflict": true}\n')
+    argv = [str(pairs) if a == "PAIRS" else a for a in SUBCOMMANDS[command]]
+    code, out, err = run(capsys, "memory", *argv, "--db", str(path))
+    one_line_error(code, err, "'" + str(path) + "' is damaged", "restore it from a backup")
+    assert out == "" and path.read_bytes() == before

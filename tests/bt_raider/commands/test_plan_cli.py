@@ -103,8 +103,10 @@ def test_timeout_stops_pyperplan_with_exit_2_and_one_line(capsys, big_gripper, m
     # Progress on stderr while it searched, never on stdout.
     progress = lines[:-1]
     assert len(progress) >= 2
-    assert all(re.fullmatch(r"planning with pyperplan\.\.\. \d+ s", line) for line in progress)
-    assert "planning with" not in captured.out
+    assert all(re.fullmatch(r"planning: [a-z ]+\.\.\. \d+ s", line) for line in progress)
+    assert progress[0].endswith(("... 0 s", "... 1 s"))  # from the first second
+    assert any(line.startswith("planning: searching with pyperplan...") for line in progress)
+    assert "planning:" not in captured.out
 
 
 @pytest.mark.parametrize("bad", ["0", "-1", "nan", "soon"])
@@ -158,3 +160,85 @@ def test_console_script_with_fast_downward():
     assert "engine: fast-downward" in proc.stdout and "goal reached: yes" in proc.stdout
     # UP's credits banner is silenced.
     assert "credits" not in proc.stdout.lower() and "credits" not in proc.stderr.lower()
+
+
+# ---------------------------------------------------------------------------- reading the files
+def _not_a_file(tmp_path, kind: str) -> str:
+    import os
+
+    path = tmp_path / f"{kind}.pddl"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "device":
+        return "/dev/zero"
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "kind, fragment",
+    [
+        ("fifo", "it is a named pipe (FIFO), not a file"),
+        ("directory", "it is a directory, not a file"),
+        ("device", "it is a character device, not a file"),
+        ("missing", "(No such file or directory)"),
+    ],
+)
+@pytest.mark.parametrize("which", [0, 1])
+def test_what_is_not_a_pddl_file_is_refused_before_it_is_opened(
+    capsys, tmp_path, kind, fragment, which
+):
+    files = list(GRIPPER)
+    files[which] = _not_a_file(tmp_path, kind)
+    what = ["PDDL domain", "PDDL problem"][which]
+    assert main(["plan", *files, "--engine", "pyperplan"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert err.startswith(f"bt-raider plan: error: {files[which]}: cannot read {what} file")
+    assert fragment in err
+
+
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        (b"\xff\xfe(define", "looks like UTF-16 or UTF-32"),
+        ("(define (domain caf\u00e9))".encode("latin-1"), "byte 0xe9 at offset 19 is not UTF-8"),
+        ("(define (domain d))".encode("utf-16"), "looks like UTF-16 or UTF-32"),
+        (b"(define (domain d)) \x80", "byte 0x80 at offset 20"),
+    ],
+)
+def test_pddl_that_is_not_utf8_is_one_line(capsys, tmp_path, content, fragment):
+    bad = tmp_path / "d.pddl"
+    bad.write_bytes(content)
+    assert main(["plan", str(bad), GRIPPER[1], "--engine", "pyperplan"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and f"{bad}: not UTF-8 text" in err
+    assert fragment in err
+
+
+def test_the_pddl_size_cap_is_an_option(capsys, tmp_path):
+    from pathlib import Path
+
+    size = Path(GRIPPER[0]).stat().st_size
+    assert main(["plan", *GRIPPER, "--engine", "pyperplan", "--max-bytes", str(size - 1)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert f"{GRIPPER[0]}: the PDDL domain file is {size:,} bytes, over the limit" in err
+    assert "--max-bytes" in err
+    huge = tmp_path / "huge.pddl"
+    with open(huge, "wb") as f:
+        f.truncate(2**40)  # 1 TiB, sparse: refused from its size, never read
+    assert main(["plan", GRIPPER[0], str(huge), "--engine", "pyperplan"]) == 2
+    assert "the PDDL problem file is 1048576.0 MiB, over the limit of 16.0 MiB" in (
+        capsys.readouterr().err
+    )
+    assert main(["plan", *GRIPPER, "--engine", "pyperplan", "--max-bytes", f"{size}"]) == 0
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "big", "nan"])
+def test_a_bad_size_cap_is_a_usage_error(capsys, bad):
+    with pytest.raises(SystemExit) as exc:
+        main(["plan", *GRIPPER, "--max-bytes", bad])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1 and "--max-bytes" in err

@@ -35,8 +35,11 @@ def medicines(scene: Scene) -> AnswerSpace:
     return AnswerSpace.objects(scene, [FAR_FROM_PLANT, NEAR_PLANT], what="medicine")
 
 
-def test_candidates_are_listed_by_name_as_the_question_lists_them(medicines) -> None:
-    assert medicines.labels == ["Medicine_1", "Medicine_2"]
+def test_candidates_are_listed_by_name_and_labelled_as_a_person_tells_them_apart(
+    medicines,
+) -> None:
+    # Medicine_1 (next to the plant) is on the robot's right; never "Medicine_1" to a person.
+    assert medicines.labels == ["the medicine on the right", "the medicine on the left"]
     assert [c.value for c in medicines.candidates] == [NEAR_PLANT, FAR_FROM_PLANT]
 
 
@@ -68,12 +71,27 @@ def test_an_answer_that_names_one_candidate_grounds_to_its_object_id(
 @pytest.mark.parametrize(
     ("answer", "reason"),
     [
-        ("the blue one", "none of Medicine_1 or Medicine_2 is blue."),
-        ("It is Medicine_2, next to the plant", "the Medicine_2 is not next to the HousePlant."),
-        ("the third one", "none of Medicine_1 or Medicine_2 is the third one."),
-        ("the banana", "none of Medicine_1 or Medicine_2 is a banana."),
-        ("Medicine_1 and Medicine_2", "fits more than one: Medicine_1 and Medicine_2."),
-        ("the medicine", "fits more than one: Medicine_1 and Medicine_2."),
+        ("the blue one", "none of the medicine on the right or the medicine on the left is blue."),
+        (
+            "It is Medicine_2, next to the plant",
+            "the medicine on the left is not next to the house plant.",
+        ),
+        (
+            "the third one",
+            "none of the medicine on the right or the medicine on the left is the third one.",
+        ),
+        (
+            "the banana",
+            "none of the medicine on the right or the medicine on the left is a banana.",
+        ),
+        (
+            "Medicine_1 and Medicine_2",
+            "fits more than one: the medicine on the right and the medicine on the left.",
+        ),
+        (
+            "the medicine",
+            "fits more than one: the medicine on the right and the medicine on the left.",
+        ),
         ("the shiny one", "I could not tell which medicine you mean by 'the shiny one'."),
         ("Medicine_3", "I could not tell which medicine you mean by 'Medicine_3'."),
         ("   ", "I did not hear an answer."),
@@ -281,3 +299,36 @@ def test_a_role_takes_the_name_a_person_introduces_herself_by(answer, value) -> 
     # A person expected by name is not anyone who introduces herself.
     named = AnswerSpace.people(Scene(toy_scene_dict()), ["Adriana"])
     assert named.read("I'm Bob.").value is None
+
+
+# ------------------------------------------------- ordinals count in the question's own order
+
+
+def test_ordinals_count_in_the_order_the_question_listed_them(medicines) -> None:
+    # Another planner's question may list them the other way round (or in its own words).
+    reverse = medicines.for_question("Which one: Medicine_2 or the medicine on the right?")
+    assert reverse.read("the first one").value == FAR_FROM_PLANT
+    assert reverse.read("the second one").value == NEAR_PLANT
+    same = medicines.for_question(
+        f"Which medicine should I pick up: {' or '.join(medicines.labels)}?"
+    )
+    assert same.read("the first one").value == NEAR_PLANT
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which medicine should I pick up?",  # lists nothing
+        "Which medicine should I pick: medicine1 or medicine2?",  # names we cannot place
+        "Is it Medicine_1?",  # lists one
+    ],
+)
+def test_an_ordinal_to_a_question_that_did_not_list_them_all_names_none(
+    medicines, question
+) -> None:
+    space = medicines.for_question(question)
+    for reply in ("the first one", "option 1", "the last one"):
+        reading = space.read(reply)
+        assert reading.intent is Intent.UNCLEAR and reading.value is None
+    # Descriptions still work.
+    assert space.read("the one next to the plant").value == NEAR_PLANT

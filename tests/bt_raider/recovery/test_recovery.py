@@ -112,7 +112,8 @@ def test_symbolic_ambiguity_asks_which_and_acts_on_the_answer(small_kitchen_dict
         action="pick",
     )
     assert propose(RecoveryRequest("pick(Mug)", verdict, scene=scene)) == [
-        "choice = ask('Which mug should I pick up: Mug_1 or Mug_2?')",
+        # Two mugs in one place: no internal labels ("Mug_1 or Mug_2?") in the question.
+        "choice = ask('Which mug should I pick up? I see 2: please describe the one you mean.')",
         "pick(choice)",
     ]
     # Without a scene the objectIds name the options; the destination of place is asked for.
@@ -627,7 +628,7 @@ def guarded_pick(answers: list[str]) -> tuple[RaiderGuard, ToyRobot, ScriptedHum
     return guard, robot, human
 
 
-WHICH = "Which medicine should I pick up: Medicine_1 or Medicine_2?"
+WHICH = "Which medicine should I pick up: the medicine on the right or the medicine on the left?"
 
 
 def test_guarded_ambiguity_grounds_the_persons_answer_before_the_recheck() -> None:
@@ -636,7 +637,7 @@ def test_guarded_ambiguity_grounds_the_persons_answer_before_the_recheck() -> No
     assert human.transcript_text().splitlines() == [
         f"robot asks: {WHICH}",
         "human: the blue one",
-        "robot says: Sorry, none of Medicine_1 or Medicine_2 is blue.",
+        "robot says: Sorry, none of the medicine on the right or the medicine on the left is blue.",
         f"robot asks: {WHICH}",
         "human: it is Medicine_1, next to the plant",
     ]

@@ -385,3 +385,43 @@ def test_a_blocked_way_is_seen_before_the_robot_sets_off(small_kitchen_dict: dic
     )
     assert [e for e in world.log if e["kind"] == "action"] == []  # the robot never moved
     assert recovery.refuted == 1
+
+
+def test_the_verifier_refuses_a_made_up_place_and_a_blocked_named_place() -> None:
+    robot, request = busy_hand()
+    recovery = Recovery(Fixed(ASKS_WHERE), robot, ScriptedHuman([]), actions=TOY_ACTIONS)
+    plan = recovery.plan(request)
+    verifier = SceneVerifier()
+
+    made_up = verifier.verify(plan, request, {"where": "red mug"})
+    assert not made_up.ok
+    assert made_up.reason.startswith("step 2, navigate(where): 'red mug' is no object")
+
+    scene = request.scene
+    assert scene is not None
+    scene.data["locations"] = {"shelf": {"x": 1.0, "y": 0.0, "z": 1.0}}
+    assert verifier.verify(plan, request, {"where": "shelf"}).reason.startswith("step 3")
+    scene.data["blocked"] = {"shelf": [APPLE]}
+    blocked = verifier.verify(plan, request, {"where": "shelf"})
+    assert not blocked.ok
+    assert blocked.reason.startswith("step 2, navigate(where): obstructed: The path to the")
+    assert robot.calls == []
+
+
+def test_an_answer_check_reads_the_variables_of_its_own_scope() -> None:
+    robot, request = busy_hand()
+    recovery = Recovery(
+        Fixed(ASKS_WHERE), robot, ScriptedHuman(["on the counter"]), actions=TOY_ACTIONS
+    )
+    plan = recovery.plan(request)
+    # Another recovery's `where`, unscoped and in another scope: never read by this one.
+    board = py_trees.blackboard.Blackboard
+    board.set("/bt_raider/vars/where", "Fridge")
+    board.set("/bt_raider/vars/other/1/where", "Fridge")
+    tree = recovery.compile(plan, scope="mine/1")
+    check = tree.children[1]
+    assert isinstance(check, AnswerCheck) and check.scope == "mine/1"
+    run_tree(tree)
+    assert tree.status == Status.SUCCESS and check.status == Status.SUCCESS
+    assert board.get("/bt_raider/vars/mine/1/where") == COUNTER
+    assert robot.calls[:2] == [("navigate", [COUNTER]), ("put", [APPLE, COUNTER])]

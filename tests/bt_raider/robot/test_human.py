@@ -323,7 +323,7 @@ def test_the_blue_one_is_explained_and_the_original_question_asked_again() -> No
     assert text.splitlines() == [
         f"robot asks: {QUESTION}",
         "human: the blue one",
-        "robot says: Sorry, none of Medicine_1 or Medicine_2 is blue.",
+        "robot says: Sorry, none of the medicine on the right or the medicine on the left is blue.",
         f"robot asks: {QUESTION}",
         "human: the one next to the plant",
     ]
@@ -371,7 +371,8 @@ def test_bounded_asks_then_fail_closed_with_the_transcript() -> None:
     assert all(e.text == QUESTION for e in human.transcript if e.kind == "ask")
     assert node.feedback_message.startswith(
         "no answer named one of the options after 3 question(s) ('Medicine_1 and Medicine_2' "
-        "fits more than one: Medicine_1 and Medicine_2.); transcript: robot asks:"
+        "fits more than one: the medicine on the right and the medicine on the left.); "
+        "transcript: robot asks:"
     )
 
 

@@ -77,3 +77,46 @@ def test_every_argument_is_its_phrase_or_the_single_object_it_grounded_to(
             if key.strip().casefold() == said.strip().casefold()
         ]
         assert arg == said or (matches and [arg] in matches)
+
+
+def test_a_compound_instruction_is_cut_where_check_cuts_it() -> None:
+    from bt_raider.robot.retarget import compound_steps
+
+    assert compound_steps(Query("pick the tomato and put it in the bowl")) == (
+        "pick the tomato",
+        "put it in the bowl",
+    )
+    assert compound_steps(Query("pick the tomato")) == ()
+    assert compound_steps(Query("pick(Tomato)")) == ()
+    # A PDDL step is one action, whatever its text.
+    assert (
+        compound_steps(Query("pick the tomato and put it in the bowl", bindings={"?x": "a"})) == ()
+    )
+
+
+@given(st.lists(st.sampled_from(["pick", "place", "open"]), min_size=1, max_size=4))
+def test_each_step_resolves_on_its_own_and_the_first_speaks_for_the_whole(verbs: list[str]) -> None:
+    from bt_raider.robot.retarget import resolve_steps
+
+    steps = [
+        (f"{v}(Thing{i})", ok({f"Thing{i}": [f"Thing|{i}"]}, action=v)) for i, v in enumerate(verbs)
+    ]
+    whole = ok({}, action=verbs[-1])
+    got = resolve_steps(whole, Query("a, then b"), steps, {0})
+
+    assert [s.args for s in got.steps] == [(f"Thing|{i}",) for i in range(len(verbs))]
+    assert [s.recovered for s in got.steps] == [i == 0 for i in range(len(verbs))]
+    assert (got.action, got.args, got.verdict, got.query) == (
+        verbs[0],
+        ("Thing|0",),
+        whole,
+        "a, then b",
+    )
+    assert [s["args"] for s in got.as_dict()["steps"]] == [
+        [f"Thing|{i}"] for i in range(len(verbs))
+    ]
+    for verb in set(verbs):
+        first = verbs.index(verb)
+        assert got.for_action(verb) is got.steps[first]
+        assert got.for_action(verb, 2) is None  # no step of that action has two arguments
+    assert got.for_action("slice") is None

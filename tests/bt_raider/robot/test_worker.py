@@ -104,19 +104,23 @@ def test_jobs_hung_on_every_worker_do_not_starve_the_queue():
     pool.shutdown()
 
 
-def test_nothing_counts_as_slow_before_a_job_has_finished():
-    # A pool of LLM checks starting up: no burst of extra threads before the pool knows
-    # how long its jobs take.
+def test_a_cold_pool_covers_one_round_of_late_jobs_before_a_job_has_finished():
+    # A pool of LLM checks starting up: no job has finished to say what slow is, so a late
+    # job's thread is covered once per worker, not in a burst up to max_extra.
     pool = WorkerPool(1, slow_after=0.05, name="test_no_typical")
     release, calls = threading.Event(), []
     try:
         first = submit(hung(release, calls, "first"), executor=pool)
+        second = submit(hung(release, calls, "second"), executor=pool)
         queued = submit(quick, "queued", executor=pool)
-        time.sleep(0.4)
-        assert not queued.done() and pool.covered == 0 and pool.threads == 1
+        # The first is late: a stand-in takes the second (no job has finished yet).
+        assert wait_until(lambda: calls == ["first", "second"]), pool
+        time.sleep(0.4)  # the second is late too, but the cold pool's round is used up
+        assert not queued.done() and pool.covered == 1 and pool.threads == 2
     finally:
         release.set()
-    assert first.wait(10) and queued.wait(10)
+    assert first.wait(10) and second.wait(10) and queued.wait(10)
+    assert queued.result() == "queued"
     pool.shutdown()
 
 

@@ -129,7 +129,7 @@ def test_a_verdict_that_comes_after_the_deadline_is_not_trusted() -> None:
     assert (guard.status, child.status) == (R, I)
     pending = guard.pending
     assert pending is not None and pending.wait(WAIT_S)  # finished, but 0.2 s late
-    assert pending.result()[0].category is Category.NONE
+    assert pending.result().verdict.category is Category.NONE
     guard.tick_once()
     assert (guard.status, child.status) == (F, I) and child.ticks == 0
     assert "deadline of 0.1 s" in guard.feedback_message

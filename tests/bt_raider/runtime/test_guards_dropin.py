@@ -247,7 +247,7 @@ def test_the_users_pick_acts_on_the_cup_the_person_chose() -> None:
             (S, S, Phase.ACTING),
         ],
     )
-    assert "Which cup should I pick up: Cup_1 or Cup_2?" in human.transcript_text()
+    assert "Which cup should I pick up: the clean cup or the dirty cup?" in human.transcript_text()
     assert robot.started == [("pick", [CLEAN_CUP])]  # not "Cup", not the dirty one
     assert robot.scene["inventoryObjects"] == [{"objectId": CLEAN_CUP, "objectType": "Cup"}]
     resolved = pick.resolved

@@ -182,3 +182,100 @@ def test_no_browser_is_started_without_a_display(monkeypatch):
     assert open_browser("http://127.0.0.1:1/") is False and opened == []
     monkeypatch.setenv("DISPLAY", ":0")
     assert open_browser("http://127.0.0.1:1/") is True and opened == ["http://127.0.0.1:1/"]
+
+
+# ----------------------------------------------------------------------------- bounds
+def test_a_trace_given_as_data_is_checked_for_finite_numbers_and_schema():
+    from bt_raider.viewer.trace import TraceError
+
+    trace = _trace()
+    trace["ticks"][1]["t"] = float("nan")
+    with pytest.raises(TraceError, match=r"\$\.ticks\[1\]\.t: nan is not a finite number"):
+        ViewerServer(trace)
+    trace = _trace()
+    del trace["ticks"]
+    with pytest.raises(TraceError, match="missing required field 'ticks'"):
+        ViewerServer(trace)
+
+
+def test_a_finished_trace_is_serialised_once_for_every_reader(monkeypatch):
+    import bt_raider.viewer.server as server_module
+
+    calls: list[int] = []
+    real = server_module.json.dumps
+
+    def counting(*args: Any, **kwargs: Any) -> str:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    trace = _trace()
+    monkeypatch.setattr(server_module.json, "dumps", counting)
+    with ViewerServer(trace) as server:
+        made = len(calls)  # the header and each tick entry, once
+        bodies = [_get(server, "/trace.json")[2] for _ in range(5)]
+        streams = [_sse(server.url + "events") for _ in range(3)]
+        assert len(calls) == made == len(trace["ticks"]) + 1  # nothing per request
+    assert all(body == bodies[0] for body in bodies) and json.loads(bodies[0]) == trace
+    for messages in streams:  # the stream is cut from the same bytes
+        assert [d for e, d, _i in messages if e == "tick"] == trace["ticks"]
+
+
+def test_a_live_trace_is_serialised_once_per_state_not_per_reader():
+    recorder = TraceRecorder(py_trees.behaviours.Running("forever"))
+    with ViewerServer(recorder) as server:
+        first = [_get(server, "/trace.json")[2] for _ in range(3)]
+        recorder.tick()
+        after = _get(server, "/trace.json")[2]
+    assert first[0] is not None and first.count(first[0]) == 3
+    assert json.loads(after)["tick_count"] == 1 and json.loads(first[0])["tick_count"] == 0
+
+
+def _hold(server: ViewerServer) -> socket.socket:
+    """A connection that sends nothing: it holds one of the server's slots."""
+    sock = socket.create_connection((HOST, server.port), timeout=10)
+    return sock
+
+
+def test_connections_over_the_cap_get_503_and_a_slot_comes_back():
+    with ViewerServer(_trace(), max_connections=2) as server:
+        held = [_hold(server), _hold(server)]
+        try:
+            deadline = time.monotonic() + 10
+            status = None
+            while time.monotonic() < deadline:  # both held connections accepted by now
+                try:
+                    status = _get(server, "/trace.json")[0]
+                except (ConnectionError, http.client.HTTPException):
+                    status = "reset"
+                if status == 503:
+                    break
+            assert status == 503
+            assert server.httpd.refused >= 1
+        finally:
+            for sock in held:
+                sock.close()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and status != 200:
+            status = _get(server, "/trace.json")[0]
+        assert status == 200
+
+
+def test_an_idle_connection_is_closed_by_the_server():
+    with ViewerServer(_trace(), idle_timeout=0.3) as server:
+        sock = _hold(server)
+        with sock:
+            assert sock.recv(100) == b""  # closed by the server, not by our 10 s timeout
+
+
+@pytest.mark.parametrize(
+    "option, value",
+    [
+        ("max_connections", 0),
+        ("max_connections", 1.5),
+        ("idle_timeout", 0),
+        ("idle_timeout", float("nan")),
+    ],
+)
+def test_bad_limits_are_clear_errors(option, value):
+    with pytest.raises(ViewerError, match=option):
+        ViewerServer(_trace(), **{option: value})

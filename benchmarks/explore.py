@@ -1,0 +1,260 @@
+"""The explorer at scale: generated episodes over four rooms, every person and disturbance.
+
+Runs :func:`bt_raider.testing.explore.explore` (Hypothesis-generated cases, the world oracle on
+every robot call and question, shrinking of what fails) over the rooms:
+
+- ``kitchen``: the testing kit's small kitchen;
+- ``medicine``: the medicine-delivery demo's scene (named places, a blocked route, a person);
+- ``studio``: a user's own scene: the README's two cups on an otherwise empty floor;
+- ``floorplan1``: AI2-THOR's FloorPlan1 kitchen from ``../shared`` (left out when absent).
+
+It prints episodes per second, violations per property (target 0 for each), the time spent
+shrinking, each shrunk finding as a ready-to-paste pytest test, and the issue classes the
+violations belong to, with the episode that first showed each.
+
+``--against /tmp/prefix`` runs the same explorer against another checkout of bt_raider (a
+``git worktree`` of an earlier commit, kept read-only: no bytecode is written): that tree's
+packages are imported instead of this one's, and only the explorer's own modules
+(``bt_raider/testing/explore*.py``) come from here, loaded by file path. ``--suite`` explores
+exactly what the test suite does (``tests/bt_raider/testing/test_explore.py``), to show a
+class is found within the suite's episodes.
+
+Usage::
+
+    python3 benchmarks/explore.py                          # 10,000 episodes, four rooms
+    python3 benchmarks/explore.py --episodes 500 --no-shrink
+    python3 benchmarks/explore.py --suite --against /tmp/prefix   # the suite's run, pre-fix code
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+EXPLORER = ("explore_world", "explore_people", "explore_oracle", "explore_tree", "explore")
+#: The suite's exploration (tests/bt_raider/testing/test_explore.py uses the same numbers).
+SUITE_EPISODES = 300
+SUITE_SEED = 24
+
+#: Issue 24's classes, and how a violation shows each.
+CLASSES = (
+    "replies: negation",
+    "replies: option 0 / out of range",
+    "replies: several candidates",
+    "replies: self-correction",
+    "shared recovery variables in a Parallel",
+    "colour and left/right queries",
+    "compound instruction in a guard",
+    "'go to X' vs approach(X)",
+    "user action names in shown code",
+    "blocked route in recovery",
+    "internal labels in questions",
+    "plugin crash on tuple executed",
+    "microwave judgements",
+)
+
+
+def studio() -> dict[str, Any]:
+    """A user's scene: two cups in front of the robot (the README's drop-in example)."""
+
+    def cup(object_id: str, x: float, dirty: bool) -> dict[str, Any]:
+        return {
+            "objectId": object_id,
+            "objectType": "Cup",
+            "position": {"x": x, "y": 0.9, "z": 0.5},
+            "pickupable": True,
+            "dirtyable": True,
+            "isDirty": dirty,
+        }
+
+    return {
+        "agent": {"position": {"x": 0.0, "y": 0.9, "z": 0.0}, "rotation": {"y": 0.0}},
+        "objects": [
+            cup("Cup|+00.20|+00.90|+00.50", 0.2, False),
+            cup("Cup|-00.20|+00.90|+00.50", -0.2, True),
+        ],
+    }
+
+
+def rooms(root: Path = ROOT) -> dict[str, Any]:
+    """The rooms explored: the kit's kitchen, the demo's scene, a user's, FloorPlan1 if present."""
+    out: dict[str, Any] = {
+        "kitchen": root / "bt_raider" / "testing" / "data" / "kitchen.json",
+        "medicine": root / "examples" / "medicine_delivery" / "scene.json",
+        "studio": studio(),
+    }
+    floorplan = SHARED / "scenes" / "floorplan1_kitchen.json"
+    if floorplan.is_file():
+        out["floorplan1"] = floorplan
+    return out
+
+
+def classes_of(episode: Any) -> set[str]:
+    """Which of issue 24's classes an episode's violations show (``other: ...`` otherwise)."""
+    case, out = episode.case, set()
+    for v in episode.violations:
+        msg = v.message
+        if v.prop == "P1":
+            if "the node for the" in msg:
+                out.add("shared recovery variables in a Parallel")
+            elif case.person == "negating":
+                out.add("replies: negation")
+            elif case.person in ("option0", "out_of_range"):
+                out.add("replies: option 0 / out of range")
+            elif case.person == "several":
+                out.add("replies: several candidates")
+            elif case.person == "self_correcting":
+                out.add("replies: self-correction")
+            elif case.form in ("side", "colour", "state"):
+                out.add("colour and left/right queries")
+            elif case.form == "compound":
+                out.add("compound instruction in a guard")
+            else:
+                out.add(f"other: P1 ({case.person}, {case.form})")
+        elif v.prop == "P9" and case.form in ("colour", "side", "state"):
+            out.add("colour and left/right queries")
+        elif case.form == "compound" and v.prop in ("P3", "P6"):
+            out.add("compound instruction in a guard")
+        elif v.prop == "P3" and case.form in ("side", "colour"):
+            out.add("colour and left/right queries")
+        elif v.prop == "P11":
+            out.add("'go to X' vs approach(X)")
+        elif v.prop == "P2":
+            out.add("user action names in shown code")
+            if "'approach'" in msg:  # the issue's obstructed GoTo shown as approach(...)
+                out.add("'go to X' vs approach(X)")
+        elif v.prop == "P4":
+            out.add("blocked route in recovery")
+        elif v.prop == "P7":
+            out.add("internal labels in questions")
+        elif v.prop == "P6" and "tuple found" in msg:
+            out.add("plugin crash on tuple executed")
+        elif v.prop == "P10":
+            out.add("microwave judgements")
+        else:
+            out.add(f"other: {v.prop} {msg.split(':')[0][:60]}")
+    return out
+
+
+class _Prefix(importlib.abc.MetaPathFinder):
+    """Imports bt_raider and its mapped packages from another checkout, before anything else."""
+
+    def __init__(self, root: Path) -> None:
+        self.map = {
+            "bt_raider": root / "bt_raider",
+            "bt_raider.examples": root / "examples",
+            "bt_raider.memory": root / "memory",
+            "bt_raider.perception": root / "perception",
+            "bt_raider.planners": root / "planners",
+        }
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        folder = self.map.get(fullname)
+        if folder is None:
+            return None
+        return importlib.util.spec_from_file_location(
+            fullname, folder / "__init__.py", submodule_search_locations=[str(folder)]
+        )
+
+
+def load_explorer(against: Path | None) -> ModuleType:
+    """The explorer module: this tree's, or this explorer over the package at ``against``."""
+    if against is None:
+        import bt_raider.testing.explore as explore
+
+        return explore
+    if "bt_raider" in sys.modules:
+        raise SystemExit("load the other tree before importing bt_raider")
+    sys.dont_write_bytecode = True  # the other checkout stays read-only
+    sys.meta_path.insert(0, _Prefix(against))
+    import bt_raider.testing  # noqa: F401  (the other tree's kit, the explorer's parent)
+
+    here = ROOT / "bt_raider" / "testing"
+    for name in EXPLORER:
+        full = f"bt_raider.testing.{name}"
+        spec = importlib.util.spec_from_file_location(full, here / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[full] = module
+        spec.loader.exec_module(module)
+    import bt_raider
+
+    where = Path(bt_raider.__file__).resolve().parent.parent
+    if where != against.resolve():
+        raise SystemExit(f"bt_raider came from {where}, not {against}")
+    return sys.modules["bt_raider.testing.explore"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--suite", action="store_true", help="the test suite's exploration")
+    parser.add_argument("--against", type=Path, help="another checkout of bt_raider (read-only)")
+    parser.add_argument("--no-shrink", action="store_true")
+    parser.add_argument("--shrink-budget", type=float, default=30.0, help="seconds per property")
+    parser.add_argument("--trace-dir", type=Path, help="write each finding's trace there")
+    parser.add_argument("--room", action="append", help="explore only these rooms")
+    parser.add_argument("--quiet", action="store_true", help="no shrunk tests, only the figures")
+    parser.add_argument("--every", type=int, default=500, help="print progress every N episodes")
+    args = parser.parse_args(argv)
+    explore = load_explorer(args.against)
+    root = args.against or ROOT
+    chosen = rooms(root)
+    if args.suite:
+        args.episodes, args.seed = SUITE_EPISODES, SUITE_SEED
+    if args.room:
+        chosen = {k: v for k, v in chosen.items() if k in args.room}
+    first: dict[str, int] = {}
+    seen = [0]
+    counts: dict[str, int] = {}
+    began = time.monotonic()
+
+    def progress(episode: Any) -> None:
+        seen[0] += 1
+        for name in classes_of(episode):
+            first.setdefault(name, seen[0])
+        for prop in episode.props:
+            counts[prop] = counts.get(prop, 0) + 1
+        if seen[0] % args.every == 0:  # a run cut short still has its figures so far
+            rate = seen[0] / (time.monotonic() - began)
+            shown = " ".join(
+                f"{p}={n}" for p, n in sorted(counts.items(), key=lambda kv: int(kv[0][1:]))
+            )
+            print(f"  ... {seen[0]} episodes, {rate:.1f}/s; {shown or 'no violation'}", flush=True)
+
+    started = time.monotonic()
+    report = explore.explore(
+        rooms=chosen,
+        episodes=args.episodes,
+        seed=args.seed,
+        shrink=not args.no_shrink,
+        shrink_budget=args.shrink_budget,
+        trace_dir=args.trace_dir,
+        on_episode=progress,
+    )
+    code = "against " + str(args.against) if args.against else "this tree"
+    print(f"bt_raider explorer on {code}: rooms {', '.join(chosen)}; seed {args.seed}")
+    print(report.text() if not args.quiet else report.text().split("\n\n")[0])
+    print(f"\nshrinking: {report.shrink_s:.1f} s in all; total {time.monotonic() - started:.1f} s")
+    print(f"\nissue classes found (first episode, of {report.episodes}):")
+    for name in CLASSES:
+        where = first.get(name)
+        print(f"  {'found at ' + str(where) if where else 'not found':>16}  {name}")
+    for name in sorted(set(first) - set(CLASSES)):
+        print(f"  {'found at ' + str(first[name]):>16}  {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

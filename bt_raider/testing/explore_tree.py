@@ -1,0 +1,228 @@
+"""The user's tree, as a user writes it, for the explorer's default episodes.
+
+Plain py_trees behaviours with the user's own vocabulary (:class:`UserAction`: ``GoTo``,
+``Grab``, ``Put``, ``Give``, ``Open``), each keeping its own target and taking what a guard
+resolved through ``retarget``; a compound instruction's child is a :class:`Steps` sequence
+that hands each step its part of the resolution. :func:`default_tree` puts a
+:class:`~bt_raider.runtime.guards.RaiderGuard` around each, alone, in a sequence or in a
+parallel (several guards alive at once).
+
+:class:`ScriptedPlanner` writes recovery code the way a language model does: it asks into a
+variable called ``choice``, says something, then acts on ``choice``; for anything but an
+ambiguity it defers to the symbolic planner.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import py_trees
+from py_trees.common import Status
+
+from bt_raider.checking.symbolic import SymbolicReasoner
+from bt_raider.recovery.pipeline import Recovery
+from bt_raider.recovery.symbolic import SymbolicRecoveryPlanner
+from bt_raider.robot.actions import ActionState
+from bt_raider.runtime.guards import RaiderGuard
+from bt_raider.testing.explore_people import describe
+from bt_raider.testing.explore_world import BOWL, USER, Case, Group, Truth
+
+
+@dataclass
+class TreeSpec:
+    """What a tree factory gets for one episode.
+
+    Attributes:
+        case: the episode's case.
+        truth: the generator's truth (each group's instruction is ``truth.groups[i].query``).
+        robot: the robot to act on (the recording proxy; ``robot.view(kind)`` tags calls).
+        person: the person who answers.
+        recovery: a fresh :class:`~bt_raider.recovery.pipeline.Recovery` in the robot's words.
+    """
+
+    case: Case
+    truth: Truth
+    robot: Any
+    person: Any
+    recovery: Recovery
+
+
+class UserAction(py_trees.behaviour.Behaviour):
+    """A user's action node: ``robot.start(name, args)``, then poll until it ends.
+
+    Args:
+        name: the user's action name (``Grab``).
+        verb: the RAIDER verb it performs (``pick``), to find its part of a resolution.
+        args: its own arguments (what it acts on when nothing is resolved).
+        robot: the user's robot.
+    """
+
+    def __init__(self, name: str, verb: str, args: list[str], robot: Any) -> None:
+        super().__init__(f"{name} {' '.join(args)}")
+        self.action, self.verb, self.args, self.robot = name, verb, list(args), robot
+        self.resolved: Any = None
+        self.handle: Any = None
+
+    def retarget(self, resolved: Any) -> None:
+        """Take what a guard resolved (None: back to its own arguments)."""
+        self.resolved = resolved
+
+    def initialise(self) -> None:
+        """Start the action on the robot (a refusal is this node's FAILURE)."""
+        args = list(self.args)
+        if self.resolved is not None and list(getattr(self.resolved, "args", ())):
+            args = [str(a) for a in self.resolved.args][: max(len(args), 1)]
+        self.handle = None
+        self.feedback_message = f"{self.action}({', '.join(args)})"
+        try:
+            self.handle = self.robot.start(self.action, args)
+        except Exception as exc:  # a user's node reports its robot's refusal as FAILURE
+            self.feedback_message = f"{self.action} refused: {exc}"
+
+    def update(self) -> Status:
+        """Poll the robot."""
+        if self.handle is None:
+            return Status.FAILURE
+        progress = self.robot.poll(self.handle)
+        if progress.state is ActionState.RUNNING:
+            return Status.RUNNING
+        self.feedback_message = progress.message or self.feedback_message
+        return Status.SUCCESS if progress.state is ActionState.SUCCEEDED else Status.FAILURE
+
+    def terminate(self, new_status: Status) -> None:
+        """Cancel a running action when the tree moves on."""
+        if new_status is Status.INVALID and self.handle is not None:
+            self.robot.cancel(self.handle)
+
+
+class Steps(py_trees.composites.Sequence):
+    """A user's sequence for a compound instruction: each step gets its part of a resolution.
+
+    A resolution with ``steps`` gives step *i* the *i*-th; one without gives each step the
+    resolution whose action is its own verb, else nothing (the step keeps its own target).
+    """
+
+    def __init__(self, name: str, children: list[UserAction]) -> None:
+        super().__init__(name, memory=True, children=list(children))
+        self.steps = list(children)
+
+    def retarget(self, resolved: Any) -> None:
+        """Hand the resolution on, step by step."""
+        parts = list(getattr(resolved, "steps", None) or []) if resolved is not None else []
+        for i, step in enumerate(self.steps):
+            if resolved is None:
+                step.retarget(None)
+            elif len(parts) == len(self.steps):
+                step.retarget(parts[i])
+            elif getattr(resolved, "action", None) == step.verb or i == 0:
+                step.retarget(resolved)
+            else:
+                step.retarget(None)
+
+
+class ScriptedPlanner:
+    """Recovery code as a language model writes it: ``choice = ask(...)``, a remark, the act.
+
+    Args:
+        truth: the groups, to describe the candidates in a person's words.
+        words: RAIDER verb -> the robot's name.
+    """
+
+    def __init__(self, truth: Truth, words: dict[str, str]) -> None:
+        self.truth, self.words = truth, words
+        self.fallback = SymbolicRecoveryPlanner()
+
+    def propose(self, request: Any, *, cancel: threading.Event | None = None) -> str:
+        """An ambiguity's code in a model's style; anything else: the symbolic planner's."""
+        category = getattr(request.verdict.category, "value", "")
+        group = self._group(str(request.action))
+        if category != "ambiguity" or group is None or group.action != "pick":
+            return str(self.fallback.propose(request, cancel=cancel))
+        options = [describe(group, i) or f"the {group.kind.lower()}" for i in range(len(group.ids))]
+        noun = group.kind.lower()
+        question = (
+            f"Which {noun} do you mean: {' or '.join(o.replace('one', noun) for o in options)}?"
+        )
+        grab = self.words.get("pick", "pick")
+        return "\n".join(
+            [f"choice = ask({question!r})", "say('Thank you, one moment.')", f"{grab}(choice)"]
+        )
+
+    def _group(self, action: str) -> Group | None:
+        text = action.lower()
+        for group in self.truth.groups:
+            if group.kind.lower() in text:
+                return group
+        return None
+
+
+def _child(
+    group: Group, case: Case, robot: Any, words: dict[str, str]
+) -> py_trees.behaviour.Behaviour:
+    view = robot.view(group.kind) if hasattr(robot, "view") else robot
+    name = {
+        verb: words.get(verb, verb) for verb in ("pick", "place", "move_to", "open", "handover")
+    }
+    if case.form == "appliance" and group is not None and group.action == "open":
+        return UserAction(name["open"], "open", ["Microwave"], view)
+    if group.action == "approach":
+        return UserAction(name["move_to"], "approach", [group.place or group.kind], view)
+    if group.action == "handover":
+        return UserAction(name["handover"], "handover", [group.kind, USER], view)
+    grab = UserAction(name["pick"], "pick", [group.kind], view)
+    if case.form == "compound" and group.query.endswith("in the bowl"):  # the first guard's
+        put = UserAction(name["place"], "place", [group.kind, BOWL], view)
+        return Steps(f"{group.kind} to the bowl", [grab, put])
+    return grab
+
+
+def default_tree(spec: TreeSpec) -> py_trees.behaviour.Behaviour:
+    """The user's tree for ``spec``: one guard per group, alone, in a sequence or a parallel."""
+    guards: list[py_trees.behaviour.Behaviour] = []
+    for group in spec.truth.groups:
+        child = _child(group, spec.case, spec.robot, spec.truth.words)
+        guards.append(
+            RaiderGuard(
+                child,
+                group.query,
+                SymbolicReasoner(),
+                scene=spec.robot.observe,
+                recovery=spec.recovery,
+                name=f"check {group.query}",
+                deadline=10.0,
+            )
+        )
+    if len(guards) == 1:
+        return guards[0]
+    if spec.case.tree == "parallel":
+        return py_trees.composites.Parallel(
+            "both at once", policy=py_trees.common.ParallelPolicy.SuccessOnAll(), children=guards
+        )
+    return py_trees.composites.Sequence("one then the other", memory=True, children=guards)
+
+
+def make_recovery(case: Case, truth: Truth, robot: Any, person: Any) -> Recovery:
+    """The recovery a user sets up: the case's planner, the robot's own action names."""
+    planner: Any = (
+        ScriptedPlanner(truth, truth.words)
+        if case.planner == "scripted"
+        else SymbolicRecoveryPlanner()
+    )
+    return Recovery(planner, robot, person, actions=dict(truth.words))
+
+
+#: ``tree_factory(spec) -> root``: how :func:`~bt_raider.testing.explore.explore` builds trees.
+TreeFactory = Callable[[TreeSpec], py_trees.behaviour.Behaviour]
+
+__all__ = [
+    "ScriptedPlanner",
+    "Steps",
+    "TreeFactory",
+    "TreeSpec",
+    "UserAction",
+    "default_tree",
+    "make_recovery",
+]

@@ -1,0 +1,182 @@
+"""The explorer end to end: the suite's bounded exploration, shrinking, the fixture, the extra.
+
+``test_the_suites_exploration_finds_no_violation`` is the bounded, derandomised exploration
+every run of the suite makes (``SUITE_EPISODES`` episodes, seed ``SUITE_SEED``, the rooms of
+``benchmarks/explore.py --suite``): every property of the oracle must hold on every episode.
+A failure prints each broken property's shrunk episode as a ready-to-paste pytest test.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import py_trees
+import pytest
+
+from bt_raider.errors import MissingDependencyError
+from bt_raider.robot.actions import ActionState, Progress
+from bt_raider.testing.explore import ExploreReport, explore
+from bt_raider.testing.explore_tree import TreeSpec
+from bt_raider.testing.scenes import small_kitchen
+from tests.shared_data import SHARED
+
+S = py_trees.common.Status
+ROOT = Path(__file__).resolve().parents[3]
+#: The suite's exploration (``benchmarks/explore.py --suite`` runs the same).
+SUITE_EPISODES = 300
+SUITE_SEED = 24
+
+
+def studio() -> dict[str, Any]:
+    """A user's scene: the README's two cups (benchmarks/explore.py's ``studio``)."""
+
+    def cup(object_id: str, x: float, dirty: bool) -> dict[str, Any]:
+        return {
+            "objectId": object_id,
+            "objectType": "Cup",
+            "position": {"x": x, "y": 0.9, "z": 0.5},
+            "pickupable": True,
+            "dirtyable": True,
+            "isDirty": dirty,
+        }
+
+    return {
+        "agent": {"position": {"x": 0.0, "y": 0.9, "z": 0.0}, "rotation": {"y": 0.0}},
+        "objects": [
+            cup("Cup|+00.20|+00.90|+00.50", 0.2, False),
+            cup("Cup|-00.20|+00.90|+00.50", -0.2, True),
+        ],
+    }
+
+
+def suite_rooms() -> dict[str, Any]:
+    """The kit's kitchen, the demo's scene, a user's, and FloorPlan1 when ../shared is there."""
+    rooms: dict[str, Any] = {
+        "kitchen": ROOT / "bt_raider" / "testing" / "data" / "kitchen.json",
+        "medicine": ROOT / "examples" / "medicine_delivery" / "scene.json",
+        "studio": studio(),
+    }
+    floorplan = SHARED / "scenes" / "floorplan1_kitchen.json"
+    if floorplan.is_file():
+        rooms["floorplan1"] = floorplan
+    return rooms
+
+
+def test_the_suites_exploration_finds_no_violation():
+    report = explore(
+        rooms=suite_rooms(), episodes=SUITE_EPISODES, seed=SUITE_SEED, shrink_budget=10.0
+    )
+
+    assert report.episodes == SUITE_EPISODES
+    assert report.ok, report.text()
+
+
+# ---------------------------------------------------------------------------- a user's tree
+class HandRobot:
+    """A user's robot: actions end at the first poll."""
+
+    def __init__(self, scene: dict[str, Any], words: dict[str, str]) -> None:
+        self.scene = scene
+        self.executed: list[tuple[str, tuple[Any, ...]]] = []
+
+    def start(self, action: str, args: Any) -> int:
+        self.executed.append((action, tuple(args)))
+        return len(self.executed)
+
+    def poll(self, handle: int) -> Progress:
+        return Progress(ActionState.SUCCEEDED, "done")
+
+    def cancel(self, handle: int) -> None:
+        pass
+
+    def observe(self) -> dict[str, Any]:
+        return self.scene
+
+
+class GrabLast(py_trees.behaviour.Behaviour):
+    """A careless user's node: grabs the last object of its kind, asking nobody."""
+
+    def __init__(self, spec: TreeSpec) -> None:
+        super().__init__("grab the last one")
+        group = spec.truth.groups[0]
+        self.robot, self.kind, self.target = spec.robot.view(group.kind), group.kind, group.ids[-1]
+
+    def initialise(self) -> None:
+        self.handle = self.robot.start("Grab", [self.target])
+
+    def update(self) -> S:
+        self.feedback_message = f"grabbed {self.target}"
+        return S.SUCCESS
+
+
+class GiveUp(py_trees.behaviour.Behaviour):
+    """A cautious user's node: refuses, saying why."""
+
+    def update(self) -> S:
+        self.feedback_message = "I will not guess which one"
+        return S.FAILURE
+
+
+def careless(spec: TreeSpec) -> GrabLast:
+    return GrabLast(spec)
+
+
+def test_a_careless_tree_is_caught_and_shrunk_to_two_objects_and_a_plain_case():
+    report = explore(careless, HandRobot, episodes=25, seed=3, shrink_budget=20.0)
+
+    assert report.violations["P1"] > 0
+    # P1, and P3 when the objects are elsewhere (the id it grabs is not in the scene).
+    assert {p for p, n in report.violations.items() if n} <= {"P1", "P3"}
+    finding = report.findings["P1"]
+    case = finding.episode.case
+    # The smallest case that shows the bug: two objects, nothing else going on.
+    assert len(case.things) == 2 and case.target == 0
+    assert (case.person, case.tree, case.disturbance, case.form) == (
+        "cooperative",
+        "single",
+        "none",
+        "structured",
+    )
+    assert "P1" in finding.episode.props
+    assert "from tests.bt_raider.testing.test_explore import careless" in finding.test
+    assert "tree_factory=careless, world_factory=HandRobot" in finding.test
+    assert report.shrink_s == pytest.approx(sum(f.shrink_s for f in report.findings.values()))
+
+
+def test_a_cautious_tree_passes_and_the_same_seed_draws_the_same_episodes(bt_raider_explore):
+    drawn: list[list[Any]] = [[], []]
+    reports: list[ExploreReport] = []
+    for out in drawn:
+        reports.append(
+            bt_raider_explore(
+                lambda spec: GiveUp("give up"),
+                HandRobot,
+                rooms={"kitchen": small_kitchen(), "studio": studio()},
+                episodes=12,
+                seed=7,
+                on_episode=lambda ep, out=out: out.append(ep.case),
+            )
+        )
+
+    assert all(r.ok and r.episodes == 12 for r in reports), reports[0].text()
+    assert reports[0].statuses == {"FAILURE": 12}
+    assert drawn[0] == drawn[1] and len(set(drawn[0])) > 1
+    assert {c.room for c in drawn[0]} <= {"kitchen", "studio"}
+
+
+def test_without_hypothesis_the_kit_imports_and_explore_says_how_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "hypothesis", None)
+    import bt_raider.testing
+
+    with pytest.raises(MissingDependencyError, match=r"bt_raider\[explore\]"):
+        explore(episodes=1)
+    assert bt_raider.testing.run_tree is not None and bt_raider.testing.Case().kind == "Cup"
+
+
+def test_bad_options_are_refused_with_the_options():
+    with pytest.raises(ValueError, match="episodes must be an integer >= 1"):
+        explore(episodes=0)
+    with pytest.raises(ValueError, match="people .*expected some of cooperative"):
+        explore(people=["telepathic"], episodes=1)
