@@ -41,7 +41,14 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
-EXPLORER = ("explore_world", "explore_people", "explore_oracle", "explore_tree", "explore")
+EXPLORER = (
+    "explore_world",
+    "explore_people",
+    "explore_oracle",
+    "explore_report",
+    "explore_tree",
+    "explore",
+)
 #: The suite's exploration (tests/bt_raider/testing/test_explore.py uses the same numbers).
 SUITE_EPISODES = 300
 SUITE_SEED = 24

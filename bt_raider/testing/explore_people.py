@@ -114,6 +114,14 @@ def _mentions(question: str, group: Group, labels: dict[str, str]) -> list[int] 
                 found = re.search(rf"\b{key}\b", q)
                 if found:
                     hits.append(found.start())
+        # Sides as the robot faces now ("the cup on the right or the cup on the left"), where
+        # they tell the objects apart for this person.
+        side = describe(group, i, "place")
+        if side:
+            key = {"the one on the left": "left", "the one on the right": "right"}.get(side)
+            found = re.search(rf"\b{key}\b", q) if key else None
+            if found:
+                hits.append(found.start())
         if not hits:
             return None
         spots.append((min(hits), i))
@@ -269,7 +277,8 @@ class ExplorePerson:
             order = _mentions(question, group, self.labels)
             if order is not None and len(order) > 1:
                 return Reply(f"the {_ORDINALS[order.index(index)]} one", group.target, True)
-            return Reply("the first one")
+            # A person who cannot tell which listed one is which does not count on the order.
+            return Reply("I can't tell which is which from here.")
         unclear = {
             "option0": "option 0",
             "out_of_range": f"the {_ORDINALS[min(len(group.ids), 5)]} one",

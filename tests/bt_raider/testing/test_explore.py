@@ -180,3 +180,33 @@ def test_bad_options_are_refused_with_the_options():
         explore(episodes=0)
     with pytest.raises(ValueError, match="people .*expected some of cooperative"):
         explore(people=["telepathic"], episodes=1)
+
+
+def test_a_parallel_moved_mid_run_is_judged_on_each_run_not_on_their_timing():
+    # Shrunk by the suite's exploration in a CI run: two guards in a Parallel, an object moved
+    # before the second pick; which branch saw the move was the threads' timing (P8). Each run
+    # must still be free of every other violation, twice over.
+    from bt_raider.testing.explore import check_case
+    from bt_raider.testing.explore_world import Case, Thing
+    from tests.shared_data import require
+
+    floorplan = require(SHARED / "scenes" / "floorplan1_kitchen.json")
+    case = Case(
+        room="floorplan1",
+        things=(
+            Thing(colour="black", dirty=False, side="right", far=True),
+            Thing(colour="black", dirty=False, side="right", far=True),
+            Thing(colour="green", dirty=True, side="right", far=True),
+        ),
+        target=2,
+        form="structured",
+        person="colour",
+        tree="parallel",
+        other=1,
+        words="raider",
+        disturbance="moved",
+    )
+    for _ in range(2):
+        episode = check_case(case, rooms={"floorplan1": str(floorplan)}, replay=True)
+        assert episode.violations == [], [str(v) for v in episode.violations]
+        assert episode.status in ("SUCCESS", "FAILURE")
