@@ -116,12 +116,12 @@ def _mentions(question: str, group: Group, labels: dict[str, str]) -> list[int] 
                     hits.append(found.start())
         # Sides as the robot faces now ("the cup on the right or the cup on the left"), where
         # they tell the objects apart for this person.
-        side = describe(group, i, "place")
-        if side:
-            key = {"the one on the left": "left", "the one on the right": "right"}.get(side)
-            found = re.search(rf"\b{key}\b", q) if key else None
-            if found:
-                hits.append(found.start())
+        seen = describe(group, i, "place")
+        if seen:
+            side = {"the one on the left": "left", "the one on the right": "right"}.get(seen)
+            on_side = re.search(rf"\b{side}\b", q) if side else None
+            if on_side:
+                hits.append(on_side.start())
         if not hits:
             return None
         spots.append((min(hits), i))
