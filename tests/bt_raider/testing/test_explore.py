@@ -210,3 +210,20 @@ def test_a_parallel_moved_mid_run_is_judged_on_each_run_not_on_their_timing():
         episode = check_case(case, rooms={"floorplan1": str(floorplan)}, replay=True)
         assert episode.violations == [], [str(v) for v in episode.violations]
         assert episode.status in ("SUCCESS", "FAILURE")
+
+
+def test_the_ordinal_person_counts_only_an_order_it_can_read():
+    # Shrunk from the 10,000-episode run (43 P1): asked "the cup on the right or the cup on
+    # the left?" about two cups it saw on one side, the ordinal person said "the first one"
+    # while meaning nothing, and the oracle blamed the robot for taking the first one listed.
+    # A person who cannot tell which listed one is which must not count on the order.
+    from bt_raider.testing.explore import check_case
+    from bt_raider.testing.explore_world import Case, Thing
+    from tests.shared_data import require
+
+    floorplan = require(SHARED / "scenes" / "floorplan1_kitchen.json")
+    same = Thing(colour="red", dirty=False, side="left", far=False)
+    case = Case(room="floorplan1", things=(same, same), form="structured", person="ordinal")
+    episode = check_case(case, rooms={"floorplan1": str(floorplan)}, replay=False)
+    assert episode.violations == [], [str(v) for v in episode.violations]
+    assert "the first one" not in episode.answers
