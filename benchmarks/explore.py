@@ -71,34 +71,15 @@ CLASSES = (
 )
 
 
-def studio() -> dict[str, Any]:
-    """A user's scene: two cups in front of the robot (the README's drop-in example)."""
-
-    def cup(object_id: str, x: float, dirty: bool) -> dict[str, Any]:
-        return {
-            "objectId": object_id,
-            "objectType": "Cup",
-            "position": {"x": x, "y": 0.9, "z": 0.5},
-            "pickupable": True,
-            "dirtyable": True,
-            "isDirty": dirty,
-        }
-
-    return {
-        "agent": {"position": {"x": 0.0, "y": 0.9, "z": 0.0}, "rotation": {"y": 0.0}},
-        "objects": [
-            cup("Cup|+00.20|+00.90|+00.50", 0.2, False),
-            cup("Cup|-00.20|+00.90|+00.50", -0.2, True),
-        ],
-    }
-
-
 def rooms(root: Path = ROOT) -> dict[str, Any]:
     """The rooms explored: the kit's kitchen, the demo's scene, a user's, FloorPlan1 if present."""
+    # This tree's explorer module (loaded by load_explorer, also over another tree).
+    from bt_raider.testing.explore_world import two_cups
+
     out: dict[str, Any] = {
         "kitchen": root / "bt_raider" / "testing" / "data" / "kitchen.json",
         "medicine": root / "examples" / "medicine_delivery" / "scene.json",
-        "studio": studio(),
+        "studio": two_cups(),
     }
     floorplan = SHARED / "scenes" / "floorplan1_kitchen.json"
     if floorplan.is_file():

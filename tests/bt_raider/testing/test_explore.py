@@ -19,6 +19,7 @@ from bt_raider.errors import MissingDependencyError
 from bt_raider.robot.actions import ActionState, Progress
 from bt_raider.testing.explore import ExploreReport, explore
 from bt_raider.testing.explore_tree import TreeSpec
+from bt_raider.testing.explore_world import two_cups
 from bt_raider.testing.scenes import small_kitchen
 from tests.shared_data import SHARED
 
@@ -29,34 +30,12 @@ SUITE_EPISODES = 300
 SUITE_SEED = 24
 
 
-def studio() -> dict[str, Any]:
-    """A user's scene: the README's two cups (benchmarks/explore.py's ``studio``)."""
-
-    def cup(object_id: str, x: float, dirty: bool) -> dict[str, Any]:
-        return {
-            "objectId": object_id,
-            "objectType": "Cup",
-            "position": {"x": x, "y": 0.9, "z": 0.5},
-            "pickupable": True,
-            "dirtyable": True,
-            "isDirty": dirty,
-        }
-
-    return {
-        "agent": {"position": {"x": 0.0, "y": 0.9, "z": 0.0}, "rotation": {"y": 0.0}},
-        "objects": [
-            cup("Cup|+00.20|+00.90|+00.50", 0.2, False),
-            cup("Cup|-00.20|+00.90|+00.50", -0.2, True),
-        ],
-    }
-
-
 def suite_rooms() -> dict[str, Any]:
     """The kit's kitchen, the demo's scene, a user's, and FloorPlan1 when ../shared is there."""
     rooms: dict[str, Any] = {
         "kitchen": ROOT / "bt_raider" / "testing" / "data" / "kitchen.json",
         "medicine": ROOT / "examples" / "medicine_delivery" / "scene.json",
-        "studio": studio(),
+        "studio": two_cups(),
     }
     floorplan = SHARED / "scenes" / "floorplan1_kitchen.json"
     if floorplan.is_file():
@@ -153,7 +132,7 @@ def test_a_cautious_tree_passes_and_the_same_seed_draws_the_same_episodes(bt_rai
             bt_raider_explore(
                 lambda spec: GiveUp("give up"),
                 HandRobot,
-                rooms={"kitchen": small_kitchen(), "studio": studio()},
+                rooms={"kitchen": small_kitchen(), "studio": two_cups()},
                 episodes=12,
                 seed=7,
                 on_episode=lambda ep, out=out: out.append(ep.case),
