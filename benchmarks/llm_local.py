@@ -9,12 +9,15 @@ case sets ``benchmarks/detect.py`` scores the symbolic reasoner on, in five sett
 - ``grammar``: the PFM off (the ablation: the first final response wins, no warnings);
 - ``bare``: neither;
 - ``hybrid``: ``pfm+grammar`` under :class:`~bt_raider.checking.hybrid.HybridChecker` (the
-  symbolic reasoner confirms or overrules the model; fails closed).
+  symbolic reasoner confirms or overrules the model; fails closed);
+- ``pfm+grammar+answer``: ``pfm+grammar`` with ``answer_last_turn`` (the last allowed turn
+  admits only a final response: a model that never answers is made to).
 
 For each: Det / Expl / Grnd (the rules of detect.py), PFM warnings per check by kind (1 made-up
 tool result, 2 made-up tool name, 3 failed call, 4 missing answer), checks the PFM turned from
 wrong to right (wrong in ``bare``/``grammar``, right with the PFM in the same decoding), made-up
-tool results that reached a verdict, seconds and completion tokens per check. The symbolic
+tool results that reached a verdict, wrong ``none`` verdicts (an action with an issue cleared:
+what a guard must never do), seconds and prompt and completion tokens per check. The symbolic
 reasoner's figures on the same subset are printed beside them.
 
 The subset is fixed and named in the output: per case set, the first ``--per-category`` cases
@@ -54,6 +57,7 @@ SETTINGS = {
     "grammar": {"pfm": False, "constrain": True},
     "bare": {"pfm": False, "constrain": False},
     "hybrid": {"pfm": True, "constrain": True, "hybrid": True},
+    "pfm+grammar+answer": {"pfm": True, "constrain": True, "answer_last_turn": True},
 }
 
 
@@ -105,6 +109,7 @@ def run(
                 "made_up_accepted": sum(1 for m in trace if m.get("kind") == "unmanaged"),
                 "turns": len(usage),
                 "tokens": sum(int(u.get("completion_tokens", 0)) for u in usage),
+                "prompt_tokens": sum(int(u.get("prompt_tokens", 0)) for u in usage),
                 "seconds": seconds,
                 "explanation": verdict.explanation,
             }
@@ -129,9 +134,26 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "Grnd": 100.0 * sum(grnd) / len(grnd) if grnd else float("nan"),
         "W1-4/check": "/".join(f"{warnings[k] / n:.2f}" for k in (1, 2, 3, 4)),
         "made-up accepted": sum(r["made_up_accepted"] for r in rows),
+        "wrong none": sum(1 for r in rows if r["got"] == "none" and r["category"] != "none"),
+        "unknown": sum(1 for r in rows if r["got"] == "unknown"),
         "s/check": statistics.median(r["seconds"] for r in rows) if rows else float("nan"),
         "tokens/check": sum(r["tokens"] for r in rows) / n,
+        "prompt tok/check": sum(r.get("prompt_tokens", 0) for r in rows) / n,
     }
+
+
+def per_category(rows: list[dict[str, Any]]) -> dict[str, str]:
+    """Category -> "Det/Expl/Grnd" as counts over the category's cases (Grnd over those scored)."""
+    out = {}
+    for category in sorted({r["category"] for r in rows}):
+        mine = [r for r in rows if r["category"] == category]
+        grnd = [r["grnd"] for r in mine if r["grnd"] is not None]
+        out[category] = (
+            f"{sum(r['det'] for r in mine)}/{sum(r['expl'] for r in mine)}/"
+            + (f"{sum(grnd)}" if grnd else "-")
+            + f" of {len(mine)}"
+        )
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -200,18 +222,36 @@ def main(argv: list[str] | None = None) -> int:
                     f"{model}: the PFM turned {fixed} of {len(a)} checks from wrong to right "
                     f"({without} -> {with_pfm})"
                 )
-    cols = ["Det", "Expl", "Grnd", "W1-4/check", "made-up accepted", "s/check", "tokens/check"]
+    cols = [
+        "Det",
+        "Expl",
+        "Grnd",
+        "W1-4/check",
+        "made-up accepted",
+        "wrong none",
+        "unknown",
+        "s/check",
+        "tokens/check",
+        "prompt tok/check",
+    ]
     print(f"\n{len(chosen)} cases ({args.per_category} per category per set)")
-    print(f"{'model':28} {'setting':12} " + " ".join(f"{c:>16}" for c in cols))
+    print(f"{'model':28} {'setting':18} " + " ".join(f"{c:>16}" for c in cols))
     for model, setting, cells in table:
         print(
-            f"{Path(model).name[:28]:28} {setting:12} "
+            f"{Path(model).name[:28]:28} {setting:18} "
             + " ".join(
                 f"{cells[c]:16.1f}" if isinstance(cells[c], float) else f"{cells[c]!s:>16}"
                 for c in cols
             )
         )
     print("RAIDER (GPT-4o, paper): Expl 88.83 %, Grnd 95.23 %, Det 89.32 %, 4.54 s per check")
+    print("\nper category, Det/Expl/Grnd counts (Grnd of the cases with a named argument):")
+    keyed = {("symbolic", "-"): symbolic_rows, **all_rows}
+    columns = {k: per_category(v) for k, v in keyed.items()}
+    head = [f"{Path(m).name[:14]}/{st}" for m, st in columns]
+    print(f"{'category':16} " + " ".join(f"{h:>26}" for h in head))
+    for category in sorted({r["category"] for r in symbolic_rows}):
+        print(f"{category:16} " + " ".join(f"{c.get(category, '-'):>26}" for c in columns.values()))
     if args.json:
         args.json.write_text(
             json.dumps({f"{m}|{s}": r for (m, s), r in all_rows.items()}, indent=1, default=str)

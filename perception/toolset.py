@@ -34,12 +34,16 @@ class Param(NamedTuple):
         type: ``"str"``, ``"float"``, ``"int"`` or ``"bool"``.
         description: what to pass (from the docstring's ``Args:``).
         required: False when the function gives a default.
+        choices: the values a model should pass (a JSON schema ``enum``, and the constrained
+            decoding grammar's only choices); empty when any value of ``type`` may do. The tool
+            itself still reads what it reads (e.g. "on the left of" for ``left_of``).
     """
 
     name: str
     type: str = "str"
     description: str = ""
     required: bool = True
+    choices: tuple[str, ...] = ()
 
 
 class Tool(NamedTuple):
@@ -85,6 +89,24 @@ class Tool(NamedTuple):
             params=tuple(model_params),
             returns=returns,
         )
+
+    def with_choices(self, param: str, choices: Sequence[str]) -> Tool:
+        """This tool with ``param``'s model-facing values limited to ``choices``.
+
+        Raises:
+            ToolError: ``param`` is not one of the tool's parameters, or ``choices`` is empty.
+        """
+        names = [p.name for p in self.params]
+        if param not in names:
+            raise ToolError(
+                f"tool {self.name} has no parameter {param!r}: expected one of {', '.join(names)}"
+            )
+        if not choices:
+            raise ToolError(f"tool {self.name}: the choices of {param!r} are empty")
+        params = tuple(
+            p._replace(choices=tuple(choices)) if p.name == param else p for p in self.params
+        )
+        return self._replace(params=params)
 
     def signature(self) -> str:
         """``name(arg1, arg2)`` as shown to the model."""
@@ -549,13 +571,16 @@ class ToolSet:
         """The tools as OpenAI function-calling schemas (``tools=`` of chat completions)."""
         out = []
         for t in self:
-            props = {
+            props: dict[str, dict[str, Any]] = {
                 p.name: {
                     "type": _JSON_TYPES.get(p.type, "string"),
                     "description": p.description or p.name.replace("_", " "),
                 }
                 for p in t.params
             }
+            for p in t.params:
+                if p.choices:
+                    props[p.name]["enum"] = list(p.choices)
             desc = t.description + (f" Returns: {t.returns}" if t.returns else "")
             out.append(
                 {

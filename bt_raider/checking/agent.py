@@ -196,6 +196,12 @@ class RaiderAgent:
             (even beside tool calls, i.e. a made-up tool result), tool errors go back as plain
             results, and a reply with neither tool calls nor a final response ends the check
             ``unknown`` instead of a warning.
+        answer_last_turn: on the last turn ``max_turns`` allows, ask for the final response
+            (and, constrained, admit only it) instead of ending the check ``unknown``. Off by
+            default: a model that has not answered in ``max_turns`` turns is then made to
+            guess, and a small model's guess is mostly ``none``, which clears the action
+            (measured in ``benchmarks/llm_local.py``); with a stronger model, or under
+            :class:`~bt_raider.checking.hybrid.HybridChecker`, it may be worth it.
 
     Raises:
         BackendError: unknown ``protocol`` or a non-positive limit.
@@ -213,6 +219,7 @@ class RaiderAgent:
         max_turns: int | None = None,
         constrain: bool = True,
         pfm: bool = True,
+        answer_last_turn: bool = False,
     ) -> None:
         if protocol not in PROTOCOLS:
             raise BackendError(
@@ -235,14 +242,19 @@ class RaiderAgent:
         self.max_turns = max_turns
         self.constrain = constrain
         self.pfm = pfm
+        self.answer_last_turn = answer_last_turn
 
-    def grammar(self, scene: Scene) -> Grammar:
-        """The grammar of one model turn in ``scene`` (text protocol), for constrained decoding."""
+    def grammar(self, scene: Scene, *, final_only: bool = False) -> Grammar:
+        """The grammar of one model turn in ``scene`` (text protocol), for constrained decoding.
+
+        ``final_only`` is the last turn ``max_turns`` allows: only the final response.
+        """
         names = [o.name for o in scene] + [h.name for h in scene.humans if h.name]
         return raider_turn(
             self.tools.openai_tools(),
             list(dict.fromkeys(names)) or ["robot"],
             {c.value: c.response.value for c in CATEGORY_MEANINGS},
+            final_only=final_only,
         )
 
     def __repr__(self) -> str:
@@ -329,12 +341,14 @@ class _Run:
         self.tool_names = list(agent.tools.names())
         self.param_order = self._param_order()
         self.grammar: Grammar | None = None
+        self.last_grammar: Grammar | None = None
         if (
             agent.constrain
             and not self.native
             and getattr(agent.chat, "supports_grammar", False) is True
         ):
             self.grammar = agent.grammar(scene)
+            self.last_grammar = agent.grammar(scene, final_only=True)
 
     # ------------------------------------------------------------------ records
     def _append(self, message: dict[str, Any], kind: str, **extra: Any) -> None:
@@ -419,9 +433,30 @@ class _Run:
     def _ask_model(self, remaining: float) -> ChatReply:
         tools = self.agent.tools.openai_tools() if self.native else None
         self.turns += 1
+        last = (
+            self.agent.answer_last_turn
+            and self.agent.max_turns is not None
+            and self.turns >= self.agent.max_turns
+            and self.turns > 1
+        )
+        if last and self.agent.pfm:
+            # The PFM says the budget is spent: a model that keeps calling tools otherwise ends
+            # the check unknown without ever answering.
+            self._append(
+                {
+                    "role": "user",
+                    "content": render(
+                        "raider_last_turn",
+                        responses=RESPONSES,
+                        categories=[c.value for c in ANSWER_CATEGORIES],
+                    ),
+                },
+                "last-turn",
+            )
         # Only a backend that says it decodes under a grammar is given one (the protocol's
-        # complete() has no such argument).
-        extra = {"grammar": self.grammar} if self.grammar is not None else {}
+        # complete() has no such argument); the last allowed turn admits only the final response.
+        grammar = self.last_grammar if last else self.grammar
+        extra = {"grammar": grammar} if grammar is not None else {}
         future = start_daemon(
             self.agent.chat.complete,
             list(self.messages),
@@ -743,16 +778,13 @@ class _Run:
         return out
 
 
+#: The options :func:`agent_on` gives the agent (the rest go to the chat backend).
+AGENT_OPTIONS = "time_limit tools max_turns constrain pfm answer_last_turn protocol".split()
+
+
 def agent_on(backend: str, **options: Any) -> RaiderAgent:
     """RAIDER's agent on a chat backend by name (the registry's ``openai``, ``transformers``,
-    ``llama-cpp``).
-
-    ``time_limit``, ``tools``, ``max_turns``, ``constrain``, ``pfm`` and ``protocol`` go to the
-    agent; every other option goes to the chat backend.
+    ``llama-cpp``); :data:`AGENT_OPTIONS` go to the agent, every other option to the backend.
     """
-    agent_opts = {
-        k: options.pop(k)
-        for k in ("time_limit", "tools", "max_turns", "constrain", "pfm", "protocol")
-        if k in options
-    }
+    agent_opts = {k: options.pop(k) for k in AGENT_OPTIONS if k in options}
     return RaiderAgent(make_chat(backend, **options), **agent_opts)

@@ -6,14 +6,16 @@ embedded symbolic reasoner on the same query, and decides by one rule:
 ==========================  ==============================  ===================================
 model                       reasoner                        verdict
 ==========================  ==============================  ===================================
-any                         the same category               the model's (its explanation)
+any                         the same category               the reasoner's (its explanation)
 any                         another category (not unknown)  the reasoner's (the model is noted)
 an issue                    ``unknown``                     the model's issue (caution)
 ``none`` or ``unknown``     ``unknown``                     ``unknown`` (fail closed)
 ==========================  ==============================  ===================================
 
 So the model can only add caution where the reasoner cannot decide, never clear an action the
-reasoner has not cleared. Both run concurrently; the slower bounds the check.
+reasoner has not cleared. Where both agree the reasoner's verdict is kept: its explanation and
+grounding are read from the scene's facts, a model's are not (a small model agrees on the category
+and still writes an explanation of nothing). Both run concurrently; the slower bounds the check.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
 def decide(model: Verdict, reasoner: Verdict) -> Verdict:
     """The hybrid's rule (see the module's table) on two verdicts for the same query."""
     if model.category is reasoner.category:
-        return model
+        return reasoner
     if reasoner.category is not Category.UNKNOWN:
         note = f" (the model said {model.category.value}: {model.explanation})"
         return reasoner.replace(explanation=reasoner.explanation + note)

@@ -100,6 +100,7 @@ def raider_turn(
     categories: Mapping[str, str],
     *,
     questions: int = 3,
+    final_only: bool = False,
 ) -> Grammar:
     """The grammar of one model turn of RAIDER's text protocol.
 
@@ -114,6 +115,9 @@ def raider_turn(
         categories: category -> the ``final_response`` it implies (e.g. ``{"not_present":
             "unfeasibility"}``); the pair is written together, so they cannot disagree.
         questions: how many question lines may precede the tool calls.
+        final_only: admit only the final response (the agent's last allowed turn, so a small
+            model that would call tools until the turn limit still gives a verdict, which the
+            PFM then reads like any other).
 
     Raises:
         UsageError: no tools, no names or no categories.
@@ -122,8 +126,9 @@ def raider_turn(
         raise UsageError("raider_turn needs the tool set's schemas, got none")
     if not categories:
         raise UsageError("raider_turn needs the categories, got none")
+    root = "final" if final_only else f"(question){{0,{questions}}} calls | final"
     rules = [
-        f"root ::= (question){{0,{questions}}} calls | final",
+        f"root ::= {root}",
         'question ::= "Question: " qtext "?\\n"',
         _free_text("qtext", 120),
         f'calls ::= call ("\\n" call){{0,{MAX_ITEMS - 1}}}',
@@ -134,8 +139,19 @@ def raider_turn(
         tool = str(fn["name"])
         params = fn.get("parameters", {}) or {}
         props: Mapping[str, Any] = params.get("properties", {}) or {}
-        args = [_arg_rule(props[p]) for p in props]
-        body = ' ", " '.join(args)
+        required = set(params.get("required", props))
+        # Optional parameters trail (a positional call may stop before them): each is optional
+        # in the grammar, so a model is never made to pass a filter it did not mean.
+        body = ""
+        for i, p in enumerate(props):
+            arg = _arg_rule(props[p])
+            if i == 0:
+                body = arg if p in required else f"({arg})?"
+            elif p in required:
+                body += f' ", " {arg}'
+            else:
+                body += f' (", " {arg})?'
+        args = [body] if body else []
         head = literal('call_tool{"tool": ' + json.dumps(tool) + ', "args": [')
         call_rules.append(
             f"{_rule_name(tool)} ::= {head} {body} {literal(']}')}"

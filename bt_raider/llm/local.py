@@ -60,7 +60,7 @@ class LlamaCppChat:
         self,
         model: str | os.PathLike[str] | None = None,
         *,
-        n_ctx: int = 4096,
+        n_ctx: int = 8192,
         n_threads: int | None = None,
         max_new_tokens: int = 384,
         seed: int = 0,
@@ -156,5 +156,14 @@ class LlamaCppChat:
                     stream.close()
             except (ValueError, RuntimeError) as exc:
                 raise BackendError(f"{self!r} failed to generate: {exc}") from exc
-            self.usage.append({"completion_tokens": tokens, "seconds": time.monotonic() - started})
+            # The context holds the rendered prompt and what was generated; the prompt's share is
+            # what the model read this turn (llama.cpp reuses the cached prefix, but it counts).
+            prompt_tokens = max(0, int(getattr(llm, "n_tokens", 0) or 0) - tokens)
+            self.usage.append(
+                {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": tokens,
+                    "seconds": time.monotonic() - started,
+                }
+            )
         return ChatReply(content="".join(parts).strip())

@@ -259,3 +259,30 @@ def test_an_onnx_runtime_that_is_missing_lets_the_embedder_fall_back_to_torch(mo
     monkeypatch.setitem(sys.modules, "onnxruntime", None)
     with pytest.raises(BackendError, match=r"onnxruntime \(not installed\).*\[memory\]'"):
         onnx_model.load(Path("/no/model"))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", "--scene", "KITCHEN", "pick(Apple)"],
+        ["check", "--scene", "KITCHEN", "--backend", "symbolic", "open the fridge"],
+    ],
+)
+def test_a_symbolic_check_loads_nothing_of_the_local_model(argv):
+    # Start-up is unchanged for whatever does not use a local model: neither llama-cpp-python
+    # nor our GGUF backend, its grammars or its model finder are imported by a symbolic check.
+    from bt_raider.testing import KITCHEN_PATH
+
+    argv = [str(KITCHEN_PATH) if a == "KITCHEN" else a for a in argv]
+    code = (
+        "import sys\n"
+        "from bt_raider.cli import main\n"
+        f"rc = main({argv!r})\n"
+        "watched = ('llama_cpp', 'bt_raider.llm.local', 'bt_raider.llm.grammar',\n"
+        "           'bt_raider.llm.models', 'bt_raider.checking.agent', 'openai', 'torch')\n"
+        "print('LOADED', [m for m in watched if m in sys.modules], rc)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last.startswith("LOADED [] "), proc.stdout[-2000:]

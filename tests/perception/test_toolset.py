@@ -14,6 +14,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from bt_raider.errors import ToolError
+from bt_raider.perception.relations import RELATIONS
 from bt_raider.perception.tools import (
     default_tools,
     household_tools,
@@ -403,3 +404,23 @@ def test_checking_with_the_default_tools_needs_no_inspect_module():
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_a_parameters_choices_become_the_schemas_enum_and_the_tool_still_reads_phrases(
+    tools, small_kitchen
+):
+    schema = next(
+        s for s in tools.openai_tools() if s["function"]["name"] == "check_obj_relationship"
+    )
+    props = schema["function"]["parameters"]["properties"]
+    assert props["relationship"]["enum"] == list(RELATIONS)
+    assert "enum" not in props["obj"]
+    tool = tools.get("check_obj_relationship")
+    # Choices are what a model is offered; the tool reads a phrase as before.
+    assert tool.call(small_kitchen, ["on the left of", "Toaster"]) == tool.call(
+        small_kitchen, ["left_of", "Toaster"]
+    )
+    with pytest.raises(ToolError, match="has no parameter 'rel': expected one of relationship"):
+        tool.with_choices("rel", ["inside"])
+    with pytest.raises(ToolError, match="choices of 'obj' are empty"):
+        tool.with_choices("obj", [])

@@ -21,7 +21,9 @@ def test_the_model_never_clears_what_the_reasoner_has_not_cleared(model, reasone
     if reasoner not in (Category.UNKNOWN, model):
         assert out.category is reasoner and "the model said" in out.explanation
     if reasoner is Category.UNKNOWN and model not in (Category.NONE, Category.UNKNOWN):
-        assert out.category is model
+        assert out.category is model and out.explanation == "model says"
+    if reasoner is model:
+        assert out.explanation == "reasoner says"
 
 
 class _SaysNone:
@@ -44,6 +46,7 @@ def test_a_model_clearing_an_ambiguous_pick_is_overruled_by_the_reasoner():
     assert model.calls == 1
     assert verdict.category is Category.AMBIGUITY
     assert hybrid.last is not None and hybrid.last[0].category is Category.NONE
-    # Where both agree, the model's own verdict (and explanation) is kept.
-    agreed = hybrid.check(scene, "pick(Apple)")
-    assert hybrid.last[1].category is agreed.category
+    # Where both agree (the tomato is within reach), the reasoner's explanation is kept.
+    agreed = hybrid.check(scene, "pick(Tomato)")
+    assert hybrid.last[0].category is agreed.category is Category.NONE
+    assert agreed.explanation == hybrid.last[1].explanation != "looks fine to me"

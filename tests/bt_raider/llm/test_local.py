@@ -76,6 +76,25 @@ def test_the_real_model_checks_under_its_grammar_and_the_pfm_sees_no_made_up_too
 
 
 @needs_model
+def test_the_real_model_made_to_answer_never_clears_what_the_reasoner_has_not(smollm2):
+    from bt_raider.checking.agent import RaiderAgent
+    from bt_raider.checking.hybrid import HybridChecker
+    from bt_raider.checking.verdict import Category
+    from bt_raider.testing import small_kitchen
+
+    # answer_last_turn makes the small model write a verdict on its second turn (mostly
+    # "none"); the reasoner knows the Mug is out of reach, and the hybrid keeps that.
+    agent = RaiderAgent(smollm2, time_limit=240, max_turns=2, answer_last_turn=True)
+    hybrid = HybridChecker(agent)
+    verdict = hybrid.check(small_kitchen(), "pick(Mug)")
+    assert hybrid.last is not None
+    proposed, confirmed = hybrid.last
+    assert confirmed.category is Category.OUT_OF_REACH
+    assert verdict.category is Category.OUT_OF_REACH
+    assert verdict.explanation.startswith(confirmed.explanation)
+
+
+@needs_model
 def test_the_real_model_writes_recovery_code_in_the_users_words(smollm2):
     from bt_raider.checking.verdict import Category, Verdict
     from bt_raider.recovery.contract import RecoveryRequest
