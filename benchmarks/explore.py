@@ -193,6 +193,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--shrink-budget", type=float, default=30.0, help="seconds per property")
     parser.add_argument("--trace-dir", type=Path, help="write each finding's trace there")
     parser.add_argument("--room", action="append", help="explore only these rooms")
+    parser.add_argument(
+        "--model",
+        action="append",
+        help="only these guard models (absent, clears, alarms, made_up, prose; default all)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no shrunk tests, only the figures")
     parser.add_argument("--every", type=int, default=500, help="print progress every N episodes")
     args = parser.parse_args(argv)
@@ -230,6 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         shrink_budget=args.shrink_budget,
         trace_dir=args.trace_dir,
         on_episode=progress,
+        **({"models": tuple(args.model)} if args.model else {}),
     )
     code = "against " + str(args.against) if args.against else "this tree"
     print(f"bt_raider explorer on {code}: rooms {', '.join(chosen)}; seed {args.seed}")

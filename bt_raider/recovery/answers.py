@@ -31,7 +31,7 @@ import copy
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from bt_raider.checking.phrases import parse_phrase
@@ -265,6 +265,19 @@ class AnswerSpace:
         out = copy.copy(self)
         listed = len(at) == len(self.candidates) and len(set(at.values())) == len(at)
         out.order = sorted(self.candidates, key=lambda c: at[c.value]) if listed else None
+        return out
+
+    def seen_from(self, scene: Scene) -> AnswerSpace:
+        """This space read from ``scene``: the robot as it stands there, each candidate where it
+        is there (one not there keeps its place), for the sides and "nearest" of a reply."""
+        if self.scene is None:
+            return self
+        now = {o.id: o for o in scene.objects}
+        out = copy.copy(self)
+        out.candidates = [replace(c, obj=now.get(c.value, c.obj)) for c in self.candidates]
+        keep = {c.value: c for c in out.candidates}
+        out.order = None if self.order is None else [keep[c.value] for c in self.order]
+        out.scene = scene
         return out
 
     @property

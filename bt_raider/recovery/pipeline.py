@@ -51,7 +51,7 @@ from bt_raider.checking.parse import action_for_name, same_action, split_action
 from bt_raider.errors import BtRaiderError, RecoveryCodeError, UsageError
 from bt_raider.llm.replies import clean_code
 from bt_raider.perception.scene import Scene
-from bt_raider.recovery.answers import AnswerSpace, strip_article
+from bt_raider.recovery.answers import AnswerSpace, Intent, Reading, strip_article
 from bt_raider.recovery.compiler import compile_program
 from bt_raider.recovery.contract import (
     Proof,
@@ -353,23 +353,34 @@ class Recovery:
         return False
 
     def compile(
-        self, plan: RecoveryPlan, *, name: str | None = None, scope: str = ""
+        self,
+        plan: RecoveryPlan,
+        *,
+        name: str | None = None,
+        scope: str = "",
+        observe: Callable[[], Scene] | None = None,
     ) -> py_trees.behaviour.Behaviour:
         """The subtree of ``plan`` (call on the tree's thread: it registers blackboard clients).
 
         ``scope``: where the plan's variables live on the blackboard
         (``/bt_raider/vars/<scope>/<name>``, see :func:`~bt_raider.robot.actions.vars_key`);
-        a guard passes one per recovery run. When the plan's proof waited on an answer, an
-        :class:`~bt_raider.recovery.verify.AnswerCheck` follows each ``ask`` whose answer a
-        later step uses and that robot actions follow: the plan is verified with the answer
-        before the next robot action starts.
+        a guard passes one per recovery run. ``observe``: the scene now (the guard's source);
+        with it a reply is read from where the robot stood when it asked, not where it stood
+        when the plan was made (see :class:`AskedFrom`). When the plan's proof waited on an
+        answer, an :class:`~bt_raider.recovery.verify.AnswerCheck` follows each ``ask`` whose
+        answer a later step uses and that robot actions follow: the plan is verified with the
+        answer before the next robot action starts.
         """
+        answers: dict[str, Callable[[str], Any]] = {
+            var: space.read if observe is None else AskedFrom(space, observe)
+            for var, space in plan.answers.items()
+        }
         tree = compile_program(
             plan.run,
             self.robot,
             self.human,
             name=name or f"Recovery {plan.request.action}",
-            answers={var: space.read for var, space in plan.answers.items()},
+            answers=answers,
             aliases=plan.aliases,
             because=plan.request.verdict.explanation,
             max_asks=self.max_asks,
@@ -416,6 +427,49 @@ class Recovery:
         """Report that ``plan`` worked (the guard calls this); feeds ``on_success``."""
         if self.on_success is not None:
             self.on_success(plan.request.information(), plan.code)
+
+
+class AskedFrom:
+    """Reads a reply from where the robot stood when it asked (sides and "nearest" are its own).
+
+    A plan's answer space holds the scene the check saw; by the time the question is asked the
+    robot may have turned (another branch of a Parallel moved it), and a person says "the one
+    on the left" as the robot faces then. :meth:`asking` (called as the question is put) takes
+    the scene of that moment; the reply is read from it, and from the scene when the reply came:
+    if the robot moved in between and the two readings differ, the reply is unclear (asked
+    again), never a guess. A scene that cannot be read leaves the plan's own.
+    """
+
+    def __init__(self, space: AnswerSpace, observe: Callable[[], Scene]) -> None:
+        self.space = space
+        self.observe = observe
+
+    def _now(self) -> AnswerSpace:
+        try:
+            return self.space.seen_from(self.observe())
+        except BtRaiderError:  # e.g. a NaN in the scene: the plan's view, as before
+            return self.space
+
+    def asking(self) -> Callable[[str], Reading]:
+        """The reader for one asking of the question: the scene as it is put."""
+        asked = self._now()
+
+        def read(answer: str) -> Reading:
+            first = asked.read(answer)
+            second = self._now().read(answer)
+            if (first.usable, first.value) != (second.usable, second.value):
+                return Reading(
+                    Intent.UNCLEAR,
+                    answer,
+                    reason="I moved while you answered, so I cannot tell which one you mean "
+                    "from where it is; please say what it looks like.",
+                )
+            return first
+
+        return read
+
+    def __call__(self, answer: str) -> Reading:
+        return self.asking()(answer)
 
 
 def _gives_up(plan: RecoveryPlan) -> Unrecoverable:

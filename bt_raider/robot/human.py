@@ -481,9 +481,13 @@ class GroundedAsk(AskBehaviour):
         for asks in range(1, self.max_asks + 1):
             if cancel.is_set():
                 raise ActionFailed(f"asking {text!r} was cancelled")
+            # A reader may bind itself to the moment the question is put (``asking()``: e.g.
+            # the robot's pose then, which a reply's "on the left" is relative to).
+            asking = getattr(self.read, "asking", None)
+            read = asking() if callable(asking) else self.read
             answer = self.human.ask(text)
             lines += [f"robot asks: {text}", f"human: {answer}"]
-            reading = self.read(answer if isinstance(answer, str) else "")
+            reading = read(answer if isinstance(answer, str) else "")
             if reading.usable or reading.final:
                 if reading.final:
                     reply = (

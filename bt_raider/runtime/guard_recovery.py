@@ -11,6 +11,7 @@ FAILURE with the reason.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import py_trees
@@ -24,6 +25,7 @@ from bt_raider.recovery.safecode import Ref
 from bt_raider.robot import worker
 from bt_raider.robot.actions import Var, clear_vars
 from bt_raider.runtime.guard_check import Phase, _describe
+from bt_raider.runtime.scenes import read_scene
 
 
 class _Recovering(py_trees.decorators.Decorator):
@@ -33,6 +35,7 @@ class _Recovering(py_trees.decorators.Decorator):
     # import ``guards``). The annotations make no class attributes; RaiderGuard.__init__ sets
     # them. The method stubs exist only for the type checker; RaiderGuard defines them.
     recovery: Recovery | None
+    scene: Any  # the guard's scene source (a Scene, or a callable returning one)
     phase: Phase
     query: Query | None
     verdict: Verdict | None
@@ -68,7 +71,11 @@ class _Recovering(py_trees.decorators.Decorator):
         self._recovery_runs += 1
         self.vars_scope = f"{self.vars_id}/{self._recovery_runs}"
         self._vars_live = True
-        tree = self.recovery.compile(self.plan, name=f"Recovery {self.name}", scope=self.vars_scope)
+        # With a live scene source a reply is read from where the robot stands as it asks.
+        observe = partial(read_scene, self.scene) if callable(self.scene) else None
+        tree = self.recovery.compile(
+            self.plan, name=f"Recovery {self.name}", scope=self.vars_scope, observe=observe
+        )
         tree.parent = self
         self.recovery_tree = tree
         self.phase = Phase.RECOVERING

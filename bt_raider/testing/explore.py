@@ -47,6 +47,7 @@ from bt_raider.testing.explore_world import (
     DISTURBANCES,
     FORMS,
     KINDS,
+    MODELS,
     SIDES,
     STOOL,
     TREES,
@@ -309,13 +310,14 @@ def cases(
     trees: Sequence[str] = TREES,
     words: Sequence[str] = tuple(WORDS),
     planners: Sequence[str] = ("symbolic", "scripted"),
+    models: Sequence[str] = MODELS,
 ) -> Any:
     """A Hypothesis strategy of :class:`Case`\\ s (shrinks toward the first option of each).
 
     Args:
         rooms: the room names to draw from.
-        people, forms, disturbances, trees, words, planners: the options to draw from (each
-            list's first entry is what a case shrinks toward).
+        people, forms, disturbances, trees, words, planners, models: the options to draw from
+            (each list's first entry is what a case shrinks toward).
     """
     from bt_raider.errors import require
 
@@ -328,6 +330,7 @@ def cases(
         ("disturbances", disturbances, DISTURBANCES),
         ("trees", trees, TREES),
         ("words", words, tuple(WORDS)),
+        ("models", models, MODELS),
     ):
         bad = [g for g in given if g not in allowed]
         if bad or not given:
@@ -363,6 +366,7 @@ def cases(
             planner=draw(st.sampled_from(list(planners))),
             running=draw(st.booleans()),
             hidden=draw(st.booleans()),
+            model=draw(st.sampled_from(list(models))),
         )
 
     return draw()
@@ -379,6 +383,7 @@ def explore(
     trees: Sequence[str] = TREES,
     words: Sequence[str] = tuple(WORDS),
     planners: Sequence[str] = ("symbolic", "scripted"),
+    models: Sequence[str] = MODELS,
     episodes: int = 200,
     seed: int = 0,
     shrink: bool = True,
@@ -396,7 +401,8 @@ def explore(
         world_factory: ``world_factory(scene_dict, words) -> robot``: the user's robot over a
             generated scene (default :func:`sim_robot`).
         rooms: room name -> a seed scene (path, dict or Scene); default the kit's kitchen.
-        people, forms, disturbances, trees, words, planners: what the cases draw from.
+        people, forms, disturbances, trees, words, planners, models: what the cases draw
+            from (``models`` matter only to the default tree, whose guards they check under).
         episodes: how many episodes to run (a bound, derandomised by ``seed``).
         seed: the seed; the same seed draws the same episodes.
         shrink: search each broken property again and shrink it to a minimal case.
@@ -427,6 +433,7 @@ def explore(
         trees=trees,
         words=words,
         planners=planners,
+        models=models,
     )
     report = ExploreReport()
     options: dict[str, Any] = {"tree_factory": tree_factory, "world_factory": world_factory}

@@ -179,6 +179,33 @@ def _child(
     return grab
 
 
+#: What each scripted model of :data:`~bt_raider.testing.explore_world.MODELS` always writes.
+MODEL_REPLIES = {
+    "clears": '{"final_response": "none", "category": "none", "explanation": "It can be done."}',
+    "alarms": (
+        '{"final_response": "unfeasibility", "category": "out_of_reach", '
+        '"explanation": "It is too far away."}'
+    ),
+    "made_up": 'call_tool{"tool": "robot_holding", "args": []}\n'
+    '{"final_response": "none", "category": "none", "explanation": "The hand is free."}',
+    "prose": "The robot can do that.",
+}
+
+
+def checker_for(model: str) -> Any:
+    """The guards' checker for a case's ``model``: the reasoner, or a model under the hybrid."""
+    if model == "absent":
+        return SymbolicReasoner()
+    import itertools
+
+    from bt_raider.checking.agent import RaiderAgent
+    from bt_raider.checking.hybrid import HybridChecker
+    from bt_raider.llm.chat import ScriptedChat
+
+    chat = ScriptedChat(itertools.repeat(MODEL_REPLIES[model]))
+    return HybridChecker(RaiderAgent(chat, time_limit=5.0, max_turns=3))
+
+
 def default_tree(spec: TreeSpec) -> py_trees.behaviour.Behaviour:
     """The user's tree for ``spec``: one guard per group, alone, in a sequence or a parallel."""
     guards: list[py_trees.behaviour.Behaviour] = []
@@ -188,7 +215,7 @@ def default_tree(spec: TreeSpec) -> py_trees.behaviour.Behaviour:
             RaiderGuard(
                 child,
                 group.query,
-                SymbolicReasoner(),
+                checker_for(spec.case.model),
                 scene=spec.robot.observe,
                 recovery=spec.recovery,
                 name=f"check {group.query}",

@@ -82,6 +82,10 @@ DISTURBANCES = (
 )
 #: Tree shapes: one guard; two guards in a sequence; two guards in a parallel.
 TREES = ("single", "sequence", "parallel")
+#: A language model under each guard's checker: ``absent`` (the symbolic reasoner alone), or a
+#: scripted model under :class:`~bt_raider.checking.hybrid.HybridChecker` that always clears
+#: the action, always finds an issue, writes a made-up tool result, or writes only prose.
+MODELS = ("absent", "clears", "alarms", "made_up", "prose")
 #: Polls a hanging action stays RUNNING before it fails.
 HANG_POLLS = 40
 #: objectId of the chair the generator puts in the way.
@@ -134,6 +138,7 @@ class Case:
         running: for the ``appliance`` form: the microwave is on (``isToggled``).
         hidden: the target's kind is not in the scene at all: the robot must ask where it is
             (the person names the room's place for it, when the room has named places).
+        model: the language model in the guards' checker (:data:`MODELS`; the default tree's).
     """
 
     room: str = "kitchen"
@@ -151,6 +156,7 @@ class Case:
     planner: str = "symbolic"
     running: bool = False
     hidden: bool = False
+    model: str = "absent"
 
     def __post_init__(self) -> None:
         if not self.things or not 0 <= self.target < len(self.things):
@@ -162,6 +168,7 @@ class Case:
             ("words", self.words, tuple(WORDS)),
             ("disturbance", self.disturbance, DISTURBANCES),
             ("planner", self.planner, ("symbolic", "scripted")),
+            ("model", self.model, MODELS),
         ):
             if value not in options:
                 raise UsageError(f"{name} {value!r}: expected one of {', '.join(options)}")

@@ -206,3 +206,39 @@ def test_the_ordinal_person_counts_only_an_order_it_can_read():
     episode = check_case(case, rooms={"floorplan1": str(floorplan)}, replay=False)
     assert episode.violations == [], [str(v) for v in episode.violations]
     assert "the first one" not in episode.answers
+
+
+def test_a_side_in_a_reply_is_read_from_where_the_robot_stood_when_it_asked():
+    # Shrunk from the exploration of models under the hybrid (1,500 episodes, 1 P1; the model
+    # played no part): in a Parallel the other branch turned the robot between the plan and
+    # the question, the person said "the one on the left" as the robot faced then, and the
+    # reply was read from the plan's view: the other box was taken. Thread timing decides
+    # whether the turn comes first, so the case runs several times (the old code failed about
+    # one run in three).
+    from bt_raider.testing.explore import check_case
+    from bt_raider.testing.explore_world import Case, Thing
+
+    case = Case(
+        things=(Thing(colour="black", dirty=False, side="front", far=True),),
+        form="me",
+        person="place",
+        tree="parallel",
+        other=1,
+        words="user-small",
+        disturbance="removed",
+        when=3,
+        model="prose",
+    )
+    for _ in range(10):
+        episode = check_case(case, replay=False)
+        assert "P1" not in episode.props, [str(v) for v in episode.violations]
+
+
+@pytest.mark.parametrize("model", ["clears", "alarms", "made_up", "prose"])
+def test_a_model_under_the_hybrid_never_leads_to_a_wrong_action(model):
+    # 60 episodes per scripted model (the suite's exploration draws them among the others).
+    from bt_raider.testing.explore import explore
+
+    report = explore(models=(model,), episodes=60, seed=7, shrink=False)
+    assert report.episodes == 60
+    assert sum(report.violations.values()) == 0, report.violations
