@@ -199,13 +199,18 @@ def check_case(
     return episode
 
 
+#: What a person says when answering by the robot's own sides (explore_people).
+_SIDES = ("on the left", "on the right", "in front of you")
+
+
 def _same_run(one: Episode, two: Episode) -> bool:
     """Whether two runs of a case did the same (P8).
 
     Outside a parallel: the same fingerprint. In a parallel, the first branch to fail stops
     the other wherever it got to, so a branch may stop earlier in one run: the outcome must
     match and each branch's calls in one run must be the start of its calls in the other. A
-    parallel with a disturbance is not compared (which branch sees the change is timing).
+    parallel with a disturbance, or whose person answered by a side, is not compared (which
+    branch sees the change, and where the robot faces when asked, are timing).
     """
     if one.case.tree != "parallel":
         return one.fingerprint() == two.fingerprint()
@@ -213,6 +218,10 @@ def _same_run(one: Episode, two: Episode) -> bool:
         # A world change lands between the two branches' calls wherever the threads have got
         # to: which branch sees it is timing, not input, so identity cannot be asked of it.
         # Each run is still judged on P1-P7 on its own.
+        return True
+    if any(side in a for e in (one, two) for a in e.answers if a for side in _SIDES):
+        # A side is the robot's as the person is asked, and where the robot faces then
+        # depends on how far the other branch has turned it: timing again, not input.
         return True
     first, second = one.fingerprint(), two.fingerprint()
     if first[0] != second[0]:
