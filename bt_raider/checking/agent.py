@@ -348,7 +348,8 @@ class _Run:
             and getattr(agent.chat, "supports_grammar", False) is True
         ):
             self.grammar = agent.grammar(scene)
-            self.last_grammar = agent.grammar(scene, final_only=True)
+            if agent.answer_last_turn:  # built only where the last turn can use it
+                self.last_grammar = agent.grammar(scene, final_only=True)
 
     # ------------------------------------------------------------------ records
     def _append(self, message: dict[str, Any], kind: str, **extra: Any) -> None:
