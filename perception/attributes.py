@@ -117,12 +117,33 @@ class Viewer(NamedTuple):
         z: position (m).
         yaw: heading in degrees (0 faces +z, as the robot's ``agent.rotation.y``).
         who: how the viewer is named in reasons ("Adriana").
+        facing: whether ``yaw`` is known (the person's ``rotation.y``); without it only
+            distances from the person can be read, never a side.
     """
 
     x: float
     z: float
     yaw: float
     who: str = "the person"
+    facing: bool = True
+
+
+def person_view(human: Any) -> Viewer:
+    """A person of the scene's ``humans`` as a viewer: position, and heading when the entry has
+    ``rotation.y`` (degrees, yaw 0 faces +z, as the robot's).
+
+    Raises:
+        SceneError: the position or heading is not a finite number.
+    """
+    x, _, z = human.xyz
+    rotation = human.raw.get("rotation")
+    yaw = rotation.get("y") if isinstance(rotation, dict) else None
+    who = str(human.name or human.id)
+    if yaw is None:
+        return Viewer(x, z, 0.0, who, facing=False)
+    if isinstance(yaw, bool) or not isinstance(yaw, (int, float)) or not math.isfinite(yaw):
+        raise SceneError(f"human {human.id}.rotation.y: must be a finite number, got {show_value(yaw)}")
+    return Viewer(x, z, float(yaw), who)
 
 
 def heading_known(scene: Any) -> bool:

@@ -28,7 +28,8 @@ The core of a part (its type, colours, states, relations) is grounded by the cal
 function, so the check grounds it through its perception tools and a reply through the same
 grounder (:func:`bt_raider.checking.designation.designate` wires both); the grammar is here.
 Public API: :func:`read`, :func:`designate`, :class:`Reference`, :class:`Part`,
-:class:`Select`, :class:`Designation`, :class:`Core`, :data:`IGNORED`, :data:`LEAD_INS`.
+:class:`Select`, :class:`Designation`, :class:`Core`, :func:`speaker_view`, :data:`IGNORED`,
+:data:`LEAD_INS`.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from bt_raider.perception.attributes import Viewer
 __all__ = [
     "IGNORED",
     "LEAD_INS",
+    "ROOM_WORDS",
     "Core",
     "Designation",
     "Part",
@@ -52,6 +54,7 @@ __all__ = [
     "Select",
     "designate",
     "read",
+    "speaker_view",
 ]
 
 Mode = Literal["one", "any", "several"]
@@ -66,6 +69,9 @@ IGNORED = frozenset(
         "hmm um uh oh hey actually only exactly one ones of"
     ).split()
 )
+#: Rooms: a scene is one room (AI2-THOR's are), so "the kitchen sink" is its sink. A
+#: multi-room scene would need them read; until then they are documented as ignored.
+ROOM_WORDS = frozenset("kitchen bathroom bedroom living dining room office hallway".split())
 #: Words and phrases that may open a reply or a phrase and say nothing of the referent
 #: ("take the red one", "I want the blue one", "it is the left one").
 LEAD_INS = (
@@ -139,12 +145,19 @@ _CONDITIONS = frozenset("if unless when whenever while until because provided as
 #: Words that designate by what the scene cannot show: unread.
 _POSSESSIVES = frozenset("my your his her their our its".split())
 _DESIGNATORS = frozenset("other another else same different previous next".split())
-_SIDES = {"left": "left", "right": "right", "left-hand": "left", "right-hand": "right"}
+#: Side words; "leftmost" is "on the left": the one object on that side, never the most of two
+#: on it (the check and replies read sides alike: attributes.on_side).
+_SIDES = {
+    "left": "left",
+    "right": "right",
+    "left-hand": "left",
+    "right-hand": "right",
+    "leftmost": "left",
+    "left-most": "left",
+    "rightmost": "right",
+    "right-most": "right",
+}
 _EXTREMES = {
-    "leftmost": "leftmost",
-    "left-most": "leftmost",
-    "rightmost": "rightmost",
-    "right-most": "rightmost",
     "middle": "middle",
     "center": "middle",
     "centre": "middle",
@@ -449,6 +462,10 @@ def _read_part(
                 other = True  # "the other one", "the other cup": the caller says which
                 core.extend(base[i + 1 :])
                 break
+        if w == "next" and bwords[i + 1 : i + 2] == ["to"]:
+            core.append(base[i])  # "next to the bowl": a relation, read in the core
+            i += 1
+            continue
         if w in _POSSESSIVES or w in _DESIGNATORS or (w.endswith("'s") and "|" not in w):
             unread.append(base[i][1])
             i += 1
@@ -536,6 +553,8 @@ def _select_at(words: list[str], i: int) -> tuple[Select | None, int] | None:
                 f = _frame_word(words, k + 1)
                 if f is not None:  # "to the left of me"
                     return Select("side", side, f, " ".join(words[i : k + 2])), k + 2 - i
+                if words[k + 1 : k + 3] == ["the", "robot"]:
+                    return Select("side", side, "robot", " ".join(words[i : k + 3])), k + 3 - i
     if w in ("my", "your") and nxt in _SIDES and (i + 2 >= n or words[i + 2] != "of"):
         frame = "speaker" if w == "my" else "robot"
         k = i + 2
@@ -569,6 +588,8 @@ def _select_at(words: list[str], i: int) -> tuple[Select | None, int] | None:
         f = _frame_word(words, i + 1)
         if f is not None:
             return Select("side", "behind", f, " ".join(words[i : i + 2])), 2
+        if words[i + 1 : i + 3] == ["the", "robot"]:
+            return Select("side", "behind", "robot", "behind the robot"), 3
         if i + 1 >= n:
             return Select("side", "behind", "robot", "behind"), 1
         return None
@@ -642,7 +663,6 @@ def designate(
     scene: Any = None,
     order: Sequence[str] | None = None,
     speaker: Viewer | None = None,
-    speaker_known: bool = False,
 ) -> Designation:
     """Run a reference over ``domain``.
 
@@ -655,10 +675,9 @@ def designate(
             in the robot's frame is unclear.
         order: the ids in the order a question listed them ("the first one" counts in it);
             None: an ordinal without an axis is unclear.
-        speaker: the speaker's position and heading, for "my left", "near me".
-        speaker_known: the speaker is known (a person) even though ``speaker`` is None: "near
-            me" may then be read from the position alone (``speaker`` with any yaw); kept for
-            callers that know only who speaks.
+        speaker: the speaker's position and heading, for "my left", "near me"
+            (:func:`speaker_view`); None: the speaker is unknown, and what is said from the
+            speaker's view is unclear.
 
     Returns:
         The :class:`Designation` (never raises on words; a bad scene value is a
@@ -742,10 +761,12 @@ class _Eval:
             reason = "nothing fits"
         return pool, reason, unread, unclear
 
-    def viewer(self, frame: str, words: str) -> tuple[Viewer | None, str]:
-        """The viewer of a frame, or why it is unknown."""
+    def viewer(self, frame: str, words: str, *, facing: bool = True) -> tuple[Viewer | None, str]:
+        """The viewer of a frame, or why it is unknown (``facing``: its heading is needed)."""
         if frame == "speaker":
             if self.speaker is None:
+                return None, f"I do not know who is speaking, so I cannot tell what '{words}' means"
+            if facing and not self.speaker.facing:
                 return None, (
                     f"I do not know which way you face, so I cannot tell what '{words}' means"
                 )
@@ -760,18 +781,14 @@ class _Eval:
             return self.ordinal(sel, pool)
         if sel.kind == "size":
             return self.size(sel, pool)
-        viewer, why = self.viewer(sel.frame, sel.words)
+        viewer, why = self.viewer(sel.frame, sel.words, facing=sel.kind != "distance")
         if why:
             return pool, "", [why]
         if sel.kind == "side":
-            if viewer is None and not attributes.heading_known(self.scene):
-                if len(pool) <= 1:
-                    return pool, "", []
-                return pool, "", [f"I do not know which way I face, so '{sel.words}' is unclear"]
             kept, reason = attributes.on_side(self.scene, pool, str(sel.value), viewer)
-            if len(kept) > 1:
-                return kept, reason, []
-            return kept, (f"nothing is {sel.words}: {reason}" if not kept else ""), []
+            if viewer is None and not attributes.heading_known(self.scene) and len(kept) > 1:
+                return pool, "", [reason]  # which way the robot faces is unknown: never a guess
+            return kept, reason, []
         if sel.kind == "distance":
             return self.distance(sel, pool, viewer)
         return self.extreme(sel, pool, viewer)
@@ -885,3 +902,24 @@ def _volume(obj: Any) -> float | None:
     if not all(math.isfinite(d) and d >= 0 for d in dims):
         return None
     return dims[0] * dims[1] * dims[2]
+
+
+def speaker_view(scene: Any, who: str | None = None) -> Viewer | None:
+    """Who speaks, as a viewer: the person ``who`` (id or recognised name: the person the
+    robot talks to), else the one marked ``"user": true``, else the only person in the scene;
+    None when it cannot be known (nobody, or several and none marked).
+
+    Raises:
+        SceneError: the speaker's position or heading is not a finite number.
+    """
+    people = list(getattr(scene, "humans", []) or [])
+    if who is not None:
+        key = str(who).strip().lower()
+        named = [h for h in people if h.id.lower() == key or str(h.name or "").lower() == key]
+        return attributes.person_view(named[0]) if len(named) == 1 else None
+    users = [h for h in people if h.raw.get("user") is True]
+    if len(users) == 1:
+        return attributes.person_view(users[0])
+    if len(people) == 1 and not users:
+        return attributes.person_view(people[0])
+    return None
