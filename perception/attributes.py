@@ -142,7 +142,9 @@ def person_view(human: Any) -> Viewer:
     if yaw is None:
         return Viewer(x, z, 0.0, who, facing=False)
     if isinstance(yaw, bool) or not isinstance(yaw, (int, float)) or not math.isfinite(yaw):
-        raise SceneError(f"human {human.id}.rotation.y: must be a finite number, got {show_value(yaw)}")
+        raise SceneError(
+            f"human {human.id}.rotation.y: must be a finite number, got {show_value(yaw)}"
+        )
     return Viewer(x, z, float(yaw), who)
 
 

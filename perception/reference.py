@@ -66,8 +66,16 @@ IGNORED = frozenset(
         "please kindly could would can will shall you the a an this that these those is are was "
         "were be being been which who whose now just then here there thanks thank ok okay so "
         "well yes yeah yep sure also again really i think guess believe maybe perhaps probably "
-        "hmm um uh oh hey actually only exactly one ones of"
+        "hmm um uh oh hey actually only exactly one ones of sorry oops whoops wait"
     ).split()
+)
+#: Ignored words that may be skipped before a lead-in ("yes, take ..."); "one" stays: it is
+#: the head of "the one next to the plant".
+_LEADING = IGNORED - {"one", "ones", "of"}
+#: Ignored words that are no glue of a phrase ("sorry", "please"): dropped from a core.
+_NOISE = IGNORED - set(
+    "the a an of that which who whose is are was were be being been one ones this these those "
+    "there here".split()
 )
 #: Rooms: a scene is one room (AI2-THOR's are), so "the kitchen sink" is its sink. A
 #: multi-room scene would need them read; until then they are documented as ignored.
@@ -224,11 +232,13 @@ class Part:
             every object of the domain.
         selects: selections applied after the core, in order.
         excluded: descriptions whose objects are removed.
+        ids: objectIds said outright ("Cup|+00.20|..."): the part is one of them.
     """
 
     core: str
     selects: tuple[Select, ...] = ()
     excluded: tuple[Part, ...] = ()
+    ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -258,11 +268,16 @@ class Core:
         objects: the objects it fits (any order; the domain's order is kept).
         unread: words of the core the caller could not read (an unknown modifier).
         reason: why nothing fits, for a person.
+        certain: of ``objects``, those that fit for certain (an object whose colour the scene
+            does not give may be red: it fits "red", but not for certain); None: all of them.
+            An exclusion removes only what it excludes for certain ("not the blue one" keeps
+            a cup of unknown colour, so two may be left: a question).
     """
 
     objects: Sequence[Any] = ()
     unread: tuple[str, ...] = ()
     reason: str = ""
+    certain: Sequence[Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -338,7 +353,7 @@ def read(text: str) -> Reference:
                 k += len(phrase)
                 moved = True
                 break
-        while k < len(words) and (words[k] in IGNORED or words[k] == ","):
+        while k < len(words) and (words[k] in _LEADING or words[k] == ","):
             k += 1
     toks, words = toks[k:], words[k:]
     quantifier: Literal["one", "any", "all"] = "one"
@@ -430,6 +445,12 @@ def _read_part(
     unread: list[str] = []
     selects: list[Select] = []
     core: list[tuple[str, str]] = []
+    ids = [o for w, o in base if "|" in w]
+    if ids and len(ids) < len([w for w, _ in base if w not in IGNORED and w != ","]):
+        # "Cup|1, next to the plant": that one, and it must be next to the plant.
+        base = [("one", "one") if "|" in w else (w, o) for w, o in base]
+    elif ids:
+        ids = []  # an objectId alone is the core: the grounder finds it
     other = False
     bwords = [w for w, _ in base]
     n = len(base)
@@ -485,11 +506,11 @@ def _read_part(
         unread.append("not")  # "not" with nothing after it
     selects = _axis_ordinals(selects, unread)
     # The core keeps its glue ("on the left of the sink"); only-ignorable words are no core.
+    core = [(w, o) for w, o in core if w != "," and w not in _NOISE]
     core_text = " ".join(o for _, o in core) if any(w not in IGNORED for w, _ in core) else ""
-    if not core_text and not selects and not ex_parts and quantifier == "one" and not other:
+    if not (core_text or selects or ex_parts or ids or other) and quantifier == "one":
         return None, quantifier, unread, other
-    # "the one on the left": "one" alone is any object; kept for the core's own reading.
-    return Part(core_text, tuple(selects), tuple(ex_parts)), quantifier, unread, other
+    return Part(core_text, tuple(selects), tuple(ex_parts), tuple(ids)), quantifier, unread, other
 
 
 def _axis_ordinals(selects: list[Select], unread: list[str]) -> list[Select]:
@@ -563,6 +584,13 @@ def _select_at(words: list[str], i: int) -> tuple[Select | None, int] | None:
         return Select("side", _SIDES[nxt], frame, " ".join(words[i:k])), k - i
     if w in _SIDES and nxt not in ("of", "side", "hand", "half", "end", "corner", "edge"):
         return Select("side", _SIDES[w], "robot", w), 1
+    if w in ("in", "at") and (
+        nxt in _EXTREMES or (nxt == "the" and i + 2 < n and words[i + 2] in _EXTREMES)
+    ):
+        lead = 2 if nxt == "the" else 1  # "in the middle": the extreme, not a relation
+        found = _select_at(words, i + lead)
+        if found is not None and found[0] is not None:
+            return found[0], found[1] + lead
     if w in _EXTREMES:
         k = i + 1
         frame = "robot"
@@ -734,6 +762,11 @@ class _Eval:
 
     def part(self, part: Part) -> tuple[list[Any], str, list[str], list[str]]:
         """``(objects, reason, unread, unclear)`` of one part."""
+        pool, _sure, reason, unread, unclear = self._part(part)
+        return pool, reason, unread, unclear
+
+    def _part(self, part: Part) -> tuple[list[Any], set[str], str, list[str], list[str]]:
+        """``(objects it may mean, ids it means for certain, reason, unread, unclear)``."""
         unread: list[str] = []
         unclear: list[str] = []
         if part.core:
@@ -741,15 +774,23 @@ class _Eval:
             unread += found.unread
             ids = {o.id for o in found.objects}
             pool = [o for o in self.domain if o.id in ids]
+            sure = ids if found.certain is None else {o.id for o in found.certain} & ids
             reason = found.reason
         else:
             pool, reason = list(self.domain), ""
+            sure = {o.id for o in pool}
+        if part.ids:
+            pool = [o for o in pool if o.id in part.ids]
+            if len(set(part.ids)) > 1:
+                pool = []  # "Cup|1 Cup|2" is no one object
+                reason = "two names for one object"
         for ex in part.excluded:
-            gone, _why, left, unsure = self.part(ex)
+            maybe, certain, _why, left, unsure = self._part(ex)
             unread += left
             unclear += unsure
-            drop = {o.id for o in gone}
-            pool = [o for o in pool if o.id not in drop]
+            # Only what is excluded for certain goes; what may be excluded is no longer sure.
+            pool = [o for o in pool if o.id not in certain]
+            sure -= {o.id for o in maybe}
         for sel in part.selects:
             if sel.kind == "skip":
                 continue
@@ -759,7 +800,7 @@ class _Eval:
                 reason = why
         if not pool and not reason:
             reason = "nothing fits"
-        return pool, reason, unread, unclear
+        return pool, sure & {o.id for o in pool}, reason, unread, unclear
 
     def viewer(self, frame: str, words: str, *, facing: bool = True) -> tuple[Viewer | None, str]:
         """The viewer of a frame, or why it is unknown (``facing``: its heading is needed)."""

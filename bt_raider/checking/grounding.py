@@ -133,6 +133,7 @@ class Grounder:
         #: Phrases are names (a PDDL instance's arguments), not descriptions to read.
         self.literal = literal
         self._unread: list[str] = []  # words of anchors left over, see _core
+        self._colours_asked = False  # the last core asked for a colour
         self._unclear: list[str] = []
         self.runner = runner
         self.scene = runner.scene
@@ -319,27 +320,45 @@ class Grounder:
         )
 
     # ------------------------------------------------------------------ objects
-    def ground_object(self, phrase: ArgPhrase, among: Sequence[SceneObject] | None = None) -> Grounded:
+    def ground_object(
+        self,
+        phrase: ArgPhrase,
+        among: Sequence[SceneObject] | None = None,
+        order: Sequence[str] | None = None,
+    ) -> Grounded:
         """The objects a phrase designates, read by the one reader.
 
         :func:`bt_raider.perception.reference.designate` reads the operators (exclusion,
         coordination, quantifiers, ordinals, superlatives, frames) and every word; each core
         description is grounded here (:meth:`_core`). ``among`` limits the domain (a
-        question's candidates); by default it is every object perception reports.
+        question's candidates, ``order`` the ids as the question listed them); by default it is
+        every object perception reports.
         """
-        if self.literal or phrase.relation is None and self._exact(phrase, self.present()):
-            return self._ground_core(phrase)
         domain = list(among) if among is not None else self.present()
+        if self.literal or phrase.relation is None and self._exact(phrase, self.present()):
+            # A name ("Cup_1", an objectId, a PDDL argument): what it names, nothing to read.
+            found = self._ground_core(phrase)
+            inside = {o.id for o in domain}
+            kept = [c for c in found.candidates if c.id in inside or among is None]
+            return found._replace(
+                candidates=kept, designation=reference.Designation(tuple(c.id for c in kept))
+            )
         cores: dict[str, Grounded] = {}
 
         def core(text: str) -> reference.Core:
             found, unread = self._core(text)
             cores[text] = found
-            return reference.Core(found.candidates, tuple(unread), found.reason)
+            certain = None
+            if self._colours_asked:
+                # An object whose colour the scene does not give fits "red", but not for sure.
+                certain = [c for c in found.candidates if attributes.colours_of(c) is not None]
+            return reference.Core(found.candidates, tuple(unread), found.reason, certain)
 
         ref = reference.read(phrase.text)
         before = len(self._unclear)
-        got = reference.designate(ref, domain, core, scene=self.scene, speaker=self.speaker)
+        got = reference.designate(
+            ref, domain, core, scene=self.scene, order=order, speaker=self.speaker
+        )
         if len(self._unclear) > before:
             got = replace_designation(got, self._unclear[before:])
             del self._unclear[before:]
@@ -362,6 +381,7 @@ class Grounder:
     def _core(self, text: str) -> tuple[Grounded, list[str]]:
         """A core description grounded, and the words of it nothing read."""
         phrase = parse_phrase(text, vocab=_vocab(self.lexicon))
+        self._colours_asked = bool(phrase.colours)
         before = len(self._unread)
         found = self._ground_core(phrase)
         unread = self._unread[before:]
@@ -374,12 +394,19 @@ class Grounder:
         covered.update(self._used_words(phrase.head))
         for state in phrase.states:
             covered.update(state.split())
-        covered.update(w for w in attributes.COLOUR_WORDS if attributes.colour_word(w) in phrase.colours)
+        covered.update(
+            w for w in attributes.COLOUR_WORDS if attributes.colour_word(w) in phrase.colours
+        )
         covered.update(_COLOUR_SHADES)
         for sub in (phrase.anchor, phrase.detail):
             if sub is not None:
                 covered.update(_plain_words(sub.text))  # read on their own (the anchor's own)
-        out = [w for w in _plain_words(text) if w not in covered]
+        # An objectId or display name ("Cup|+00.20|...", "cup_1") is a name, read whole.
+        out = [
+            w
+            for w in _plain_words(text)
+            if w not in covered and "|" not in w and not _NAME_WORD.match(w)
+        ]
         if phrase.side:
             out.append(phrase.side)
         return list(dict.fromkeys(out))
@@ -388,7 +415,15 @@ class Grounder:
         """The words of a head its type lookup used ("top drawer": drawer)."""
         if not head or head in GENERIC_HEADS:
             return set(head.split())
-        return set(self._head_span(head))
+        words = head.split()
+        span = self._head_span(head)
+        if (
+            tuple(span) == tuple(words)
+            and words[-1] in GENERIC_HEADS
+            and not self._spans.get(re.sub(r"[ _]?\d+$", "", head.strip()) or head)
+        ):
+            return {words[-1]}  # "the shiny one": one, and "shiny" nobody read
+        return set(span)
 
     def _ground_core(self, phrase: ArgPhrase) -> Grounded:
         """Objects matching a phrase's head, states and relation."""
@@ -522,7 +557,8 @@ class Grounder:
         key = re.sub(r"[ _]?\d+$", "", head.strip()) or head
         if key not in self._spans:
             self.types_for(head, self.present())
-        return self._spans.get(key, tuple(key.split()))
+            self._spans.setdefault(key, ())  # no type: the head is its own reason
+        return self._spans[key] or tuple(key.split())
 
     def _longest_name(self, scene_types: set[str]) -> int:
         """Words in the longest noun the lexicon or a scene type spells, plus slack for filler."""
@@ -715,6 +751,7 @@ _ACCOUNTED = frozenset(
     | {"containing", "holding", "having", "has", "contains", "holds", "sits", "sit", "sat"}
     | {"stands", "lies"}
 )
+_NAME_WORD = re.compile(r"^[a-z]+_\d+$")
 #: Words that shade a colour ("dark blue"): read with it.
 _COLOUR_SHADES = frozenset({"dark", "light", "pale", "bright"})
 
