@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bt_raider.perception.reference import read
 from bt_raider.perception.scene import Scene
 from bt_raider.recovery import replies
-from bt_raider.perception.reference import read
 from bt_raider.recovery.answers import AnswerSpace, Intent
 from bt_raider.recovery.reply_forms import KINDS, ReplyForm, reply_forms
 from tests.bt_raider.recovery.strategies import candidate_scenes
