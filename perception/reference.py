@@ -35,13 +35,34 @@ Public API: :func:`read`, :func:`designate`, :class:`Reference`, :class:`Part`,
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from bt_raider.perception import attributes
 from bt_raider.perception.attributes import Viewer
+from bt_raider.perception.reference_words import (
+    ALL_WORDS,
+    ANY_PHRASES,
+    ANY_WORDS,
+    CONDITIONS,
+    DESIGNATORS,
+    EXCLUDERS,
+    IGNORED,
+    LEAD_INS,
+    LEADING,
+    NOISE,
+    NOT_AFTER,
+    NOT_BEFORE,
+    NUMBER_WORDS,
+    POSSESSIVES,
+    ROOM_WORDS,
+    Select,
+    at,
+    axis_ordinals,
+    select_at,
+    tokens,
+)
 
 __all__ = [
     "IGNORED",
@@ -59,143 +80,6 @@ __all__ = [
 
 Mode = Literal["one", "any", "several"]
 
-#: Words that cannot change which object is meant: politeness, articles, glue of a relative
-#: clause, hedges. Read and dropped anywhere (docs/reader.md lists them).
-IGNORED = frozenset(
-    (
-        "please kindly could would can will shall you the a an this that these those is are was "
-        "were be being been which who whose now just then here there thanks thank ok okay so "
-        "well yes yeah yep sure also again really i think guess believe maybe perhaps probably "
-        "hmm um uh oh hey actually only exactly one ones of sorry oops whoops wait"
-    ).split()
-)
-#: Ignored words that may be skipped before a lead-in ("yes, take ..."); "one" stays: it is
-#: the head of "the one next to the plant".
-_LEADING = IGNORED - {"one", "ones", "of"}
-#: Ignored words that are no glue of a phrase ("sorry", "please"): dropped from a core.
-_NOISE = IGNORED - set(
-    "the a an of that which who whose is are was were be being been one ones this these those "
-    "there here".split()
-)
-#: Rooms: a scene is one room (AI2-THOR's are), so "the kitchen sink" is its sink. A
-#: multi-room scene would need them read; until then they are documented as ignored.
-ROOM_WORDS = frozenset("kitchen bathroom bedroom living dining room office hallway".split())
-#: Words and phrases that may open a reply or a phrase and say nothing of the referent
-#: ("take the red one", "I want the blue one", "it is the left one").
-LEAD_INS = (
-    "i would like",
-    "i'd like",
-    "i want",
-    "i need",
-    "i mean",
-    "i meant",
-    "you should",
-    "you can",
-    "you could",
-    "go for",
-    "it should be",
-    "it must be",
-    "should be",
-    "it is",
-    "it's",
-    "that is",
-    "that's",
-    "this is",
-    "pick up",
-    "take",
-    "pick",
-    "use",
-    "get",
-    "grab",
-    "bring",
-    "choose",
-    "give me",
-    "for me",
-)
-#: Markers of an exclusion; what follows, to the end of its clause, is excluded.
-EXCLUDERS = (
-    ("except", "for"),
-    ("other", "than"),
-    ("but", "not"),
-    ("rather", "than"),
-    ("instead", "of"),
-    ("apart", "from"),
-    ("anything", "but"),
-    ("except",),
-    ("excluding",),
-    ("not",),
-    ("never",),
-)
-#: Glue before and after a "not" that says nothing more ("that is not", "I do not want").
-_NOT_BEFORE = frozenset("that which who is are was were do does did i it".split())
-_NOT_AFTER = frozenset("want mean need like say".split())
-#: Any member will do.
-_ANY = frozenset("any either whichever whatever some anyone anything".split())
-_ANY_PHRASES = (
-    ("you", "choose"),
-    ("you", "decide"),
-    ("you", "pick"),
-    ("your", "choice"),
-    ("your", "call"),
-    ("up", "to", "you"),
-    ("i", "do", "not", "mind"),
-    ("i", "do", "not", "care"),
-    ("do", "not", "mind"),
-    ("do", "not", "care"),
-    ("it", "does", "not", "matter"),
-    ("does", "not", "matter"),
-    ("one", "or", "the", "other"),
-)
-#: Several are meant.
-_ALL = frozenset("both all every each".split())
-#: A clause that makes the reference conditional: unread with everything up to its clause end.
-_CONDITIONS = frozenset("if unless when whenever while until because provided as".split())
-#: Words that designate by what the scene cannot show: unread.
-_POSSESSIVES = frozenset("my your his her their our its".split())
-_DESIGNATORS = frozenset("other another else same different previous next".split())
-#: Side words; "leftmost" is "on the left": the one object on that side, never the most of two
-#: on it (the check and replies read sides alike: attributes.on_side).
-_SIDES = {
-    "left": "left",
-    "right": "right",
-    "left-hand": "left",
-    "right-hand": "right",
-    "leftmost": "left",
-    "left-most": "left",
-    "rightmost": "right",
-    "right-most": "right",
-}
-_EXTREMES = {
-    "middle": "middle",
-    "center": "middle",
-    "centre": "middle",
-}
-_NEAR = frozenset("nearest closest nearer closer near".split())
-_FAR = frozenset("farthest furthest farther further far".split())
-_BIG = frozenset("big bigger biggest large larger largest huge".split())
-_SMALL = frozenset("small smaller smallest little tiny".split())
-_ORDINALS = {
-    "first": 1,
-    "second": 2,
-    "third": 3,
-    "fourth": 4,
-    "fifth": 5,
-    "sixth": 6,
-    "seventh": 7,
-    "eighth": 8,
-    "ninth": 9,
-    "tenth": 10,
-    "1st": 1,
-    "2nd": 2,
-    "3rd": 3,
-    "4th": 4,
-    "5th": 5,
-    "last": -1,
-}
-_NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
-#: Who a frame word names: the speaker, or the robot.
-_SPEAKER = frozenset({"me", "myself", "us", "my", "our"})
-_ROBOT = frozenset({"you", "yourself", "your", "robot", "robot's"})
 #: How much nearer (m) one object must be than the next for "the nearest" to mean it.
 DISTANCE_MARGIN = 0.15
 #: How much bigger (ratio of volumes) one object must be than the next for "the big one".
@@ -203,26 +87,6 @@ SIZE_RATIO = 1.25
 
 
 # --------------------------------------------------------------------------- the program
-@dataclass(frozen=True)
-class Select:
-    """One selection applied to a part's objects, in order.
-
-    Attributes:
-        kind: ``side`` (left, right, front, behind), ``distance`` (near, far), ``extreme``
-            (leftmost, rightmost, middle), ``size`` (big, small) or ``ordinal``.
-        value: the side, distance, extreme or size; for an ordinal, the 1-based position
-            (-1: the last).
-        frame: ``robot`` or ``speaker``: whose view a side or distance is taken from; for an
-            ordinal, ``list`` (the question's order) or the side counted from ("left").
-        words: the words it was read from.
-    """
-
-    kind: str
-    value: str | int
-    frame: str = "robot"
-    words: str = ""
-
-
 @dataclass(frozen=True)
 class Part:
     """One description: a core, the selections on it and what it excludes.
@@ -309,38 +173,13 @@ class Designation:
         return self.ids[0]
 
 
-# --------------------------------------------------------------------------- tokens
-def _tokens(text: str) -> list[tuple[str, str]]:
-    """``(word, as written)`` pairs; "," marks a clause; "n't" becomes "not"."""
-    t = str(text).replace("\u2019", "'").replace("\u2018", "'")
-    t = re.sub(r"\bcan'?t\b|\bcannot\b", "can not", t, flags=re.IGNORECASE)
-    t = re.sub(r"\bwon'?t\b", "will not", t, flags=re.IGNORECASE)
-    t = re.sub(r"(\w)n't\b", r"\1 not", t, flags=re.IGNORECASE)
-    t = re.sub(r"\b(is|are|was|were|does|do|did|has|have)nt\b", r"\1 not", t, flags=re.IGNORECASE)
-    t = re.sub(r"\b(it|that|there|what)'s\b", r"\1 is", t, flags=re.IGNORECASE)
-    out: list[tuple[str, str]] = []
-    for raw in re.findall(r"[,;:!?]|[^\s,;:!?()\"\[\]{}]+", t):
-        if raw in ",;:!?":
-            out.append((",", ","))
-            continue
-        word = raw if "|" in raw else raw.strip(".'\"`*")
-        if not word:
-            continue
-        out.append((word if "|" in word else word.lower(), word))
-    return out
-
-
-def _at(words: list[str], k: int, phrase: Sequence[str]) -> bool:
-    return tuple(words[k : k + len(phrase)]) == tuple(phrase)
-
-
 # --------------------------------------------------------------------------- read
 def read(text: str) -> Reference:
     """Read a phrase or a reply into a :class:`Reference` (pure text: no scene).
 
     Never raises on text: what it cannot read is in :attr:`Reference.unread`.
     """
-    toks = _tokens(text)
+    toks = tokens(text)
     words = [w for w, _ in toks]
     # Lead-ins at the start only ("take the red one"): a verb inside would be read.
     k = 0
@@ -349,11 +188,11 @@ def read(text: str) -> Reference:
         moved = False
         for lead in LEAD_INS:
             phrase = lead.split()
-            if _at(words, k, phrase):
+            if at(words, k, phrase):
                 k += len(phrase)
                 moved = True
                 break
-        while k < len(words) and (words[k] in _LEADING or words[k] == ","):
+        while k < len(words) and (words[k] in LEADING or words[k] == ","):
             k += 1
     toks, words = toks[k:], words[k:]
     quantifier: Literal["one", "any", "all"] = "one"
@@ -362,7 +201,7 @@ def read(text: str) -> Reference:
     keep: list[int] = []
     i = 0
     while i < len(words):
-        phrase = next((p for p in _ANY_PHRASES if _at(words, i, p)), None)
+        phrase = next((p for p in ANY_PHRASES if at(words, i, p)), None)
         if phrase is not None:
             quantifier = "any"
             i += len(phrase)
@@ -375,7 +214,7 @@ def read(text: str) -> Reference:
     kept: list[tuple[str, str]] = []
     i = 0
     while i < len(toks):
-        if words[i] in _CONDITIONS:
+        if words[i] in CONDITIONS:
             end = next((j for j in range(i + 1, len(words)) if words[j] == ","), len(words))
             unread.append(" ".join(o for _, o in toks[i:end]))
             i = end
@@ -425,13 +264,13 @@ def _read_part(
     excluded: list[list[tuple[str, str]]] = []
     i = 0
     while i < len(toks):
-        marker = next((m for m in EXCLUDERS if _at(words, i, m)), None)
+        marker = next((m for m in EXCLUDERS if at(words, i, m)), None)
         if marker is not None:
             # "that is not", "I do not want": glue before and after the marker.
-            while base and base[-1][0] in _NOT_BEFORE:
+            while base and base[-1][0] in NOT_BEFORE:
                 base.pop()
             j = i + len(marker)
-            while j < len(words) and words[j] in _NOT_AFTER:
+            while j < len(words) and words[j] in NOT_AFTER:
                 j += 1
             end = next(
                 (m for m in range(j, len(words)) if words[m] == "," or words[m] == "but"),
@@ -460,15 +299,15 @@ def _read_part(
         if w == ",":
             i += 1
             continue
-        if w in _ANY:
+        if w in ANY_WORDS:
             quantifier = "any"
             i += 1
             continue
-        if w in _ALL:
+        if w in ALL_WORDS:
             quantifier = "all"
             i += 2 if bwords[i + 1 : i + 2] == ["of"] else 1
             continue
-        found = _select_at(bwords, i)
+        found = select_at(bwords, i)
         if found is not None:
             sel, used = found
             if sel is None:
@@ -487,11 +326,11 @@ def _read_part(
             core.append(base[i])  # "next to the bowl": a relation, read in the core
             i += 1
             continue
-        if w in _POSSESSIVES or w in _DESIGNATORS or (w.endswith("'s") and "|" not in w):
+        if w in POSSESSIVES or w in DESIGNATORS or (w.endswith("'s") and "|" not in w):
             unread.append(base[i][1])
             i += 1
             continue
-        if w in _NUMBERS and i + 1 < n and bwords[i + 1] not in ("or", ","):
+        if w in NUMBER_WORDS and i + 1 < n and bwords[i + 1] not in ("or", ","):
             unread.append(base[i][1])  # "the two cups": how many, not which
             i += 1
             continue
@@ -504,179 +343,13 @@ def _read_part(
         ex_parts.append(part if part is not None else Part(""))
     if excluded and not any(etoks for etoks in excluded):
         unread.append("not")  # "not" with nothing after it
-    selects = _axis_ordinals(selects, unread)
+    selects = axis_ordinals(selects, unread)
     # The core keeps its glue ("on the left of the sink"); only-ignorable words are no core.
-    core = [(w, o) for w, o in core if w != "," and w not in _NOISE]
+    core = [(w, o) for w, o in core if w != "," and w not in NOISE]
     core_text = " ".join(o for _, o in core) if any(w not in IGNORED for w, _ in core) else ""
     if not (core_text or selects or ex_parts or ids or other) and quantifier == "one":
         return None, quantifier, unread, other
     return Part(core_text, tuple(selects), tuple(ex_parts), tuple(ids)), quantifier, unread, other
-
-
-def _axis_ordinals(selects: list[Select], unread: list[str]) -> list[Select]:
-    """ "the second drawer from the left": an ordinal counted along the side that follows."""
-    out: list[Select] = []
-    for sel in selects:
-        if sel.kind == "side" and sel.words.startswith("from "):
-            at = next(
-                (k for k, s in enumerate(out) if s.kind == "ordinal" and s.frame == "list"), None
-            )
-            if at is None:
-                unread.append(sel.words)  # "the cup from the left": counted from nothing
-                continue
-            ordinal = out[at]
-            out[at] = Select(
-                "ordinal",
-                ordinal.value,
-                f"{sel.value}:{sel.frame}",
-                f"{ordinal.words} {sel.words}",
-            )
-            continue
-        out.append(sel)
-    return out
-
-
-def _frame_word(words: list[str], k: int) -> str | None:
-    """``speaker`` or ``robot`` for the frame word at ``k`` ("me", "you", "the robot")."""
-    if k < len(words) and words[k] in _SPEAKER:
-        return "speaker"
-    if k < len(words) and words[k] in _ROBOT:
-        return "robot"
-    return None
-
-
-def _select_at(words: list[str], i: int) -> tuple[Select | None, int] | None:
-    """A selection starting at ``i``: ``(select, words used)``; ``(None, n)`` for words that
-    select in a way that cannot be read (an ordinal from the end); None: no selection here."""
-    w = words[i]
-    n = len(words)
-    nxt = words[i + 1] if i + 1 < n else ""
-    # "right now", "right here", "right next to": no side.
-    if w == "right" and nxt in ("now", "here", "there", "away", "next", "behind", "by"):
-        return Select("skip", 0), 1  # dropped below
-    # on/to/at [the] [my|your] left|right [hand] [side] -- not "... of <object>".
-    if w in ("on", "to", "at", "from"):
-        k = i + 1
-        while k < n and words[k] == "the":
-            k += 1
-        frame = "robot"
-        if k < n and words[k] in ("my", "your", "our"):
-            frame = "speaker" if words[k] in ("my", "our") else "robot"
-            k += 1
-        if k < n and words[k] in _SIDES:
-            side = _SIDES[words[k]]
-            k += 1
-            while k < n and words[k] in ("hand", "side"):
-                k += 1
-            if k >= n or words[k] != "of":
-                return Select("side", side, frame, " ".join(words[i:k])), k - i
-            if words[k] == "of":
-                f = _frame_word(words, k + 1)
-                if f is not None:  # "to the left of me"
-                    return Select("side", side, f, " ".join(words[i : k + 2])), k + 2 - i
-                if words[k + 1 : k + 3] == ["the", "robot"]:
-                    return Select("side", side, "robot", " ".join(words[i : k + 3])), k + 3 - i
-    if w in ("my", "your") and nxt in _SIDES and (i + 2 >= n or words[i + 2] != "of"):
-        frame = "speaker" if w == "my" else "robot"
-        k = i + 2
-        while k < n and words[k] in ("hand", "side"):
-            k += 1
-        return Select("side", _SIDES[nxt], frame, " ".join(words[i:k])), k - i
-    if w in _SIDES and nxt not in ("of", "side", "hand", "half", "end", "corner", "edge"):
-        return Select("side", _SIDES[w], "robot", w), 1
-    if w in ("in", "at") and (
-        nxt in _EXTREMES or (nxt == "the" and i + 2 < n and words[i + 2] in _EXTREMES)
-    ):
-        lead = 2 if nxt == "the" else 1  # "in the middle": the extreme, not a relation
-        found = _select_at(words, i + lead)
-        if found is not None and found[0] is not None:
-            return found[0], found[1] + lead
-    if w in _EXTREMES:
-        k = i + 1
-        frame = "robot"
-        if k < n and words[k] == "one":
-            k += 1
-        if _at(words, k, ("from",)) or _at(words, k, ("to",)):
-            f = _frame_word(words, k + 1)
-            if f is not None:
-                frame, k = f, k + 2
-        start = i - 1 if i > 0 and words[i - 1] in ("in", "at") else i
-        return Select("extreme", _EXTREMES[w], frame, " ".join(words[start:k])), k - i
-    if w == "in" and nxt == "front":
-        if i + 2 >= n:
-            return Select("side", "front", "robot", "in front"), 2
-        if words[i + 2] == "of":
-            f = _frame_word(words, i + 3)
-            if f is None and words[i + 3 : i + 5] == ["the", "robot"]:
-                return Select("side", "front", "robot", "in front of the robot"), 5
-            if f is not None:
-                return Select("side", "front", f, " ".join(words[i : i + 4])), 4
-        return None
-    if w == "behind":
-        f = _frame_word(words, i + 1)
-        if f is not None:
-            return Select("side", "behind", f, " ".join(words[i : i + 2])), 2
-        if words[i + 1 : i + 3] == ["the", "robot"]:
-            return Select("side", "behind", "robot", "behind the robot"), 3
-        if i + 1 >= n:
-            return Select("side", "behind", "robot", "behind"), 1
-        return None
-    if w == "ahead" or (w == "straight" and nxt == "ahead"):
-        used = 2 if w == "straight" else 1
-        return Select("side", "front", "robot", " ".join(words[i : i + used])), used
-    if w in _NEAR or w in _FAR:
-        value = "near" if w in _NEAR else "far"
-        k = i + 1
-        if k < n and words[k] == "one":
-            k += 1
-        if k < n and words[k] in ("to", "from"):
-            f = _frame_word(words, k + 1)
-            if f is not None:
-                return Select("distance", value, f, " ".join(words[i : k + 2])), k + 2 - i
-            if words[k + 1 : k + 3] == ["the", "robot"]:
-                return Select("distance", value, "robot", " ".join(words[i : k + 3])), k + 3 - i
-            if w in ("near", "nearer", "closer", "far", "farther", "further"):
-                return None  # "near to the sink": a relation, read in the core
-            return None  # "closest to the sink": a relation
-        if w == "near":
-            f = _frame_word(words, k)
-            if f is not None:  # "near me", "near you"
-                return Select("distance", value, f, " ".join(words[i : k + 1])), k + 1 - i
-            if k < n:
-                return None  # "near the sink": a relation
-        return Select("distance", value, "robot", " ".join(words[i:k])), k - i
-    if w in ("next", "close") and nxt == "to":
-        f = _frame_word(words, i + 2)
-        if f is not None:  # "next to me"
-            return Select("distance", "near", f, " ".join(words[i : i + 3])), 3
-        return None
-    if w in _BIG or w in _SMALL:
-        return Select("size", "big" if w in _BIG else "small", "robot", w), 1
-    if w in ("penultimate", "zeroth", "0th") or _at(words, i, ("second", "to", "last")):
-        used = 3 if w == "second" else 1
-        return None, used  # "second to last", "zeroth": unread
-    if w in _ORDINALS or (w.isdigit() and i > 0 and words[i - 1] in ("number", "option", "no")):
-        value = _ORDINALS[w] if w in _ORDINALS else int(w)
-        k = i + 1
-        if k < n and words[k] == "one":
-            k += 1
-        if k < n and words[k] == "from":
-            m = k + 1
-            while m < n and words[m] in ("the", "my", "your"):
-                m += 1
-            frame = "speaker" if "my" in words[k:m] else "robot"
-            if m < n and words[m] in _SIDES:
-                return Select("ordinal", value, f"{_SIDES[words[m]]}:{frame}", " ".join(
-                    words[i : m + 1]
-                )), m + 1 - i  # fmt: skip
-            return None, m + 1 - i  # "third from the end", "second from the top"
-        return Select("ordinal", value, "list", " ".join(words[i:k])), k - i
-    if w in ("number", "option", "no", "choice") and (
-        nxt in _NUMBERS or nxt == "one" or nxt.isdigit()
-    ):
-        value = _NUMBERS.get(nxt) or (1 if nxt == "one" else int(nxt))
-        return Select("ordinal", value, "list", f"{w} {nxt}"), 2
-    return None
 
 
 # --------------------------------------------------------------------------- evaluate

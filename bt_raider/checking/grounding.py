@@ -758,7 +758,7 @@ _COLOUR_SHADES = frozenset({"dark", "light", "pale", "bright"})
 
 def _plain_words(text: str) -> list[str]:
     """The lower-case words of a phrase (an objectId whole)."""
-    return [w for w, _ in reference._tokens(text) if w != ","]
+    return [w for w, _ in reference.tokens(text) if w != ","]
 
 
 def _vocab(lexicon: CategoryLexicon) -> Vocab:
