@@ -392,6 +392,10 @@ class Grounder:
         """Words of ``text`` its parsed phrase does not account for (docs/reader.md)."""
         covered = set(_ACCOUNTED)
         covered.update(self._used_words(phrase.head))
+        if phrase.relation is not None:
+            covered.update(_RELATION_WORDS.get(phrase.relation, ()))
+        if phrase.detail is not None:
+            covered.update(_DETAIL_WORDS)
         for state in phrase.states:
             covered.update(state.split())
         covered.update(
@@ -738,18 +742,30 @@ class Grounder:
 
 #: Abstraction levels, least to most specific in what they read.
 _LEVELS = ("AS", "AN", "AC", "AR")
-#: Words a core phrase may hold that its parse reads (relation glue, determiners, fillers).
+#: Words a core phrase may hold that its parse reads (determiners, fillers of a clause).
 _ACCOUNTED = frozenset(
     reference.IGNORED
     | reference.ROOM_WORDS
-    | {"to", "the", "of", "on", "in", "at", "side", "hand", "top", "into", "onto", "inside"}
-    | {"left", "right", "upon", "atop", "within", "above", "over", "below", "under"}
-    | {"underneath", "beneath", "near", "close", "next", "beside", "by", "from", "closest"}
-    | {"nearest", "some", "any", "it", "its", "them", "their"}
-    | {"that", "which", "located", "placed", "sitting", "lying", "standing", "currently"}
-    | {"resting", "kept", "hanging", "directly", "immediately", "slightly", "with", "where"}
-    | {"containing", "holding", "having", "has", "contains", "holds", "sits", "sit", "sat"}
-    | {"stands", "lies"}
+    | {"to", "the", "of", "it", "its", "them", "their", "some", "any", "located", "placed"}
+    | {"sitting", "lying", "standing", "currently", "resting", "kept", "hanging", "directly"}
+    | {"immediately", "slightly", "sits", "sit", "sat", "stands", "lies"}
+)
+#: The words each relation of a phrase is said with ("on top of", "to the left hand side of").
+_RELATION_WORDS = {
+    "left of": {"on", "to", "at", "left", "side", "hand"},
+    "right of": {"on", "to", "at", "right", "side", "hand"},
+    "on top of": {"on", "top", "onto", "upon", "atop"},
+    "inside": {"in", "inside", "into", "within"},
+    "above": {"above", "over"},
+    "below": {"below", "under", "underneath", "beneath"},
+    "near": {"near", "close", "by", "nearby"},
+    "next to": {"next", "beside", "besides", "alongside", "adjacent"},
+    "closest to": {"closest", "nearest"},
+    "from": {"from", "off", "out", "in", "on", "inside"},
+}
+#: Words of a post-modifier that says what is at the object ("with the pen in it").
+_DETAIL_WORDS = frozenset(
+    "with containing contains holding holds having has where that which is are on in".split()
 )
 _NAME_WORD = re.compile(r"^[a-z]+_\d+$")
 #: Words that shade a colour ("dark blue"): read with it.
