@@ -42,6 +42,7 @@ from typing import Any, Literal
 from bt_raider.perception import attributes
 from bt_raider.perception.attributes import Viewer
 from bt_raider.perception.reference_words import (
+    RELATION_STARTS,
     ALL_WORDS,
     ANY_PHRASES,
     ANY_WORDS,
@@ -346,6 +347,10 @@ def _read_part(
     selects = axis_ordinals(selects, unread)
     # The core keeps its glue ("on the left of the sink"); only-ignorable words are no core.
     core = [(w, o) for w, o in core if w != "," and w not in NOISE]
+    while core and core[0][0] in ("the", "a", "an", "that", "which", "is", "are"):
+        core = core[1:]
+    if core and core[0][0] in RELATION_STARTS:
+        core = [("one", "one"), *core]  # "(not) in the sink": any one in the sink
     core_text = " ".join(o for _, o in core) if any(w not in IGNORED for w, _ in core) else ""
     if not (core_text or selects or ex_parts or ids or other) and quantifier == "one":
         return None, quantifier, unread, other
