@@ -42,7 +42,6 @@ from typing import Any, Literal
 from bt_raider.perception import attributes
 from bt_raider.perception.attributes import Viewer
 from bt_raider.perception.reference_words import (
-    RELATION_STARTS,
     ALL_WORDS,
     ANY_PHRASES,
     ANY_WORDS,
@@ -57,6 +56,7 @@ from bt_raider.perception.reference_words import (
     NOT_BEFORE,
     NUMBER_WORDS,
     POSSESSIVES,
+    RELATION_STARTS,
     ROOM_WORDS,
     Select,
     at,

@@ -338,7 +338,12 @@ class Grounder:
         ref = reference.read(phrase.text)
         plain = ref.quantifier == "one" and not ref.unread and not ref.other and len(ref.parts) == 1
         plain = plain and not (ref.parts[0].selects or ref.parts[0].excluded or ref.parts[0].ids)
-        if self.literal or plain and phrase.relation is None and self._exact(phrase, self.present()):
+        if (
+            self.literal
+            or plain
+            and phrase.relation is None
+            and self._exact(phrase, self.present())
+        ):
             # A name ("Cup_1", an objectId, a PDDL argument): what it names, nothing to read.
             found = self._ground_core(phrase)
             inside = {o.id for o in domain}
