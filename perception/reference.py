@@ -476,6 +476,10 @@ class _Eval:
             unclear += unsure_sel
             if why:
                 reason = why
+            if len(pool) > 1 or unsure_sel:
+                # "the one on the right" of three on the right: none is it for certain, so
+                # "not the one on the right" excludes none of them.
+                sure = set()
         if not pool and not reason:
             reason = "nothing fits"
         return pool, sure & {o.id for o in pool}, reason, unread, unclear
