@@ -15,8 +15,8 @@ same two functions, in the style of CLEVR-Ref+'s functional programs:
   any or several are meant, and the words it could not read.
 
 **Every word is accounted for.** A word is consumed by the program or is on
-:data:`~bt_raider.perception.reference_words.IGNORED` (words that cannot change the referent: "please", "the", "now" ...). Any
-other word (a negator, quantifier, comparative, possessive, conditional or unknown modifier)
+:data:`~bt_raider.perception.reference_words.IGNORED` (words that cannot change the referent:
+"please", "the", "now" ...). Any other word (a negator, quantifier, comparative, possessive, conditional or unknown modifier)
 is *unread*: the designation is then unclear, never a choice (``Designation.unclear``).
 
 **Frames.** "my left", "in front of me", "near me" are read from the speaker (``speaker``: a
