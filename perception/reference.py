@@ -44,6 +44,7 @@ from typing import Any, Literal
 from bt_raider.perception import attributes
 from bt_raider.perception.attributes import Viewer
 from bt_raider.perception.reference_words import (
+    SAYING,
     ALL_WORDS,
     ANY_PHRASES,
     ANY_WORDS,
@@ -179,6 +180,12 @@ def read(text: str) -> Reference:
     """
     toks = tokens(text)
     words = [w for w, _ in toks]
+    # "..., I would say the red one": what is said after it is the answer; before it, a preamble.
+    for k in range(len(words) - 1, -1, -1):
+        said = next((m for m in SAYING if at(words, k, m)), None)
+        if said is not None and k + len(said) < len(words):
+            toks, words = toks[k + len(said) :], words[k + len(said) :]
+            break
     # Lead-ins at the start only ("take the red one"): a verb inside would be read.
     k = 0
     moved = True

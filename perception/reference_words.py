@@ -64,6 +64,9 @@ LEAD_INS = (
     "give me",
     "for me",
 )
+#: What ends a preamble: only the words after the last of these are the answer ("Well, you know,
+#: since you ask, I would say the red one").
+SAYING = (("i", "would", "say"), ("i'd", "say"), ("i", "say"), ("i", "would", "go", "with"))
 #: Markers of an exclusion; what follows, to the end of its clause, is excluded.
 EXCLUDERS = (
     ("except", "for"),
