@@ -24,6 +24,7 @@ from bt_raider.recovery.pipeline import Recovery
 from bt_raider.recovery.safecode import Ref
 from bt_raider.robot import worker
 from bt_raider.robot.actions import Var, clear_vars
+from bt_raider.robot.designation import Designation
 from bt_raider.runtime.guard_check import Phase, _describe
 from bt_raider.runtime.scenes import read_scene
 
@@ -47,6 +48,7 @@ class _Recovering(py_trees.decorators.Decorator):
     _vars_live: bool
     _recovery_error: str | None
     _asked: Query | None
+    designation: Designation | None
     steps: list[str]
     _recovering_step: int | None
     _recovered_steps: set[int]
@@ -116,17 +118,24 @@ class _Recovering(py_trees.decorators.Decorator):
         if resume is None or self.query is None:
             return
         values: list[Any] = []
-        for arg in resume.args:
+        answered: list[tuple[int, Any]] = []  # (argument index, the person's answer)
+        for index, arg in enumerate(resume.args):
             if isinstance(arg, Ref):
                 try:
                     key = Var(arg.name, self.vars_scope).key
                     values.append(py_trees.blackboard.Blackboard.get(key))
                 except KeyError:
                     return  # nothing to refine with: re-check the query as it was
+                answered.append((index, values[-1]))
             else:
                 values.append(arg)
         text = f"{resume.action}({', '.join(str(v) for v in values)})"
         step = self._recovering_step
+        if self.designation is not None:
+            # The person's answer narrows what the instruction designates: a later recovery
+            # of this action may not release it on another of the candidates she was offered.
+            for index, value in answered:
+                self.designation = self.designation.narrowed(step or 0, index, str(value))
         if self.steps and step is not None and step < len(self.steps):
             # A compound instruction: only the recovered step changes; the others are checked
             # again as they were written (their pronouns resolved anew).
