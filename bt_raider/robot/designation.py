@@ -127,7 +127,12 @@ class Designation:
 
     @property
     def open(self) -> bool:
+        """Some phrase of some action grounded to nothing at the first check."""
         return any(a.open for a in self.actions)
+
+    def all_allowed(self) -> frozenset[str]:
+        """Every object any phrase of any action allows."""
+        return frozenset(i for a in self.actions for i in a.all_allowed())
 
     def narrowed(self, step: int, index: int, value: str) -> Designation:
         """This designation with argument ``index`` of action ``step`` narrowed to ``value``
@@ -195,10 +200,10 @@ def outside(
 
     Argument ``i`` of action ``k`` must be one of the objects phrase ``i`` of action ``k``
     allows, and the person's answer for it when she gave one. When the released call has
-    another number of arguments than the instruction's phrases (a PDDL instance recovered as
-    a call, a destination the instruction left open), each argument must be one some phrase
-    allows (positions cannot be matched), and fewer arguments than phrases are refused (the
-    call would drop a designated argument). An argument the guard left as written (not
+    another number of arguments than the instruction's phrases (a PDDL instance
+    ``(pick robot medicine counter)`` recovered as ``pick(Medicine|1)``, a destination the
+    instruction left open), each argument must be one some phrase allows (positions cannot be
+    matched). An argument the guard left as written (not
     retargeted: it equals its phrase) passes. An open phrase (nothing grounded at the first
     check, nothing re-read since) allows nothing but itself. A resolution whose actions do not
     line up with the designation's is refused whole.
@@ -213,12 +218,6 @@ def outside(
     for step, (got, want) in enumerate(zip(actions, designation.actions, strict=True)):
         where = f"step {step + 1}: " if len(actions) > 1 else ""
         call = f"{got.action or 'the action'}({', '.join(got.args)})"
-        if len(got.args) < len(want.phrases):
-            out.append(
-                f"{where}{call} has {len(got.args)} argument(s), the instruction "
-                f"{len(want.phrases)} ({', '.join(repr(p) for p in want.phrases)})"
-            )
-            continue
         if len(got.args) == len(want.phrases):
             rows = zip(got.args, want.phrases, want.allowed, want.chosen, strict=True)
             for arg, phrase, allowed, chosen in rows:

@@ -336,16 +336,27 @@ class _Checking(py_trees.decorators.Decorator):
         self._recovering_step = None
         scene = self._scene_seen
         holding = [o.name for o in getattr(scene, "holding", None) or []]
+        designation = self.designation
         if self.steps and checked.step_issue is not None:
             index, text, step_verdict = checked.step_issue
             self._recovering_step = index
-            return RecoveryRequest(action=text, verdict=step_verdict, holding=holding, scene=scene)
+            if designation is not None and index < len(designation.actions):
+                one = designation.actions[index]
+                designation = Designation(designation.query, (one,))
+            return RecoveryRequest(
+                action=text,
+                verdict=step_verdict,
+                holding=holding,
+                scene=scene,
+                designation=designation,
+            )
         return RecoveryRequest(
             action=str(self.query),
             verdict=verdict,
             holding=holding,
             scene=scene,
             bindings=dict(self.query.bindings) if self.query is not None else {},
+            designation=designation,
         )
 
     def _record(self, verdict: Verdict, data: dict[str, Any] | None = None) -> None:
