@@ -322,7 +322,10 @@ class SceneVerifier:
             if isinstance(values, Proof):
                 return values
             if request.designation is not None:
-                refused = _resume_outside(work, plan, request, request.designation, values)
+                designation = request.designation
+                for value in answers.values():  # the person chose among the designated
+                    designation = designation.chosen_as(_ref(work, str(value)))
+                refused = _resume_outside(work, plan, request, designation, values)
                 if refused is not None:
                     return Proof(False, refused, checked)
             query: Query | str = f"{plan.resume.action}({', '.join(values)})"

@@ -148,6 +148,19 @@ class Designation:
         actions[step] = replace(one, chosen=tuple(chosen))
         return replace(self, actions=tuple(actions))
 
+    def chosen_as(self, ref: str) -> Designation:
+        """This designation narrowed by an answer that named ``ref`` (an objectId): every
+        phrase that allows ``ref`` among others now allows only it (the person chose it among
+        what the words allowed). A ``ref`` no phrase allows changes nothing."""
+        actions = []
+        for one in self.actions:
+            chosen = tuple(
+                ref if allowed is not None and ref in allowed and len(allowed) > 1 else c
+                for allowed, c in zip(one.allowed, one.chosen, strict=True)
+            )
+            actions.append(replace(one, chosen=chosen))
+        return replace(self, actions=tuple(actions))
+
     def reread(self, step: int, grounding: Mapping[str, Iterable[str]]) -> Designation:
         """Fill action ``step``'s open phrases from ``grounding``: the same words checked in the
         scene of the release (the object came into sight during the recovery)."""

@@ -19,6 +19,7 @@ from py_trees.common import Status
 
 from bt_raider.checking.contract import Query
 from bt_raider.checking.verdict import Verdict
+from bt_raider.perception.scene import Scene
 from bt_raider.recovery.contract import RecoveryPlan
 from bt_raider.recovery.pipeline import Recovery
 from bt_raider.recovery.safecode import Ref
@@ -48,6 +49,7 @@ class _Recovering(py_trees.decorators.Decorator):
     _vars_live: bool
     _recovery_error: str | None
     _asked: Query | None
+    _scene_seen: Any
     designation: Designation | None
     steps: list[str]
     _recovering_step: int | None
@@ -112,8 +114,26 @@ class _Recovering(py_trees.decorators.Decorator):
                 return
         self._submit_check()
 
+    def _narrow_by_answers(self) -> None:
+        """Every answer of this recovery run that named one of the designated objects narrows
+        the designation to it, whether the plan's resume step uses the answer or not: a plan
+        that asks "which cup?" and then names the other cup is refused at release."""
+        if self.designation is None or self.plan is None:
+            return
+        scene = self._scene_seen if isinstance(self._scene_seen, Scene) else None
+        for var in self.plan.program.variables:
+            try:
+                value = py_trees.blackboard.Blackboard.get(Var(var, self.vars_scope).key)
+            except KeyError:
+                continue
+            ref = str(value)
+            if scene is not None and scene.has(ref):
+                ref = scene.resolve(ref).id
+            self.designation = self.designation.chosen_as(ref)
+
     def _refine_query(self) -> None:
         """Re-check the action on the resume step's arguments (e.g. the person's answer)."""
+        self._narrow_by_answers()
         resume = self.plan.resume if self.plan is not None else None
         if resume is None or self.query is None:
             return
