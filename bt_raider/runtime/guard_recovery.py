@@ -19,7 +19,9 @@ from py_trees.common import Status
 
 from bt_raider.checking.contract import Query
 from bt_raider.checking.verdict import Verdict
+from bt_raider.errors import BtRaiderError
 from bt_raider.perception.scene import Scene
+from bt_raider.recovery.answers import AnswerSpace
 from bt_raider.recovery.contract import RecoveryPlan
 from bt_raider.recovery.pipeline import Recovery
 from bt_raider.recovery.safecode import Ref
@@ -126,10 +128,28 @@ class _Recovering(py_trees.decorators.Decorator):
                 value = py_trees.blackboard.Blackboard.get(Var(var, self.vars_scope).key)
             except KeyError:
                 continue
-            ref = str(value)
-            if scene is not None and scene.has(ref):
-                ref = scene.resolve(ref).id
-            self.designation = self.designation.chosen_as(ref)
+            self.designation = self.designation.chosen_as(self._answer_ref(scene, str(value)))
+
+    def _answer_ref(self, scene: Scene | None, value: str) -> str:
+        """The objectId an answer names: itself, the scene's object of that name, or, for a
+        reply no step read (the plan asked and did not use it), the designated candidate the
+        reply names, read as the person's reply to "which one?" (else the reply as said)."""
+        if scene is None:
+            return value
+        if scene.has(value):
+            return scene.resolve(value).id
+        assert self.designation is not None
+        for one in self.designation.actions:
+            for allowed in one.allowed:
+                if allowed is None or len(allowed) < 2:
+                    continue
+                try:
+                    reading = AnswerSpace.objects(scene, sorted(allowed)).read(value)
+                except BtRaiderError:
+                    continue
+                if reading.usable and str(reading.value) in allowed:
+                    return str(reading.value)
+        return value
 
     def _refine_query(self) -> None:
         """Re-check the action on the resume step's arguments (e.g. the person's answer)."""

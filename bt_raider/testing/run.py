@@ -44,9 +44,13 @@ class ByGuard(Mapping[str, list[T]], Generic[T]):
         self._items: dict[str, list[T]] = {}
         self._names: dict[str, str] = {}  # guard id -> display name
 
+    def know(self, guard_id: str, name: str) -> None:
+        """Take note of a guard of the run (a name it shares is then no key), items or not."""
+        self._names.setdefault(guard_id, name)
+
     def add(self, guard_id: str, name: str, item: T) -> None:
         """Append ``item`` to the list of the guard ``guard_id`` (display name ``name``)."""
-        self._names.setdefault(guard_id, name)
+        self.know(guard_id, name)
         self._items.setdefault(guard_id, []).append(item)
 
     def guard_id(self, key: str) -> str:
@@ -56,7 +60,7 @@ class ByGuard(Mapping[str, list[T]], Generic[T]):
             KeyError: no guard of the run has that id or name.
             UsageError: several guards have that name (the message names their ids).
         """
-        if key in self._items:
+        if key in self._names:
             return key
         ids = [g for g, n in self._names.items() if n == key]
         if len(ids) == 1:
@@ -69,7 +73,7 @@ class ByGuard(Mapping[str, list[T]], Generic[T]):
         )
 
     def names(self) -> dict[str, str]:
-        """Guard id -> display name, for every guard with an entry."""
+        """Guard id -> display name, for every guard of the run noted so far."""
         return dict(self._names)
 
     def __getitem__(self, key: str) -> list[T]:
@@ -77,7 +81,8 @@ class ByGuard(Mapping[str, list[T]], Generic[T]):
 
     def __iter__(self) -> Iterator[str]:
         names = list(self._names.values())
-        for guard_id, name in self._names.items():
+        for guard_id in self._items:
+            name = self._names[guard_id]
             yield name if names.count(name) == 1 else guard_id
 
     def __len__(self) -> int:
@@ -143,6 +148,8 @@ class RunResult:
     def recoveries(self) -> ByGuard[str]:
         """Per guard (as :attr:`verdicts`), the code of each recovery it ran."""
         out: ByGuard[str] = ByGuard()
+        for guard_id, name in self.verdicts.names().items():
+            out.know(guard_id, name)
         for run in self.recovery_runs:
             out.add(run.guard_id or run.guard, run.guard, run.code)
         return out
@@ -163,13 +170,8 @@ class RunResult:
         want = None if category is None else str(getattr(category, "value", category))
         wanted = None
         if guard is not None:
-            guards: ByGuard[None] = ByGuard()  # every guard the run saw, by id and name
-            for gid, name in self.verdicts.names().items():
-                guards.add(gid, name, None)
-            for run in self.recovery_runs:
-                guards.add(run.guard_id or run.guard, run.guard, None)
             try:
-                wanted = guards.guard_id(guard)
+                wanted = self.recoveries.guard_id(guard)
             except KeyError:
                 return False
         for run in self.recovery_runs:
@@ -349,6 +351,7 @@ class _Recorder:
 
     def _watch(self, guard: RaiderGuard) -> None:
         key = id(guard)
+        self.result.verdicts.know(guard.guard_id, guard.name)
         new: Verdict | None = None
         verdict = guard.verdict
         if verdict is not None and verdict is not self._seen_verdict.get(key):
