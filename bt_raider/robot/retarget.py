@@ -35,7 +35,6 @@ from __future__ import annotations
 import itertools
 import re
 import threading
-import weakref
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -55,64 +54,58 @@ _GUARD_NUMBERS = itertools.count(1)
 _GUARD_NUMBERS_LOCK = threading.Lock()
 
 
-#: The live guards by id (for the lookups by display name below).
-_GUARDS: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
-
-
-def new_guard_id(name: str, guard: Any = None) -> str:
+def new_guard_id(name: str) -> str:
     """A guard's id, unique in the process whatever its display name: ``<name>#<n>``, the name
     with ``/`` and ``.`` written ``_`` (a ``/`` would nest blackboard namespaces; py_trees reads
     a ``.`` as an attribute of the value) and ``n`` a number no other guard has. Two guards
     named ``fetch/cup`` and ``fetch.cup``, or two left at one default name, get two ids, so
     they never share a blackboard key, a trace entry or a report line.
-
-    Args:
-        name: the guard's display name.
-        guard: the guard, remembered (weakly) for :func:`guard_named`.
     """
     with _GUARD_NUMBERS_LOCK:
         number = next(_GUARD_NUMBERS)
-        guard_id = f"{name.replace('/', '_').replace('.', '_')}#{number}"
-        if guard is not None:
-            _GUARDS[guard_id] = guard
-    return guard_id
+    return f"{name.replace('/', '_').replace('.', '_')}#{number}"
 
 
-def guard_named(name: str) -> Any:
-    """The one live guard whose display name is ``name`` (any guard made with
-    :func:`new_guard_id`, e.g. a :class:`~bt_raider.runtime.guards.RaiderGuard`).
+def guard_named(name: str, within: Any) -> Any:
+    """The one guard (a node with a ``guard_id``) named ``name`` in the tree of ``within``
+    (any node of it: the asking node itself, say).
 
     Raises:
-        UsageError: no guard has that name, or several do (the message names their ids: ask
-            the guard itself, ``guard.resolved_key``).
+        UsageError: no guard of that tree has that name, or several do (the message names
+            their ids: ask the guard itself, ``guard.resolved_key``).
     """
-    with _GUARD_NUMBERS_LOCK:
-        found = sorted(
-            ((gid, g) for gid, g in list(_GUARDS.items()) if getattr(g, "name", None) == name),
-            key=lambda item: int(item[0].rsplit("#", 1)[1]),
-        )
+    root = within
+    while getattr(root, "parent", None) is not None:
+        root = root.parent
+    found = [
+        node
+        for node in root.iterate()
+        if node.name == name and isinstance(getattr(node, "guard_id", None), str)
+    ]
     if len(found) == 1:
-        return found[0][1]
+        return found[0]
     if not found:
-        raise UsageError(f"no guard is named {name!r}")
-    ids = ", ".join(gid for gid, _ in found)
+        raise UsageError(f"no guard of the tree {root.name!r} is named {name!r}")
+    ids = ", ".join(node.guard_id for node in found)
     raise UsageError(
         f"{len(found)} guards are named {name!r} ({ids}): a name cannot tell them apart; "
         "use the guard's own keys (guard.resolved_key, guard.key)"
     )
 
 
-def resolved_for(guard_name: str) -> dict[str, Any] | None:
-    """What the guard named ``guard_name`` resolved its action to (its blackboard dict, see
-    :meth:`ResolvedAction.as_dict`), or None while it holds nothing: for a later node that
-    knows the guard only by name ("what did the guarded pick pick?").
+def resolved_for(guard_name: str, within: Any) -> dict[str, Any] | None:
+    """What the guard named ``guard_name`` in the tree of ``within`` resolved its action to
+    (its blackboard dict, see :meth:`ResolvedAction.as_dict`), or None while it holds
+    nothing: for a later node that knows its guard only by name ("what did the guarded pick
+    pick?"; ``resolved_for("check pick the cup", self)``).
 
     Raises:
-        UsageError: no guard, or several guards, have that name (:func:`guard_named`).
+        UsageError: no guard, or several guards, of that tree have that name
+            (:func:`guard_named`).
     """
     import py_trees
 
-    key = guard_named(guard_name).resolved_key
+    key = guard_named(guard_name, within).resolved_key
     try:
         value = py_trees.blackboard.Blackboard.get(key)
     except KeyError:

@@ -197,7 +197,7 @@ class RaiderGuard(_Checking, _Recovering, py_trees.decorators.Decorator):
         self._cancel_kw = _accepts_cancel(checker.check)
         # Every key of this guard's state is made from its id, never from its display name:
         # two guards named alike (or both left at the default) never read each other's state.
-        self.guard_id = new_guard_id(self.name, self)
+        self.guard_id = new_guard_id(self.name)
         self.key = verdict_key(self.guard_id)
         self._plain_key = "." not in self.key  # a dot would make set() nest an attribute
         self.blackboard = self.attach_blackboard_client(name=self.name)

@@ -205,10 +205,10 @@ def test_two_guards_named_alike_in_a_parallel_each_act_on_their_own_object(names
     assert board.get(cup_guard.key)["category"] == "none"
     if cup_guard.name == apple_guard.name:
         with pytest.raises(UsageError, match=r"2 guards are named .*#\d+, .*#\d+"):
-            resolved_for(cup_guard.name)
+            resolved_for(cup_guard.name, apple)  # asked by a node of the tree
     else:
-        assert resolved_for(cup_guard.name)["args"] == [DIRTY_CUP]
-        assert guard_named(apple_guard.name) is apple_guard
+        assert resolved_for(cup_guard.name, apple)["args"] == [DIRTY_CUP]
+        assert guard_named(apple_guard.name, root) is apple_guard
 
 
 def test_run_results_never_merge_two_guards_named_alike() -> None:

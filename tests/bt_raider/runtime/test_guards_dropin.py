@@ -190,10 +190,10 @@ class Place(RobotAction):
 
     @property
     def key(self) -> str:
-        return str(guard_named(self.guard_name).resolved_key)
+        return str(guard_named(self.guard_name, self).resolved_key)
 
     def args(self) -> list[str]:
-        resolved = resolved_for(self.guard_name)
+        resolved = resolved_for(self.guard_name, self)
         return list(resolved["args"]) if resolved is not None else self.targets
 
 
