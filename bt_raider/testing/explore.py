@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bt_raider.errors import UsageError
+from bt_raider.testing.explore_lang import LANDMARKS, says
 from bt_raider.testing.explore_oracle import PROPERTIES, Oracle, Violation
 from bt_raider.testing.explore_people import PEOPLE, ExplorePerson
 from bt_raider.testing.explore_report import (
@@ -46,9 +47,13 @@ from bt_raider.testing.explore_world import (
     COLOURS,
     DISTURBANCES,
     FORMS,
+    HOSTILE,
     KINDS,
     MODELS,
+    NAMES,
+    PLANNERS,
     SIDES,
+    SPEAKERS,
     STOOL,
     TREES,
     USER,
@@ -118,10 +123,15 @@ def run_case(
     user_robot = (world_factory or sim_robot)(scene, dict(truth.words))
     labels = truth.names
     person = ExplorePerson(
-        case.person, truth.groups, labels, on_reply=oracle.on_reply, place=truth.place
+        case.person,
+        truth.groups,
+        labels,
+        on_reply=oracle.on_reply,
+        place=truth.place,
+        answer=case.answer,
     )
     robot = RecordingRobot(user_robot, on_call=oracle.on_call)
-    person.scene = robot.snapshot
+    person.scene = oracle.scene = robot.snapshot
     person.on_question = oracle.on_question
     person.on_request = lambda _q: _helpful(robot)
     robot.disturb = _disturbance(case, robot, person, truth.groups[0].target)
@@ -129,7 +139,8 @@ def run_case(
     py_trees.blackboard.Blackboard.clear()
     try:
         recovery = make_recovery(case, truth, robot, person)
-        root = (tree_factory or default_tree)(TreeSpec(case, truth, robot, person, recovery))
+        spec = TreeSpec(case, truth, robot, person, recovery, oracle.on_release, oracle.on_verdict)
+        root = (tree_factory or default_tree)(spec)
         result = run_tree(
             root, world=robot, max_ticks=max_ticks, timeout=60.0, period=0.0005, trace=trace
         )
@@ -318,7 +329,7 @@ def cases(
     disturbances: Sequence[str] = DISTURBANCES,
     trees: Sequence[str] = TREES,
     words: Sequence[str] = tuple(WORDS),
-    planners: Sequence[str] = ("symbolic", "scripted"),
+    planners: Sequence[str] = PLANNERS,
     models: Sequence[str] = MODELS,
 ) -> Any:
     """A Hypothesis strategy of :class:`Case`\\ s (shrinks toward the first option of each).
@@ -340,6 +351,7 @@ def cases(
         ("trees", trees, TREES),
         ("words", words, tuple(WORDS)),
         ("models", models, MODELS),
+        ("planners", planners, PLANNERS),
     ):
         bad = [g for g in given if g not in allowed]
         if bad or not given:
@@ -351,32 +363,51 @@ def cases(
             dirty=st.booleans(),
             side=st.sampled_from(SIDES),
             far=st.booleans(),
+            at=st.sampled_from(("", "", *LANDMARKS)),
         ),
         min_size=1,
         max_size=3,
     ).map(tuple)
 
+    def often(options: Sequence[str], favourite: str) -> Any:
+        """One of ``options``, ``favourite`` half the time (the new grammar is drawn often)."""
+        rest = [o for o in options if o != favourite] or [favourite]
+        if favourite not in options:
+            return st.sampled_from(rest)
+        return st.one_of(st.sampled_from(rest), st.just(favourite))
+
+    normal = [p for p in planners if p not in HOSTILE] or list(planners)
+    hostile = [p for p in planners if p in HOSTILE] or normal
+
     @st.composite
     def draw(draw: Any) -> Case:
         stuff = draw(things)
-        return Case(
+        tree = draw(st.sampled_from(list(trees)))
+        case = Case(
             room=draw(st.sampled_from(sorted(rooms))),
             kind=draw(st.sampled_from(KINDS)),
             things=stuff,
             target=draw(st.integers(0, len(stuff) - 1)),
-            form=draw(st.sampled_from(list(forms))),
-            person=draw(st.sampled_from(list(people))),
-            tree=draw(st.sampled_from(list(trees))),
+            form=draw(often(forms, "said")),
+            person=draw(often(people, "says")),
+            tree=tree,
             other=draw(st.integers(0, 1)),
             words=draw(st.sampled_from(list(words))),
             blocked=draw(st.booleans()),
             disturbance=draw(st.sampled_from(list(disturbances))),
             when=draw(st.integers(1, 3)),
-            planner=draw(st.sampled_from(list(planners))),
+            planner=draw(st.one_of(*[st.sampled_from(normal)] * 2, st.sampled_from(hostile))),
             running=draw(st.booleans()),
             hidden=draw(st.booleans()),
             model=draw(st.sampled_from(list(models))),
         )
+        colours = sorted({t.colour for t in stuff} | {draw(st.sampled_from(COLOURS))})
+        said = draw(says(colours)) if case.form == "said" else None
+        answer = draw(says(colours, reply=True)) if case.person == "says" else None
+        frames = set().union(*(s.frames() for s in (said, answer) if s is not None))
+        speaker = draw(st.sampled_from(SPEAKERS[1:])) if "my" in frames else "none"
+        names = draw(st.sampled_from(NAMES)) if tree != "single" else "distinct"
+        return replace(case, said=said, answer=answer, speaker=speaker, names=names)
 
     return draw()
 
@@ -391,7 +422,7 @@ def explore(
     disturbances: Sequence[str] = DISTURBANCES,
     trees: Sequence[str] = TREES,
     words: Sequence[str] = tuple(WORDS),
-    planners: Sequence[str] = ("symbolic", "scripted"),
+    planners: Sequence[str] = PLANNERS,
     models: Sequence[str] = MODELS,
     episodes: int = 200,
     seed: int = 0,
