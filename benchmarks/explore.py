@@ -42,6 +42,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 EXPLORER = (
+    "explore_lang",
+    "explore_judge",
+    "explore_stage",
     "explore_world",
     "explore_people",
     "explore_oracle",
@@ -69,6 +72,16 @@ CLASSES = (
     "plugin crash on tuple executed",
     "microwave judgements",
 )
+#: Issue 32's classes (its "Why"), and the grammar's own.
+CLASSES_32 = (
+    "negation and exclusion in instructions",
+    "speaker frames",
+    "reply forms instructions accept",
+    "recovery swaps the object / second pick with a full hand",
+    "two guards with one name",
+    "coordination acted on as one",
+    "a word left over read as none",
+)
 
 
 def rooms(root: Path = ROOT) -> dict[str, Any]:
@@ -87,11 +100,40 @@ def rooms(root: Path = ROOT) -> dict[str, Any]:
     return out
 
 
+def classes_32(case: Any, prop: str, msg: str) -> str | None:
+    """Which of issue 32's classes a violation shows, else None."""
+    said, answer = getattr(case, "said", None), getattr(case, "answer", None)
+    if prop == "P1" and "the node for the" in msg and getattr(case, "names", "") != "distinct":
+        return "two guards with one name"
+    if getattr(case, "planner", "") in ("swap_type", "swap_excluded", "full_hand"):
+        if prop in ("P1", "P12", "P10") and ("Knife" in msg or case.planner == "swap_excluded"):
+            return "recovery swaps the object / second pick with a full hand"
+    if prop == "P13":
+        return "a word left over read as none"
+    if prop == "P14":
+        return "coordination acted on as one"
+    if prop == "P15" or (
+        prop in ("P1", "P9", "P12")
+        and any(s is not None and s.frames() & {"my", "your"} for s in (said, answer))
+    ):
+        return "speaker frames"
+    if prop in ("P1", "P9", "P12") and said is not None and said.exclude is not None:
+        return "negation and exclusion in instructions"
+    if prop in ("P1", "P12") and answer is not None and case.person == "says":
+        return "reply forms instructions accept"
+    return None
+
+
 def classes_of(episode: Any) -> set[str]:
-    """Which of issue 24's classes an episode's violations show (``other: ...`` otherwise)."""
+    """Which of issue 24's and 32's classes an episode's violations show (``other: ...``
+    otherwise)."""
     case, out = episode.case, set()
     for v in episode.violations:
         msg = v.message
+        found = classes_32(case, v.prop, msg)
+        if found is not None:
+            out.add(found)
+            continue
         if v.prop == "P1":
             if "the node for the" in msg:
                 out.add("shared recovery variables in a Parallel")
@@ -242,10 +284,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(report.text() if not args.quiet else report.text().split("\n\n")[0])
     print(f"\nshrinking: {report.shrink_s:.1f} s in all; total {time.monotonic() - started:.1f} s")
     print(f"\nissue classes found (first episode, of {report.episodes}):")
-    for name in CLASSES:
+    for name in (*CLASSES_32, *CLASSES):
         where = first.get(name)
         print(f"  {'found at ' + str(where) if where else 'not found':>16}  {name}")
-    for name in sorted(set(first) - set(CLASSES)):
+    for name in sorted(set(first) - set(CLASSES) - set(CLASSES_32)):
         print(f"  {'found at ' + str(first[name]):>16}  {name}")
     return 0
 
