@@ -32,6 +32,7 @@ import argparse
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -40,7 +41,7 @@ from types import ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
+SHARED = Path(os.environ.get("BT_RAIDER_SHARED") or ROOT.parent / "shared")
 EXPLORER = (
     "explore_lang",
     "explore_judge",
@@ -101,20 +102,22 @@ def rooms(root: Path = ROOT) -> dict[str, Any]:
 
 
 def classes_32(case: Any, prop: str, msg: str) -> str | None:
-    """Which of issue 32's classes a violation shows, else None."""
+    """Which of issue 32's classes a violation shows, else None (the first that fits)."""
     said, answer = getattr(case, "said", None), getattr(case, "answer", None)
+    planner = getattr(case, "planner", "")
     if prop == "P1" and "the node for the" in msg and getattr(case, "names", "") != "distinct":
-        return "two guards with one name"
-    if getattr(case, "planner", "") in ("swap_type", "swap_excluded", "full_hand"):
-        if prop in ("P1", "P12", "P10") and ("Knife" in msg or case.planner == "swap_excluded"):
+        if "Knife" not in msg:
+            return "two guards with one name"
+    if planner in ("swap_type", "swap_excluded", "full_hand") and prop in ("P1", "P10", "P12"):
+        if "Knife" in msg or planner == "swap_excluded":
             return "recovery swaps the object / second pick with a full hand"
     if prop == "P13":
         return "a word left over read as none"
     if prop == "P14":
         return "coordination acted on as one"
+    clean = [s for s in (said, answer) if s is not None and not s.odd()]
     if prop == "P15" or (
-        prop in ("P1", "P9", "P12")
-        and any(s is not None and s.frames() & {"my", "your"} for s in (said, answer))
+        prop in ("P1", "P9", "P12") and any("my" in s.frames() for s in clean)
     ):
         return "speaker frames"
     if prop in ("P1", "P9", "P12") and said is not None and said.exclude is not None:

@@ -227,6 +227,8 @@ def _quantified(say: Say, noun: str, style: int) -> str:
     if noun == "one":
         return ("any of them", "either one", "whichever you like", "you choose")[style % 4]
     forms = (f"any {inner}", f"whichever {inner}", f"any {inner}, you choose")
+    if say.exclude is not None:
+        forms = forms[:2]  # "any cup, you choose, except ..." is no English
     return forms[style % len(forms)]
 
 
@@ -271,11 +273,17 @@ def says(
     picks = st.builds(
         Pick,
         colour=maybe(st.sampled_from(colours)),
-        state=maybe(st.sampled_from(("clean", "dirty")), 3),
-        side=maybe(st.sampled_from(("left", "right", "front")), 3),
+        state=maybe(st.sampled_from(("clean", "dirty")), 4),
+        side=maybe(st.sampled_from(("left", "right", "front")), 4),
         frame=st.sampled_from(FRAMES),
-        at=maybe(st.sampled_from(ats), 3) if ats else st.just(""),
-        odd=maybe(st.sampled_from(ODD_WORDS), 8),
+        at=maybe(st.sampled_from(ats), 4) if ats else st.just(""),
+        odd=maybe(st.sampled_from(ODD_WORDS), 10),
+    )
+    # What an exclusion's base keeps: everything, or one attribute (most exclusions are short).
+    plain = st.one_of(
+        st.just(Pick()),
+        st.builds(Pick, colour=st.sampled_from(colours)),
+        st.builds(Pick, state=st.sampled_from(("clean", "dirty"))),
     )
     small = st.builds(
         Pick,
@@ -286,14 +294,19 @@ def says(
 
     @st.composite
     def draw(draw: Any) -> Say:
-        shape = draw(st.sampled_from(("pick", "exclude", "select", "quant", "alt", "frame")))
+        shapes = ("pick", "exclude", "select", "quant", "alt", "frame", "exclude", "odd", "frame")
+        shape = draw(st.sampled_from(shapes))
         base = draw(picks)
         exclude = alt = None
         select = near = quant = ""
         if shape == "exclude":
             exclude = draw(small.filter(lambda p: not p.empty))
-            if reply:
-                base = Pick()
+            base = Pick() if reply else draw(plain)
+        elif shape == "odd":
+            base = Pick(
+                colour=draw(maybe(st.sampled_from(colours), 1)),
+                odd=draw(st.sampled_from(ODD_WORDS)),
+            )
         elif shape == "select":
             select = draw(st.sampled_from(SELECTS[1:]))
             near = draw(st.sampled_from(FRAMES))
