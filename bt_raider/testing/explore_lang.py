@@ -294,7 +294,18 @@ def says(
 
     @st.composite
     def draw(draw: Any) -> Say:
-        shapes = ("pick", "exclude", "select", "quant", "alt", "frame", "exclude", "odd", "frame")
+        shapes = (
+            "pick",
+            "exclude",
+            "select",
+            "quant",
+            "alt",
+            "frame",
+            "exclude",
+            "odd",
+            "frame",
+            "alt",
+        )
         shape = draw(st.sampled_from(shapes))
         base = draw(picks)
         exclude = alt = None
@@ -315,8 +326,9 @@ def says(
             if draw(st.booleans()):
                 exclude = draw(small.filter(lambda p: not p.empty))
         elif shape == "alt":
-            base = draw(small.filter(lambda p: not p.empty))
-            alt = draw(small.filter(lambda p: not p.empty))
+            one = st.one_of(st.builds(Pick, colour=st.sampled_from(colours)), small)
+            base = draw(one.filter(lambda p: not p.empty))
+            alt = draw(one.filter(lambda p: not p.empty and p != base))
         elif shape == "frame":
             base = Pick(
                 side=draw(st.sampled_from(("left", "right", "front"))),

@@ -287,9 +287,6 @@ def _child(
     if case.form == "compound" and group.query.endswith("in the bowl"):  # the first guard's
         put = act(name["place"], "place", [group.kind, BOWL])
         return Steps(f"{group.kind} to the bowl", [grab, put])
-    if colliding(case):  # a later node of the branch reads the guard's key again
-        put = act(name["place"], "place", [group.kind, BOWL])
-        return Steps(f"{group.kind} to the bowl", [grab, put])
     return grab
 
 
@@ -353,6 +350,7 @@ def checker_for(model: str) -> Any:
 def default_tree(spec: TreeSpec) -> py_trees.behaviour.Behaviour:
     """The user's tree for ``spec``: one guard per group, alone, in a sequence or a parallel."""
     guards: list[py_trees.behaviour.Behaviour] = []
+    later: list[py_trees.behaviour.Behaviour] = []
     for index, group in enumerate(spec.truth.groups):
         hear = spec.on_release
         release = None if hear is None else functools.partial(hear, group.kind)
@@ -369,20 +367,32 @@ def default_tree(spec: TreeSpec) -> py_trees.behaviour.Behaviour:
             name=guard_name(spec.case, group, index),
             deadline=10.0,
         )
-        if colliding(spec.case):
-            # Names that collide: the user's nodes read their guard's resolution off the
-            # blackboard, by the key the guard gives, as a user wiring nodes by keys does.
-            for node in child.iterate():
-                if isinstance(node, UserAction):
-                    node.key = str(guard.resolved_key)
         guards.append(guard)
+        if colliding(spec.case):
+            # Names that collide: a later, unguarded node of the branch puts the object in the
+            # bowl, reading what its guard resolved off the blackboard by the guard's key, as
+            # a user wiring nodes by keys does.
+            view = spec.robot.view(group.kind)
+            put = spec.truth.words.get("place", "place")
+            later.append(UserAction(put, "place", [group.kind, BOWL], view, release=release))
+            later[-1].key = str(guard.resolved_key)
     if len(guards) == 1:
         return guards[0]
     if spec.case.tree == "parallel":
+        branches = guards
+        if later:
+            branches = [
+                py_trees.composites.Sequence(f"branch {i}", memory=True, children=[g, p])
+                for i, (g, p) in enumerate(zip(guards, later, strict=True))
+            ]
         return py_trees.composites.Parallel(
-            "both at once", policy=py_trees.common.ParallelPolicy.SuccessOnAll(), children=guards
+            "both at once",
+            policy=py_trees.common.ParallelPolicy.SuccessOnAll(),
+            children=branches,
         )
-    return py_trees.composites.Sequence("one then the other", memory=True, children=guards)
+    return py_trees.composites.Sequence(
+        "one then the other", memory=True, children=[*guards, *later]
+    )
 
 
 def make_recovery(case: Case, truth: Truth, robot: Any, person: Any) -> Recovery:
