@@ -116,9 +116,7 @@ def classes_32(case: Any, prop: str, msg: str) -> str | None:
     if prop == "P14":
         return "coordination acted on as one"
     clean = [s for s in (said, answer) if s is not None and not s.odd()]
-    if prop == "P15" or (
-        prop in ("P1", "P9", "P12") and any("my" in s.frames() for s in clean)
-    ):
+    if prop == "P15" or (prop in ("P1", "P9", "P12") and any("my" in s.frames() for s in clean)):
         return "speaker frames"
     if prop in ("P1", "P9", "P12") and said is not None and said.exclude is not None:
         return "negation and exclusion in instructions"
@@ -131,9 +129,14 @@ def classes_of(episode: Any) -> set[str]:
     """Which of issue 24's and 32's classes an episode's violations show (``other: ...``
     otherwise)."""
     case, out = episode.case, set()
+    # A release outside the designation (P12) comes with the act it leads to: it shows the
+    # same class as the episode's other violations, when they show one.
+    named = {classes_32(case, v.prop, v.message) for v in episode.violations} - {None}
     for v in episode.violations:
         msg = v.message
         found = classes_32(case, v.prop, msg)
+        if found is None and v.prop == "P12" and named:
+            continue
         if found is not None:
             out.add(found)
             continue

@@ -400,7 +400,7 @@ def cases(
             blocked=draw(seldom),
             disturbance=draw(often(disturbances, "none")),
             when=draw(st.integers(1, 3)),
-            planner=draw(st.one_of(*[st.sampled_from(normal)] * 3, st.sampled_from(hostile))),
+            planner=draw(st.one_of(*[st.sampled_from(normal)] * 5, st.sampled_from(hostile))),
             running=draw(st.booleans()),
             hidden=draw(seldom),
             model=draw(st.sampled_from(list(models))),

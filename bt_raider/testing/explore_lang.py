@@ -282,6 +282,7 @@ def says(
     # What an exclusion's base keeps: everything, or one attribute (most exclusions are short).
     plain = st.one_of(
         st.just(Pick()),
+        st.just(Pick()),
         st.builds(Pick, colour=st.sampled_from(colours)),
         st.builds(Pick, state=st.sampled_from(("clean", "dirty"))),
     )
@@ -292,26 +293,18 @@ def says(
         at=maybe(st.sampled_from(ats), 3) if ats else st.just(""),
     )
 
+    # What an exclusion leaves out: mostly a colour (the form the old reader dropped).
+    excluded = st.one_of(st.builds(Pick, colour=st.sampled_from(colours)), small)
+
     @st.composite
     def draw(draw: Any) -> Say:
-        shapes = (
-            "pick",
-            "exclude",
-            "select",
-            "quant",
-            "alt",
-            "frame",
-            "exclude",
-            "odd",
-            "frame",
-            "alt",
-        )
+        shapes = ("pick", "select", "quant", "odd", *("exclude", "alt", "frame") * 3)
         shape = draw(st.sampled_from(shapes))
         base = draw(picks)
         exclude = alt = None
         select = near = quant = ""
         if shape == "exclude":
-            exclude = draw(small.filter(lambda p: not p.empty))
+            exclude = draw(excluded.filter(lambda p: not p.empty))
             base = Pick() if reply else draw(plain)
         elif shape == "odd":
             base = Pick(
