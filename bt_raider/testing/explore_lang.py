@@ -325,7 +325,7 @@ def says(
         elif shape == "frame":
             base = Pick(
                 side=draw(st.sampled_from(("left", "right", "front"))),
-                frame=draw(st.sampled_from(("my", "your", "my"))),
+                frame=draw(st.sampled_from(("my", "my", "your"))),
             )
         return Say(base, exclude, select, near, quant, alt, draw(st.integers(0, 47)))
 

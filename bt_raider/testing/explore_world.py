@@ -252,6 +252,8 @@ class Truth:
         needs_free_route: location -> True for places the scene marks blocked.
         place: the room's named place a person says things are at (a blocked one first).
         speaker: the id of the person who speaks, when the scene has one.
+        plain_kinds: kinds whose instruction (a program) designates exactly one object that
+            needs nothing done first: a question naming the kind is needless (P9).
     """
 
     groups: list[Group]
@@ -262,6 +264,7 @@ class Truth:
     needs_free_route: dict[str, bool] = field(default_factory=dict)
     place: str | None = None
     speaker: str | None = None
+    plain_kinds: set[str] = field(default_factory=set)
 
 
 def two_cups() -> dict[str, Any]:
@@ -499,6 +502,9 @@ def build_world(case: Case, room: dict[str, Any]) -> tuple[dict[str, Any], Truth
         and not case.hidden
         and case.disturbance == "none"
     )
+    if case.form == "said" and target is not None and not target.far and case.disturbance == "none":
+        if not (case.blocked or case.hidden):
+            truth.plain_kinds.add(case.kind)  # in any tree: a question about it is needless
     return data, truth
 
 
