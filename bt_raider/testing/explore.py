@@ -23,6 +23,7 @@ without it.
 from __future__ import annotations
 
 import functools
+import re
 import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -210,8 +211,11 @@ def check_case(
     return episode
 
 
-#: What a person says when answering by the robot's own sides (explore_people).
-_SIDES = ("on the left", "on the right", "in front of you")
+#: What a person says when answering by the robot's own sides or distances (explore_people,
+#: and the programs' "to your left", "the leftmost one", "the closest one to you").
+_SIDES = re.compile(
+    r"\b(left|right|front|leftmost|rightmost|middle|second|nearest|closest|farthest|furthest)\b"
+)
 
 
 def _same_run(one: Episode, two: Episode) -> bool:
@@ -230,7 +234,7 @@ def _same_run(one: Episode, two: Episode) -> bool:
         # to: which branch sees it is timing, not input, so identity cannot be asked of it.
         # Each run is still judged on P1-P7 on its own.
         return True
-    if any(side in a for e in (one, two) for a in e.answers if a for side in _SIDES):
+    if any(_SIDES.search(a) for e in (one, two) for a in e.answers if a):
         # A side is the robot's as the person is asked, and where the robot faces then
         # depends on how far the other branch has turned it: timing again, not input.
         return True
@@ -380,6 +384,10 @@ def cases(
         return st.one_of(st.sampled_from(rest), st.just(favourite))
 
     seldom = st.sampled_from((False, False, False, True))  # a quarter of the time
+    rarely = st.sampled_from((False,) * 7 + (True,))
+    calm = often(disturbances, "none")
+    if "none" in disturbances:
+        calm = st.one_of(*[st.just("none")] * 3, st.sampled_from(list(disturbances)))
     normal = [p for p in planners if p not in HOSTILE] or list(planners)
     hostile = [p for p in planners if p in HOSTILE] or normal
 
@@ -387,22 +395,28 @@ def cases(
     def draw(draw: Any) -> Case:
         stuff = draw(things)
         tree = draw(st.sampled_from(list(trees)))
+        room = draw(st.sampled_from(sorted(rooms)))
+        kind = draw(st.sampled_from(KINDS))
+        target = draw(st.integers(0, len(stuff) - 1))
+        form = draw(often(forms, "said"))
+        # Words are what a program tests: what goes wrong around them is drawn more seldom.
+        odd = rarely if form == "said" else seldom
         case = Case(
-            room=draw(st.sampled_from(sorted(rooms))),
-            kind=draw(st.sampled_from(KINDS)),
+            room=room,
+            kind=kind,
             things=stuff,
-            target=draw(st.integers(0, len(stuff) - 1)),
-            form=draw(often(forms, "said")),
+            target=target,
+            form=form,
             person=draw(often(people, "says")),
             tree=tree,
             other=draw(st.integers(0, 1)),
             words=draw(st.sampled_from(list(words))),
-            blocked=draw(seldom),
-            disturbance=draw(often(disturbances, "none")),
+            blocked=draw(odd),
+            disturbance=draw(often(disturbances, "none") if odd is seldom else calm),
             when=draw(st.integers(1, 3)),
             planner=draw(st.one_of(*[st.sampled_from(normal)] * 5, st.sampled_from(hostile))),
             running=draw(st.booleans()),
-            hidden=draw(seldom),
+            hidden=draw(odd),
             model=draw(st.sampled_from(list(models))),
         )
         colours = sorted({t.colour for t in stuff} | {draw(st.sampled_from(COLOURS))})
