@@ -387,7 +387,7 @@ def cases(
     rarely = st.sampled_from((False,) * 7 + (True,))
     calm = often(disturbances, "none")
     if "none" in disturbances:
-        calm = st.one_of(*[st.just("none")] * 3, st.sampled_from(list(disturbances)))
+        calm = st.sampled_from(["none"] * len(disturbances) * 2 + list(disturbances))
     normal = [p for p in planners if p not in HOSTILE] or list(planners)
     hostile = [p for p in planners if p in HOSTILE] or normal
 
@@ -414,7 +414,7 @@ def cases(
             blocked=draw(odd),
             disturbance=draw(often(disturbances, "none") if odd is seldom else calm),
             when=draw(st.integers(1, 3)),
-            planner=draw(st.one_of(*[st.sampled_from(normal)] * 5, st.sampled_from(hostile))),
+            planner=draw(st.sampled_from(normal * 5 + hostile)),
             running=draw(st.booleans()),
             hidden=draw(odd),
             model=draw(st.sampled_from(list(models))),

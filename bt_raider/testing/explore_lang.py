@@ -267,34 +267,35 @@ def says(
     """
     from hypothesis import strategies as st
 
-    def maybe(values: Any, p_none: int = 2) -> Any:
-        return st.one_of(*[st.just("")] * p_none, values)
+    def maybe(options: Any, p_none: int = 2) -> Any:
+        """One of ``options``, or "" ``p_none`` times in ``p_none + 1`` (sampled_from, so the
+        weights hold: Hypothesis merges a one_of's equal branches)."""
+        return st.sampled_from([""] * p_none * len(options) + list(options))
+
+    def colour_only() -> Any:
+        return st.builds(Pick, colour=st.sampled_from(colours))
 
     picks = st.builds(
         Pick,
-        colour=maybe(st.sampled_from(colours)),
-        state=maybe(st.sampled_from(("clean", "dirty")), 4),
-        side=maybe(st.sampled_from(("left", "right", "front")), 4),
+        colour=maybe(colours),
+        state=maybe(("clean", "dirty"), 4),
+        side=maybe(("left", "right", "front"), 4),
         frame=st.sampled_from(FRAMES),
-        at=maybe(st.sampled_from(ats), 4) if ats else st.just(""),
-        odd=maybe(st.sampled_from(ODD_WORDS), 10),
+        at=maybe(ats, 4) if ats else st.just(""),
+        odd=maybe(ODD_WORDS, 10),
     )
+    states = st.builds(Pick, state=st.sampled_from(("clean", "dirty")))
     # What an exclusion's base keeps: everything, or one attribute (most exclusions are short).
-    plain = st.one_of(
-        st.just(Pick()),
-        st.just(Pick()),
-        st.builds(Pick, colour=st.sampled_from(colours)),
-        st.builds(Pick, state=st.sampled_from(("clean", "dirty"))),
-    )
+    plain = st.one_of(st.just(Pick()), colour_only(), states)
     small = st.builds(
         Pick,
-        colour=maybe(st.sampled_from(colours), 1),
-        state=maybe(st.sampled_from(("clean", "dirty")), 3),
-        at=maybe(st.sampled_from(ats), 3) if ats else st.just(""),
+        colour=maybe(colours, 1),
+        state=maybe(("clean", "dirty"), 3),
+        at=maybe(ats, 3) if ats else st.just(""),
     )
 
-    # What an exclusion leaves out: mostly a colour (the form the old reader dropped).
-    excluded = st.one_of(st.builds(Pick, colour=st.sampled_from(colours)), small)
+    def some(p: Pick) -> Pick:
+        return p if not p.empty else Pick(colour=colours[0])
 
     @st.composite
     def draw(draw: Any) -> Say:
@@ -304,24 +305,23 @@ def says(
         exclude = alt = None
         select = near = quant = ""
         if shape == "exclude":
-            exclude = draw(excluded.filter(lambda p: not p.empty))
-            base = Pick() if reply else draw(plain)
+            # What it leaves out: mostly a colour (the form the old reader dropped).
+            exclude = some(draw(st.one_of(colour_only(), small)))
+            base = Pick() if reply or draw(st.booleans()) else draw(plain)
         elif shape == "odd":
-            base = Pick(
-                colour=draw(maybe(st.sampled_from(colours), 1)),
-                odd=draw(st.sampled_from(ODD_WORDS)),
-            )
+            base = Pick(colour=draw(maybe(colours, 1)), odd=draw(st.sampled_from(ODD_WORDS)))
         elif shape == "select":
             select = draw(st.sampled_from(SELECTS[1:]))
             near = draw(st.sampled_from(FRAMES))
         elif shape == "quant":
             quant = draw(st.sampled_from(QUANTS[1:]))
             if draw(st.booleans()):
-                exclude = draw(small.filter(lambda p: not p.empty))
+                exclude = some(draw(small))
         elif shape == "alt":
-            one = st.one_of(st.builds(Pick, colour=st.sampled_from(colours)), small)
-            base = draw(one.filter(lambda p: not p.empty))
-            alt = draw(one.filter(lambda p: not p.empty and p != base))
+            base = some(draw(st.one_of(colour_only(), small)))
+            alt = some(draw(st.one_of(colour_only(), states, small)))
+            if alt == base:  # "the red one or the red one" is one description
+                alt = Pick(state="dirty" if base.state != "dirty" else "clean")
         elif shape == "frame":
             base = Pick(
                 side=draw(st.sampled_from(("left", "right", "front"))),

@@ -115,7 +115,6 @@ class Oracle:
         A reply generated from a program is read by the oracle's own evaluator, among the
         objects the instruction left open (all of the kind when it left none).
         """
-        self._asked.add(group.kind)
         if reply.say is not None:
             judged = group.designation
             among = set(group.ids)
@@ -165,7 +164,9 @@ class Oracle:
         """The robot asked ``question`` (P7, P9)."""
         self.questions.append(question)
         q = question.lower()
-        self._asked.update(g.kind for g in self.truth.groups if g.kind.lower() in q)
+        if re.search(r"\b(which|where)\b|\bor\b", q):  # asked to choose (not to move a chair)
+            named = {g.kind for g in self.truth.groups if re.search(rf"\b{g.kind.lower()}", q)}
+            self._asked.update(named or {self.truth.groups[0].kind})
         shown = f"question {question!r}"
         labels = [x for x in self.truth.labels if _names(question, x)]
         if labels or _LABEL.search(question):
