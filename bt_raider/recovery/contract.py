@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from bt_raider.perception.scene import Scene, SceneObject
     from bt_raider.recovery.answers import AnswerSpace
     from bt_raider.recovery.robot_actions import RobotActions
+    from bt_raider.robot.designation import Designation
 
 
 #: An examples provider: ``(information, k) -> [(information, goal), ...]``. The CDR memory's
@@ -64,6 +65,10 @@ class RecoveryRequest:
         bindings: PDDL object -> scene name, for a PDDL action instance.
         actions: the robot's actions (:class:`~bt_raider.recovery.robot_actions.RobotActions`);
             None: RAIDER's vocabulary. Planners must only use these.
+        designation: what the instruction's words allow for this action
+            (:class:`~bt_raider.robot.designation.Designation`, one action), when the guard
+            knows it: a plan that acts on anything else in place of it is refused by the
+            verifier (:mod:`bt_raider.recovery.verify`).
     """
 
     action: str
@@ -74,6 +79,7 @@ class RecoveryRequest:
     scene: Scene | None = None
     bindings: dict[str, str] = field(default_factory=dict)
     actions: RobotActions | None = None
+    designation: Designation | None = None
 
     @property
     def action_name(self) -> str | None:
