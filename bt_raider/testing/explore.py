@@ -74,6 +74,12 @@ MAX_TICKS = 3000
 #: One episode in this many is run twice to check it replays identically (P8).
 REPLAY_EVERY = 8
 
+#: What an episode is about first (issue 32): ``any`` (everything drawn freely), an
+#: instruction of one program shape (:data:`SHAPES`), a ``reply`` from a program, a
+#: ``hostile`` recovery plan, two guards whose ``names`` collide. Each gets its share.
+SHAPES = ("exclude", "frame", "odd", "alt", "select", "quant")
+THEMES = ("any", *SHAPES, "reply", "hostile", "names")
+
 #: Forms that must behave alike (P11): a phrasing -> its structured twin.
 TWINS = {"goto": "approach", "goto_place": "approach_place"}
 
@@ -393,12 +399,24 @@ def cases(
 
     @st.composite
     def draw(draw: Any) -> Case:
+        # A theme first (:data:`THEMES`): each of issue 32's shapes of words and faults gets a
+        # share of the episodes, whatever else is drawn around it.
+        theme = draw(st.sampled_from(THEMES))
         stuff = draw(things)
         tree = draw(st.sampled_from(list(trees)))
+        if theme == "names" and set(trees) - {"single"}:
+            tree = draw(st.sampled_from([t for t in trees if t != "single"]))
         room = draw(st.sampled_from(sorted(rooms)))
         kind = draw(st.sampled_from(KINDS))
         target = draw(st.integers(0, len(stuff) - 1))
-        form = draw(often(forms, "said"))
+        spoken = theme in SHAPES and "said" in forms
+        form = "said" if spoken else draw(st.sampled_from(list(forms)))
+        person = draw(st.sampled_from(list(people)))
+        if theme == "reply" and "says" in people:
+            person = "says"
+        planner = draw(st.sampled_from(normal))
+        if theme == "hostile":
+            planner = draw(st.sampled_from(hostile))
         # Words are what a program tests: what goes wrong around them is drawn more seldom.
         odd = rarely if form == "said" else seldom
         case = Case(
@@ -407,24 +425,27 @@ def cases(
             things=stuff,
             target=target,
             form=form,
-            person=draw(often(people, "says")),
+            person=person,
             tree=tree,
             other=draw(st.integers(0, 1)),
             words=draw(st.sampled_from(list(words))),
             blocked=draw(odd),
             disturbance=draw(often(disturbances, "none") if odd is seldom else calm),
             when=draw(st.integers(1, 3)),
-            planner=draw(st.sampled_from(normal * 5 + hostile)),
+            planner=planner,
             running=draw(st.booleans()),
             hidden=draw(odd),
             model=draw(st.sampled_from(list(models))),
         )
         colours = sorted({t.colour for t in stuff} | {draw(st.sampled_from(COLOURS))})
-        said = draw(says(colours)) if case.form == "said" else None
+        shape = theme if spoken else None
+        said = draw(says(colours, shape=shape)) if case.form == "said" else None
         answer = draw(says(colours, reply=True)) if case.person == "says" else None
         frames = set().union(*(s.frames() for s in (said, answer) if s is not None))
         speaker = draw(st.sampled_from(SPEAKERS[1:])) if "my" in frames else "none"
-        names = draw(st.sampled_from(NAMES)) if tree != "single" else "distinct"
+        names = "distinct"
+        if tree != "single":
+            names = draw(st.sampled_from(NAMES[1:] if theme == "names" else NAMES))
         return replace(case, said=said, answer=answer, speaker=speaker, names=names)
 
     return draw()

@@ -257,6 +257,7 @@ def says(
     *,
     ats: tuple[str, ...] = tuple(LANDMARKS),
     reply: bool = False,
+    shape: str | None = None,
 ) -> Any:
     """A Hypothesis strategy of :class:`Say` programs about objects of these colours.
 
@@ -264,6 +265,8 @@ def says(
         colours: colours worth naming (mostly the objects' own, so the words can fit).
         ats: the landmark kinds the objects may be at.
         reply: draw replies (no noun; exclusions and frames as people answer).
+        shape: draw programs of this shape only (``exclude``, ``frame``, ``odd``, ``alt``,
+            ``select``, ``quant``, ``pick``); None: any.
     """
     from hypothesis import strategies as st
 
@@ -294,13 +297,15 @@ def says(
         at=maybe(ats, 3) if ats else st.just(""),
     )
 
+    forced = shape
+
     def some(p: Pick) -> Pick:
         return p if not p.empty else Pick(colour=colours[0])
 
     @st.composite
     def draw(draw: Any) -> Say:
         shapes = ("pick", "select", "quant", "odd", *("exclude", "alt", "frame") * 3)
-        shape = draw(st.sampled_from(shapes))
+        shape = forced or draw(st.sampled_from(shapes))
         base = draw(picks)
         exclude = alt = None
         select = near = quant = ""
