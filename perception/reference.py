@@ -56,6 +56,7 @@ from bt_raider.perception.reference_words import (
     NOT_BEFORE,
     NUMBER_WORDS,
     POSSESSIVES,
+    RELATION_STARTS,
     ROOM_WORDS,
     Select,
     at,
@@ -346,6 +347,10 @@ def _read_part(
     selects = axis_ordinals(selects, unread)
     # The core keeps its glue ("on the left of the sink"); only-ignorable words are no core.
     core = [(w, o) for w, o in core if w != "," and w not in NOISE]
+    while core and core[0][0] in ("the", "a", "an", "that", "which", "is", "are"):
+        core = core[1:]
+    if core and core[0][0] in RELATION_STARTS:
+        core = [("one", "one"), *core]  # "(not) in the sink": any one in the sink
     core_text = " ".join(o for _, o in core) if any(w not in IGNORED for w, _ in core) else ""
     if not (core_text or selects or ex_parts or ids or other) and quantifier == "one":
         return None, quantifier, unread, other
@@ -471,6 +476,10 @@ class _Eval:
             unclear += unsure_sel
             if why:
                 reason = why
+            if len(pool) > 1 or unsure_sel:
+                # "the one on the right" of three on the right: none is it for certain, so
+                # "not the one on the right" excludes none of them.
+                sure = set()
         if not pool and not reason:
             reason = "nothing fits"
         return pool, sure & {o.id for o in pool}, reason, unread, unclear

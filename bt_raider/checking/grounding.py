@@ -335,7 +335,15 @@ class Grounder:
         every object perception reports.
         """
         domain = list(among) if among is not None else self.present()
-        if self.literal or phrase.relation is None and self._exact(phrase, self.present()):
+        ref = reference.read(phrase.text)
+        plain = ref.quantifier == "one" and not ref.unread and not ref.other and len(ref.parts) == 1
+        plain = plain and not (ref.parts[0].selects or ref.parts[0].excluded or ref.parts[0].ids)
+        if (
+            self.literal
+            or plain
+            and phrase.relation is None
+            and self._exact(phrase, self.present())
+        ):
             # A name ("Cup_1", an objectId, a PDDL argument): what it names, nothing to read.
             found = self._ground_core(phrase)
             inside = {o.id for o in domain}
@@ -354,7 +362,6 @@ class Grounder:
                 certain = [c for c in found.candidates if attributes.colours_of(c) is not None]
             return reference.Core(found.candidates, tuple(unread), found.reason, certain)
 
-        ref = reference.read(phrase.text)
         before = len(self._unclear)
         got = reference.designate(
             ref, domain, core, scene=self.scene, order=order, speaker=self.speaker

@@ -282,6 +282,7 @@ class _Checking(py_trees.decorators.Decorator):
         )
         if checked.steps and not self.steps:  # a query built on the worker: its steps
             self.steps = list(checked.steps)
+            self._original_steps = list(checked.steps)
         self.step_verdicts = checked.step_verdicts or []
         if not isinstance(verdict, Verdict):
             reason = f"the checker returned {verdict!r} for {self.query}, not a Verdict"
