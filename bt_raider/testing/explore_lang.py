@@ -207,7 +207,7 @@ def noun_phrase(say: Say, noun: str) -> str:
         return head
     ex = say.exclude
     one = phrase_of(ex, "one", style)
-    forms = (
+    forms: tuple[str, ...] = (
         f"{head} that is not {_predicate(ex, style)}",
         f"{head} that isn't {_predicate(ex, style)}",
         f"{head}, not {one}",
@@ -226,7 +226,7 @@ def _quantified(say: Say, noun: str, style: int) -> str:
     inner = phrase_of(say.base, noun, style)[4:]
     if noun == "one":
         return ("any of them", "either one", "whichever you like", "you choose")[style % 4]
-    forms = (f"any {inner}", f"whichever {inner}", f"any {inner}, you choose")
+    forms: tuple[str, ...] = (f"any {inner}", f"whichever {inner}", f"any {inner}, you choose")
     if say.exclude is not None:
         forms = forms[:2]  # "any cup, you choose, except ..." is no English
     return forms[style % len(forms)]

@@ -172,8 +172,8 @@ class Oracle:
         if labels or _LABEL.search(question):
             found = ", ".join(sorted(labels)) or _LABEL.search(question).group(0)  # type: ignore[union-attr]
             self.flag("P7", f"{shown} names internal labels ({found})")
-        named = [k for k in self.truth.plain_kinds if re.search(rf"\b{k.lower()}s?\b", q)]
-        if self.truth.plain or named:
+        needless = [k for k in self.truth.plain_kinds if re.search(rf"\b{k.lower()}s?\b", q)]
+        if self.truth.plain or needless:
             self.flag("P9", f"{shown} although the instruction designates one object")
 
     def on_call(self, call: Call) -> None:

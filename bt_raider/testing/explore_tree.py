@@ -374,8 +374,9 @@ def default_tree(spec: TreeSpec) -> py_trees.behaviour.Behaviour:
             # a user wiring nodes by keys does.
             view = spec.robot.view(group.kind)
             put = spec.truth.words.get("place", "place")
-            later.append(UserAction(put, "place", [group.kind, BOWL], view, release=release))
-            later[-1].key = str(guard.resolved_key)
+            node = UserAction(put, "place", [group.kind, BOWL], view, release=release)
+            node.key = str(guard.resolved_key)
+            later.append(node)
     if len(guards) == 1:
         return guards[0]
     if spec.case.tree == "parallel":

@@ -761,6 +761,13 @@ class TaggedRobot:
 __all__ = [
     "BOWL",
     "CHAIR",
+    "DECOYS",
+    "DECOY_KIND",
+    "HOSTILE",
+    "NAMES",
+    "PLANNERS",
+    "SPEAKERS",
+    "USER",
     "COLOURS",
     "DISTURBANCES",
     "FORMS",
