@@ -97,6 +97,14 @@ def _aside(pose: tuple[tuple[float, float], float], at: tuple[float, float]) -> 
     return (at[0] - px) * math.cos(rad) - (at[1] - pz) * math.sin(rad)
 
 
+def _colour(has: str, said: str) -> int:
+    """Whether an object of colour ``has`` is ``said``: a shade of it ("blue" said of a light
+    blue one) is a maybe."""
+    if has == said:
+        return YES
+    return MAYBE if said in has.split() else NO
+
+
 class _World:
     """The scene dict, read plainly: objects by id, the robot's and the speaker's poses."""
 
@@ -157,7 +165,7 @@ class _World:
     def test(self, obj: dict[str, Any], p: Pick) -> int:
         value = YES
         if p.colour:
-            value = min(value, YES if str(obj.get("color", "")).lower() == p.colour else NO)
+            value = min(value, _colour(str(obj.get("color", "")).lower(), p.colour))
         if p.state:
             dirty = bool(obj.get("isDirty"))
             value = min(value, YES if dirty == (p.state == "dirty") else NO)

@@ -180,3 +180,15 @@ def test_any_program_renders_and_is_judged_without_raising(data):
     assert judged.sure <= judged.possible <= {"Box|0", "Box|1"}
     if say.odd():
         assert judged.mode == "unread"
+
+
+def test_a_shade_of_the_colour_said_is_a_maybe():
+    # Found on reader+intent: "the apple but not the blue one" of a black, a blue and a light
+    # blue apple; the reader counts light blue as blue (one left: the black one), the oracle
+    # counted it as not blue (two left). Either reading may be meant: the oracle lets both be.
+    world = scene(box(0, "black", -0.5), box(1, "blue", 0.0), box(2, "light blue", 0.5))
+    judged = designate(Say(Pick(), exclude=Pick(colour="blue")), "Box", world)
+    assert judged.mode == "vague" and judged.sure == {"Box|0"}
+    assert judged.possible == {"Box|0", "Box|2"}
+    light = designate(Say(Pick(colour="light blue")), "Box", world)
+    assert (light.mode, light.sure) == ("one", {"Box|2"})
