@@ -71,18 +71,21 @@ def _speaker(
         speaker, (1.0, 0.0)
     )
     x, z = ax + hx * ahead + rx * aside, az + hz * ahead + rz * aside
-    data["humans"] = [
-        {
-            "id": USER,
-            "name": "Alex",
-            "position": {"x": round(x, 4), "y": 0.0, "z": round(z, 4)},
-            "looking_at_robot": True,
-            "hands_free": True,
-            "user": True,
-            **_heading(speaker, yaw),
-        }
-    ]
+    data["humans"] = [_person(x, z, speaker, yaw)]
     return USER
+
+
+def _person(x: float, z: float, speaker: str, yaw: float) -> dict[str, Any]:
+    """The person the robot works for, at ``(x, z)``, facing as ``speaker`` says."""
+    return {
+        "id": USER,
+        "name": "Alex",
+        "position": {"x": round(x, 4), "y": 0.0, "z": round(z, 4)},
+        "looking_at_robot": True,
+        "hands_free": True,
+        "user": True,
+        **_heading(speaker, yaw),
+    }
 
 
 def _landmarks(

@@ -37,9 +37,9 @@ from bt_raider.testing.explore_stage import (
     SPEAKERS,
     USER,
     _frame,
-    _heading,
     _landmarks,
     _object,
+    _person,
     _speaker,
 )
 
@@ -448,18 +448,7 @@ def build_world(case: Case, room: dict[str, Any]) -> tuple[dict[str, Any], Truth
         bx, bz = place(Thing(side="front"), 0, -0.6)
         data["objects"].append(_object(BOWL, "Bowl", bx, ay, bz, receptacle=True, color="white"))
     if case.form == "me":
-        hx_, hz_ = place(Thing(side="front"), 0, 0.0)
-        data["humans"] = [
-            {
-                "id": USER,
-                "name": "Alex",
-                "position": {"x": round(hx_, 4), "y": 0.0, "z": round(hz_, 4)},
-                "looking_at_robot": True,
-                "hands_free": True,
-                "user": True,
-                **_heading(case.speaker, yaw),
-            }
-        ]
+        data["humans"] = [_person(*place(Thing(side="front"), 0, 0.0), case.speaker, yaw)]
     if case.form in ("goto_place", "approach_place"):
         where = _place_to_go(data)
         if where is not None:
