@@ -22,11 +22,13 @@ YES, MAYBE, NO = 2, 1, 0
 #: Degrees off the heading from which an object is surely on a side / surely not on it.
 SIDE_SURE, SIDE_NOT = 12.0, 4.0
 #: Degrees off the heading within which an object is surely in front / beyond which it is not.
-FRONT_SURE, FRONT_NOT = 10.0, 25.0
+FRONT_SURE, FRONT_NOT = 10.0, 60.0
 #: Metres from a landmark within which a thing is surely next to it / beyond which it is not.
 NEAR_SURE, NEAR_NOT = 0.3, 0.55
 #: Metres two objects must differ by for a selection (nearest, leftmost...) to be sure.
 GAP = 0.1
+#: Degrees two objects' bearings must differ by for an order along a side to be sure.
+ANGLE_GAP = 5.0
 
 
 @dataclass(frozen=True)
@@ -179,47 +181,68 @@ class _World:
 
 
 def _select(world: _World, kept: dict[str, int], say: Say) -> dict[str, int]:
-    """A selection among what the filter kept (sure only when the filter and the gaps are)."""
+    """A selection among what the filter kept (sure only when the filter and the gaps are).
+
+    Orders along a side are taken two ways, by the offset along the robot's right vector (m)
+    and by the angle off its heading (degrees): near and far objects can order differently,
+    and then the choice is unsure.
+    """
     ids = [i for i, v in kept.items() if v > NO]
     if not ids:
         return kept
     if any(kept[i] == MAYBE for i in ids):
         return {i: (MAYBE if kept[i] > NO else NO) for i in kept}
+    where = {i: _pos(world.objects[i]) or (math.nan, math.nan) for i in ids}
+    keys: list[tuple[dict[str, float], float]] = []
     if say.select in ("nearest", "farthest"):
         who = world.speaker if say.near == "my" else world.robot
         if who is None:
             world.unread.append("a distance from the speaker, who is not in the scene")
             return {i: (MAYBE if i in ids else NO) for i in kept}
-        key = {i: math.dist(who[0], _pos(world.objects[i]) or (math.inf, math.inf)) for i in ids}
-        if say.select == "farthest":
-            key = {i: -v for i, v in key.items()}
+        sign = -1.0 if say.select == "farthest" else 1.0
+        keys.append(({i: sign * math.dist(who[0], where[i]) for i in ids}, GAP))
     else:
-        if world.robot is None:
-            return {i: (MAYBE if i in ids else NO) for i in kept}
         robot = world.robot
-        key = {i: _aside(robot, _pos(world.objects[i]) or (math.nan, math.nan)) for i in ids}
-        if say.select == "rightmost":
-            key = {i: -v for i, v in key.items()}
-    order = sorted(ids, key=lambda i: key[i])
-    if say.select == "middle":
-        if len(order) % 2 == 0:
-            return dict.fromkeys(kept, NO)  # no middle one
-        want = len(order) // 2
-    elif say.select == "second":
-        if len(order) < 2:
-            return dict.fromkeys(kept, NO)
-        want = 1
-    else:
-        want = 0
+        if robot is None:
+            return {i: (MAYBE if i in ids else NO) for i in kept}
+        sign = -1.0 if say.select == "rightmost" else 1.0
+        keys.append(({i: sign * _aside(robot, where[i]) for i in ids}, GAP))
+        keys.append(({i: sign * _angles(robot, where[i])[0] for i in ids}, ANGLE_GAP))
     out = dict.fromkeys(kept, NO)
-    pick = order[want]
-    close = [i for i in order if i != pick and abs(key[i] - key[pick]) < GAP]
-    # Neighbours within the gap make the choice unsure, and so does any unplaceable one.
-    if close or not all(math.isfinite(key[i]) for i in order):
-        for i in [pick, *close]:
-            out[i] = MAYBE
-    else:
-        out[pick] = YES
+    picks: set[str] = set()
+    unsure = False
+    for key, gap in keys:
+        order = sorted(ids, key=lambda i: key[i])
+        if say.select == "middle":
+            if len(order) % 2 == 0:
+                return dict.fromkeys(kept, NO)  # no middle one
+            want = len(order) // 2
+        elif say.select == "second":
+            if len(order) < 2:
+                return dict.fromkeys(kept, NO)
+            want = 1
+        else:
+            want = 0
+        pick = order[want]
+        close = [i for i in order if i != pick and abs(key[i] - key[pick]) < gap]
+        # Neighbours within the gap make the choice unsure, and so does any unplaceable one.
+        unsure = unsure or bool(close) or not all(math.isfinite(key[i]) for i in order)
+        picks.update([pick, *close])
+    for i in picks:
+        out[i] = MAYBE if unsure or len(picks) > 1 else YES
+    return out
+
+
+def _scoped(world: _World, values: dict[str, int], say: Say) -> dict[str, int]:
+    """A selection read both ways: among what the filter keeps ("the nearest of the red
+    cups"), and over all of the kind, then filtered ("the nearest cup, the red one"). Where the
+    readings differ, the object is a maybe."""
+    among = _select(world, values, say)
+    overall = _select(world, dict.fromkeys(values, YES), say)
+    out = {}
+    for i, v in values.items():
+        a, b = among[i], min(overall[i], v)
+        out[i] = a if a == b else (MAYBE if max(a, b) > NO else NO)
     return out
 
 
@@ -255,7 +278,7 @@ def designate(
         out = filtered(say.exclude)
         values = {i: min(v, YES - out[i]) for i, v in values.items()}
     if say.select:
-        values = _select(world, values, say)
+        values = _scoped(world, values, say)
     coordinated = None
     if say.alt is not None:
         coordinated = filtered(say.alt)
