@@ -15,8 +15,8 @@ same two functions, in the style of CLEVR-Ref+'s functional programs:
   any or several are meant, and the words it could not read.
 
 **Every word is accounted for.** A word is consumed by the program or is on
-:data:`IGNORED` (words that cannot change the referent: "please", "the", "now" ...). Any
-other word (a negator, quantifier, comparative, possessive, conditional or unknown modifier)
+:data:`~bt_raider.perception.reference_words.IGNORED` (words that cannot change the referent:
+"please", "the", "now" ...). Any other word (a negator, quantifier, comparative, possessive, conditional or unknown modifier)
 is *unread*: the designation is then unclear, never a choice (``Designation.unclear``).
 
 **Frames.** "my left", "in front of me", "near me" are read from the speaker (``speaker``: a
@@ -28,8 +28,10 @@ The core of a part (its type, colours, states, relations) is grounded by the cal
 function, so the check grounds it through its perception tools and a reply through the same
 grounder (:func:`bt_raider.checking.designation.designate` wires both); the grammar is here.
 Public API: :func:`read`, :func:`designate`, :class:`Reference`, :class:`Part`,
-:class:`Select`, :class:`Designation`, :class:`Core`, :func:`speaker_view`, :data:`IGNORED`,
-:data:`LEAD_INS`.
+:class:`~bt_raider.perception.reference_words.Select`, :class:`Designation`, :class:`Core`,
+:func:`speaker_view`; the word lists (:data:`~bt_raider.perception.reference_words.IGNORED`,
+:data:`~bt_raider.perception.reference_words.LEAD_INS`) in
+:mod:`~bt_raider.perception.reference_words`.
 """
 
 from __future__ import annotations
@@ -57,7 +59,6 @@ from bt_raider.perception.reference_words import (
     NUMBER_WORDS,
     POSSESSIVES,
     RELATION_STARTS,
-    ROOM_WORDS,
     Select,
     at,
     axis_ordinals,
@@ -66,14 +67,10 @@ from bt_raider.perception.reference_words import (
 )
 
 __all__ = [
-    "IGNORED",
-    "LEAD_INS",
-    "ROOM_WORDS",
     "Core",
     "Designation",
     "Part",
     "Reference",
-    "Select",
     "designate",
     "read",
     "speaker_view",

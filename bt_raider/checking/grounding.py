@@ -41,7 +41,7 @@ from bt_raider.checking.wording import (
     tool_name,
 )
 from bt_raider.errors import ToolError
-from bt_raider.perception import attributes, reference, relations
+from bt_raider.perception import attributes, reference, reference_words, relations
 from bt_raider.perception.lexicon import CategoryLexicon, split_type
 from bt_raider.perception.scene import Human, SceneObject
 from bt_raider.perception.tools import Place, relation_among
@@ -751,8 +751,8 @@ class Grounder:
 _LEVELS = ("AS", "AN", "AC", "AR")
 #: Words a core phrase may hold that its parse reads (determiners, fillers of a clause).
 _ACCOUNTED = frozenset(
-    reference.IGNORED
-    | reference.ROOM_WORDS
+    reference_words.IGNORED
+    | reference_words.ROOM_WORDS
     | {"to", "the", "of", "it", "its", "them", "their", "some", "any", "located", "placed"}
     | {"sitting", "lying", "standing", "currently", "resting", "kept", "hanging", "directly"}
     | {"immediately", "slightly", "sits", "sit", "sat", "stands", "lies"}
@@ -781,7 +781,7 @@ _COLOUR_SHADES = frozenset({"dark", "light", "pale", "bright"})
 
 def _plain_words(text: str) -> list[str]:
     """The lower-case words of a phrase (an objectId whole)."""
-    return [w for w, _ in reference.tokens(text) if w != ","]
+    return [w for w, _ in reference_words.tokens(text) if w != ","]
 
 
 def _vocab(lexicon: CategoryLexicon) -> Vocab:
