@@ -159,8 +159,10 @@ class Case:
         model: the language model in the guards' checker (:data:`MODELS`; the default tree's).
         said: the instruction as a program (form ``said``).
         answer: what the ``says`` person answers, as a program (a reply).
-        speaker: where the person stands and whether her heading is given (:data:`SPEAKERS`).
-        names: the guards' display names in a two-guard tree (:data:`NAMES`).
+        speaker: where the person stands and whether her heading is given
+            (:data:`~bt_raider.testing.explore_stage.SPEAKERS`).
+        names: the guards' display names in a two-guard tree
+            (:data:`~bt_raider.testing.explore_stage.NAMES`).
     """
 
     room: str = "kitchen"
