@@ -152,7 +152,8 @@ class Case:
         disturbance: what goes wrong during the run (:data:`DISTURBANCES`).
         when: before which robot action (1 = the first) the disturbance happens.
         planner: ``symbolic`` (bt_raider's) or ``scripted`` (an LLM-style plan that asks into
-            ``choice``, says something, then acts: what a model writes).
+            ``choice``, says something, then acts: what a model writes), or a hostile plan
+            (:data:`~bt_raider.testing.explore_stage.PLANNERS`).
         running: for the ``appliance`` form: the microwave is on (``isToggled``).
         hidden: the target's kind is not in the scene at all: the robot must ask where it is
             (the person names the room's place for it, when the room has named places).
