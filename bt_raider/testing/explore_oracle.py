@@ -187,7 +187,9 @@ class Oracle:
                 f"{shown}: the robot has no {call.action!r} "
                 f"(it has {', '.join(sorted(self._verbs))})",
             )
-        names = _known_names(call.scene)
+        # The scene's names now, and every objectId the episode began with (an unguarded node
+        # may still name an object a disturbance took away: an id, not text).
+        names = _known_names(call.scene) | set(self.truth.names)
         for arg in call.args:
             if not isinstance(arg, str) or arg not in names:
                 self.flag("P3", f"{shown}: {arg!r} is not an objectId, person or place")
