@@ -265,8 +265,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         seen[0] += 1
         for name in classes_of(episode):
             first.setdefault(name, seen[0])
-        for prop in episode.props:
+        for prop in sorted(episode.props):
             counts[prop] = counts.get(prop, 0) + 1
+            if counts[prop] == 1:  # a run cut short still says what each first finding was
+                said = next(str(v) for v in episode.violations if v.prop == prop)
+                print(f"  first {prop} at {seen[0]}: {said[:160]}", flush=True)
         if seen[0] % args.every == 0:  # a run cut short still has its figures so far
             rate = seen[0] / (time.monotonic() - began)
             shown = " ".join(
