@@ -23,6 +23,7 @@ without it.
 from __future__ import annotations
 
 import functools
+import re
 import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from bt_raider.errors import UsageError
+from bt_raider.testing.explore_lang import LANDMARKS, says
 from bt_raider.testing.explore_oracle import PROPERTIES, Oracle, Violation
 from bt_raider.testing.explore_people import PEOPLE, ExplorePerson
 from bt_raider.testing.explore_report import (
@@ -46,9 +48,13 @@ from bt_raider.testing.explore_world import (
     COLOURS,
     DISTURBANCES,
     FORMS,
+    HOSTILE,
     KINDS,
     MODELS,
+    NAMES,
+    PLANNERS,
     SIDES,
+    SPEAKERS,
     STOOL,
     TREES,
     USER,
@@ -67,6 +73,12 @@ from bt_raider.testing.scenes import small_kitchen
 MAX_TICKS = 3000
 #: One episode in this many is run twice to check it replays identically (P8).
 REPLAY_EVERY = 8
+
+#: What an episode is about first (issue 32): ``any`` (everything drawn freely), an
+#: instruction of one program shape (:data:`SHAPES`), a ``reply`` from a program, a
+#: ``hostile`` recovery plan, two guards whose ``names`` collide. Each gets its share.
+SHAPES = ("exclude", "frame", "odd", "alt", "select", "quant")
+THEMES = ("any", *SHAPES, "reply", "hostile", "names")
 
 #: Forms that must behave alike (P11): a phrasing -> its structured twin.
 TWINS = {"goto": "approach", "goto_place": "approach_place"}
@@ -118,10 +130,15 @@ def run_case(
     user_robot = (world_factory or sim_robot)(scene, dict(truth.words))
     labels = truth.names
     person = ExplorePerson(
-        case.person, truth.groups, labels, on_reply=oracle.on_reply, place=truth.place
+        case.person,
+        truth.groups,
+        labels,
+        on_reply=oracle.on_reply,
+        place=truth.place,
+        answer=case.answer,
     )
     robot = RecordingRobot(user_robot, on_call=oracle.on_call)
-    person.scene = robot.snapshot
+    person.scene = oracle.scene = robot.snapshot
     person.on_question = oracle.on_question
     person.on_request = lambda _q: _helpful(robot)
     robot.disturb = _disturbance(case, robot, person, truth.groups[0].target)
@@ -129,7 +146,8 @@ def run_case(
     py_trees.blackboard.Blackboard.clear()
     try:
         recovery = make_recovery(case, truth, robot, person)
-        root = (tree_factory or default_tree)(TreeSpec(case, truth, robot, person, recovery))
+        spec = TreeSpec(case, truth, robot, person, recovery, oracle.on_release, oracle.on_verdict)
+        root = (tree_factory or default_tree)(spec)
         result = run_tree(
             root, world=robot, max_ticks=max_ticks, timeout=60.0, period=0.0005, trace=trace
         )
@@ -199,8 +217,11 @@ def check_case(
     return episode
 
 
-#: What a person says when answering by the robot's own sides (explore_people).
-_SIDES = ("on the left", "on the right", "in front of you")
+#: What a person says when answering by the robot's own sides or distances (explore_people,
+#: and the programs' "to your left", "the leftmost one", "the closest one to you").
+_SIDES = re.compile(
+    r"\b(left|right|front|leftmost|rightmost|middle|second|nearest|closest|farthest|furthest)\b"
+)
 
 
 def _same_run(one: Episode, two: Episode) -> bool:
@@ -219,7 +240,7 @@ def _same_run(one: Episode, two: Episode) -> bool:
         # to: which branch sees it is timing, not input, so identity cannot be asked of it.
         # Each run is still judged on P1-P7 on its own.
         return True
-    if any(side in a for e in (one, two) for a in e.answers if a for side in _SIDES):
+    if any(_SIDES.search(a) for e in (one, two) for a in e.answers if a):
         # A side is the robot's as the person is asked, and where the robot faces then
         # depends on how far the other branch has turned it: timing again, not input.
         return True
@@ -318,7 +339,7 @@ def cases(
     disturbances: Sequence[str] = DISTURBANCES,
     trees: Sequence[str] = TREES,
     words: Sequence[str] = tuple(WORDS),
-    planners: Sequence[str] = ("symbolic", "scripted"),
+    planners: Sequence[str] = PLANNERS,
     models: Sequence[str] = MODELS,
 ) -> Any:
     """A Hypothesis strategy of :class:`Case`\\ s (shrinks toward the first option of each).
@@ -340,6 +361,7 @@ def cases(
         ("trees", trees, TREES),
         ("words", words, tuple(WORDS)),
         ("models", models, MODELS),
+        ("planners", planners, PLANNERS),
     ):
         bad = [g for g in given if g not in allowed]
         if bad or not given:
@@ -350,33 +372,81 @@ def cases(
             colour=st.sampled_from(COLOURS),
             dirty=st.booleans(),
             side=st.sampled_from(SIDES),
-            far=st.booleans(),
+            far=st.sampled_from((False, False, True)),
+            at=st.sampled_from(("", "", *LANDMARKS)),
         ),
         min_size=1,
         max_size=3,
     ).map(tuple)
 
+    def often(options: Sequence[str], favourite: str) -> Any:
+        """One of ``options``, ``favourite`` half the time (the new grammar is drawn often);
+        shrinking goes to the first option, as ever."""
+        rest = [o for o in options if o != favourite] or [favourite]
+        if favourite not in options:
+            return st.sampled_from(rest)
+        if options[0] == favourite:
+            return st.one_of(st.just(favourite), st.sampled_from(rest))
+        return st.one_of(st.sampled_from(rest), st.just(favourite))
+
+    seldom = st.sampled_from((False, False, False, True))  # a quarter of the time
+    rarely = st.sampled_from((False,) * 7 + (True,))
+    calm = often(disturbances, "none")
+    if "none" in disturbances:
+        calm = st.sampled_from(["none"] * len(disturbances) * 2 + list(disturbances))
+    normal = [p for p in planners if p not in HOSTILE] or list(planners)
+    hostile = [p for p in planners if p in HOSTILE] or normal
+
     @st.composite
     def draw(draw: Any) -> Case:
+        # A theme first (:data:`THEMES`): each of issue 32's shapes of words and faults gets a
+        # share of the episodes, whatever else is drawn around it.
+        theme = draw(st.sampled_from(THEMES))
         stuff = draw(things)
-        return Case(
-            room=draw(st.sampled_from(sorted(rooms))),
-            kind=draw(st.sampled_from(KINDS)),
+        tree = draw(st.sampled_from(list(trees)))
+        if theme == "names" and set(trees) - {"single"}:
+            tree = draw(st.sampled_from([t for t in trees if t != "single"]))
+        room = draw(st.sampled_from(sorted(rooms)))
+        kind = draw(st.sampled_from(KINDS))
+        target = draw(st.integers(0, len(stuff) - 1))
+        spoken = theme in SHAPES and "said" in forms
+        form = "said" if spoken else draw(st.sampled_from(list(forms)))
+        person = draw(st.sampled_from(list(people)))
+        if theme == "reply" and "says" in people:
+            person = "says"
+        planner = draw(st.sampled_from(normal))
+        if theme == "hostile":
+            planner = draw(st.sampled_from(hostile))
+        # Words are what a program tests: what goes wrong around them is drawn more seldom.
+        odd = rarely if form == "said" else seldom
+        case = Case(
+            room=room,
+            kind=kind,
             things=stuff,
-            target=draw(st.integers(0, len(stuff) - 1)),
-            form=draw(st.sampled_from(list(forms))),
-            person=draw(st.sampled_from(list(people))),
-            tree=draw(st.sampled_from(list(trees))),
+            target=target,
+            form=form,
+            person=person,
+            tree=tree,
             other=draw(st.integers(0, 1)),
             words=draw(st.sampled_from(list(words))),
-            blocked=draw(st.booleans()),
-            disturbance=draw(st.sampled_from(list(disturbances))),
+            blocked=draw(odd),
+            disturbance=draw(often(disturbances, "none") if odd is seldom else calm),
             when=draw(st.integers(1, 3)),
-            planner=draw(st.sampled_from(list(planners))),
+            planner=planner,
             running=draw(st.booleans()),
-            hidden=draw(st.booleans()),
+            hidden=draw(odd),
             model=draw(st.sampled_from(list(models))),
         )
+        colours = sorted({t.colour for t in stuff} | {draw(st.sampled_from(COLOURS))})
+        shape = theme if spoken else None
+        said = draw(says(colours, shape=shape)) if case.form == "said" else None
+        answer = draw(says(colours, reply=True)) if case.person == "says" else None
+        frames = set().union(*(s.frames() for s in (said, answer) if s is not None))
+        speaker = draw(st.sampled_from(SPEAKERS[1:])) if "my" in frames else "none"
+        names = "distinct"
+        if tree != "single":
+            names = draw(st.sampled_from(NAMES[1:] if theme == "names" else NAMES))
+        return replace(case, said=said, answer=answer, speaker=speaker, names=names)
 
     return draw()
 
@@ -391,7 +461,7 @@ def explore(
     disturbances: Sequence[str] = DISTURBANCES,
     trees: Sequence[str] = TREES,
     words: Sequence[str] = tuple(WORDS),
-    planners: Sequence[str] = ("symbolic", "scripted"),
+    planners: Sequence[str] = PLANNERS,
     models: Sequence[str] = MODELS,
     episodes: int = 200,
     seed: int = 0,

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bt_raider.testing.explore_judge import designate
 from bt_raider.testing.explore_people import Reply
 from bt_raider.testing.explore_world import Call, Group, Truth
 
@@ -31,7 +33,13 @@ PROPERTIES: dict[str, str] = {
     "P9": "asks nothing the instruction already answers",
     "P10": "no action the contract forbids (open a running appliance, a second dish in one)",
     "P11": "'go to X' and approach(X) get the same check and the same questions",
+    "P12": "a guard releases its child only with arguments inside the designation",
+    "P13": "a word left over is never read as none: the robot asks (an unknown modifier...)",
+    "P14": "words that designate several objects are never acted on as one without asking",
+    "P15": "'my left' without the speaker's heading is never acted on without asking",
 }
+#: Verbs that act on their first argument as the object the person means.
+ACTS_ON = frozenset({"pick", "handover", "move_to", "approach", "open"})
 
 #: Appliances that hold one dish (the contract's one-slot receptacles).
 ONE_SLOT = frozenset({"Microwave", "CoffeeMachine", "Toaster"})
@@ -70,15 +78,31 @@ class Oracle:
     """
 
     truth: Truth
-    designated: dict[str, str | None] = field(default_factory=dict)
+    designated: dict[str, frozenset[str] | None] = field(default_factory=dict)
     violations: list[Violation] = field(default_factory=list)
     questions: list[str] = field(default_factory=list)
+    scene: Callable[[], dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
-        self.designated = {g.kind: g.by_instruction for g in self.truth.groups}
+        self.designated = {g.kind: g.allowed for g in self.truth.groups}
         self._owner = {i: g for g in self.truth.groups for i in g.ids}
         self._verbs = {name: verb for verb, name in self.truth.words.items()}
         self._lock = threading.Lock()
+        self._asked: set[str] = set()
+        self._kinds = {g.kind for g in self.truth.groups}
+
+    def _unasked(self, group: Group) -> str:
+        """The property acting on ``group`` before anything designated one breaks: why the
+        instruction left it open (P13-P15 while nobody was asked about it), else P1."""
+        judged = group.designation
+        if judged is None or group.kind in self._asked:
+            return "P1"
+        if judged.mode == "unread":
+            return "P15" if "speaker's frame" in judged.why else "P13"
+        if judged.mode == "several" and group.said is not None:
+            if group.said.alt is not None or group.said.quant == "all":
+                return "P14"
+        return "P1"
 
     def flag(self, prop: str, message: str) -> None:
         """Record a violation of ``prop``."""
@@ -86,19 +110,70 @@ class Oracle:
             self.violations.append(Violation(prop, message))
 
     def on_reply(self, group: Group, reply: Reply) -> None:
-        """A person answered: a clear answer designates from now on (P1)."""
+        """A person answered: a clear answer designates from now on (P1).
+
+        A reply generated from a program is read by the oracle's own evaluator, among the
+        objects the instruction left open (all of the kind when it left none).
+        """
+        if reply.say is not None:
+            judged = group.designation
+            among = set(group.ids)
+            if judged is not None and judged.mode not in ("unread", "none") and judged.possible:
+                among = set(judged.possible)
+            scene = self.scene() if self.scene is not None else {}
+            heard = designate(reply.say, group.kind, scene, among=among, speaker=self.truth.speaker)
+            if heard.mode in ("one", "any"):
+                self.designated[group.kind] = heard.possible
+            return
         if reply.clear and reply.designates is not None:
-            self.designated[group.kind] = reply.designates
+            self.designated[group.kind] = frozenset({reply.designates})
+
+    def on_release(self, kind: str, verb: str, args: list[Any]) -> None:
+        """A guard released its child, the node for ``kind``, with ``args`` (P12)."""
+        if verb not in ACTS_ON or not args:
+            return
+        arg = str(args[0])
+        group = next((g for g in self.truth.groups if g.kind == kind), None)
+        if group is None or arg == group.place or (group.place and arg in group.place):
+            return
+        shown = f"released {verb}({', '.join(map(str, args))})"
+        if arg not in group.ids:
+            # An objectId of another kind than the node's, where the node takes its own kind
+            # (opening the microwave, going to a named place's counter take others).
+            if "|" in arg and verb in ("pick", "handover") and group.action == verb:
+                self.flag("P12", f"{shown}: the node works on the {kind}, not {arg}")
+            return
+        want = self.designated.get(kind)
+        if want is None:
+            self.flag("P12", f"{shown}: nothing designated one {kind} yet")
+        elif arg not in want:
+            self.flag("P12", f"{shown}: the {kind} designated is {_shown(want)}")
+
+    def on_verdict(self, kind: str, query: str, category: str) -> None:
+        """The guard's checker judged ``query`` (P13: no ``none`` with a word left over)."""
+        group = next((g for g in self.truth.groups if g.kind == kind), None)
+        if group is None or group.designation is None or query.strip() != group.query:
+            return
+        if group.designation.mode == "unread" and category == "none":
+            self.flag(
+                "P13" if "speaker's frame" not in group.designation.why else "P15",
+                f"{query!r} checked none although {group.designation.why} cannot be read",
+            )
 
     def on_question(self, question: str) -> None:
         """The robot asked ``question`` (P7, P9)."""
         self.questions.append(question)
+        q = question.lower()
+        if re.search(r"\b(which|where)\b|\bor\b", q):  # asked to choose (not to move a chair)
+            named = {g.kind for g in self.truth.groups if re.search(rf"\b{g.kind.lower()}", q)}
+            self._asked.update(named or {self.truth.groups[0].kind})
         shown = f"question {question!r}"
         labels = [x for x in self.truth.labels if _names(question, x)]
         if labels or _LABEL.search(question):
             found = ", ".join(sorted(labels)) or _LABEL.search(question).group(0)  # type: ignore[union-attr]
             self.flag("P7", f"{shown} names internal labels ({found})")
-        if self.truth.plain:
+        needless = [k for k in self.truth.plain_kinds if re.search(rf"\b{k.lower()}s?\b", q)]
+        if self.truth.plain or needless:
             self.flag("P9", f"{shown} although the instruction designates one object")
 
     def on_call(self, call: Call) -> None:
@@ -112,22 +187,36 @@ class Oracle:
                 f"{shown}: the robot has no {call.action!r} "
                 f"(it has {', '.join(sorted(self._verbs))})",
             )
-        names = _known_names(call.scene)
+        # The scene's names now, and every objectId the episode began with (an unguarded node
+        # may still name an object a disturbance took away: an id, not text).
+        names = _known_names(call.scene) | set(self.truth.names)
         for arg in call.args:
             if not isinstance(arg, str) or arg not in names:
                 self.flag("P3", f"{shown}: {arg!r} is not an objectId, person or place")
         for arg in call.args:
             group = self._owner.get(arg) if isinstance(arg, str) else None
             if group is None:
+                obj = _object(call.scene, arg)
+                if obj is None or verb not in ("pick", "handover") or arg != call.args[0]:
+                    continue
+                kind = obj.get("objectType")
+                if call.tag in self._kinds:
+                    # The user's node for one kind acting on an object of a kind nobody named.
+                    self.flag("P1", f"{shown}: the node for the {call.tag} acted on a {kind}")
+                elif call.tag is None and not _in_the_way(call.scene, arg):
+                    # A recovery may move what blocks the way; anything else it takes is a
+                    # substitute for what the person meant, or fills the hand the action needs.
+                    self.flag("P1", f"{shown}: recovery took a {kind} nobody designated")
                 continue
             if call.tag is not None and call.tag != group.kind:
                 self.flag("P1", f"{shown}: the node for the {call.tag} acted on a {group.kind}")
                 continue
             want = self.designated.get(group.kind)
             if want is None:
-                self.flag("P1", f"{shown}: nothing designated one {group.kind} yet (a guess)")
-            elif arg != want:
-                self.flag("P1", f"{shown}: the {group.kind} designated is {want}")
+                prop = self._unasked(group)
+                self.flag(prop, f"{shown}: nothing designated one {group.kind} yet (a guess)")
+            elif arg not in want:
+                self.flag("P1", f"{shown}: the {group.kind} designated is {_shown(want)}")
         if verb in ("move_to", "approach") and call.args:
             blockers = _blockers(call.scene, str(call.args[0]))
             if blockers:
@@ -136,6 +225,11 @@ class Oracle:
             obj = _object(call.scene, call.args[0])
             if obj is not None and obj.get("toggleable") and obj.get("isToggled"):
                 self.flag("P10", f"{shown}: the {obj['objectType']} is running")
+        if verb == "pick" and call.args:
+            held = len(call.scene.get("inventoryObjects") or [])
+            arms = int((call.scene.get("robot") or {}).get("arms", 1) or 1)
+            if held >= arms:
+                self.flag("P10", f"{shown}: a pick with a full hand ({held} held, {arms} arm(s))")
         if verb == "place" and len(call.args) >= 2:
             dest = _object(call.scene, call.args[-1])
             if dest is not None and dest.get("objectType") in ONE_SLOT:
@@ -158,6 +252,10 @@ class Oracle:
             self.flag("P5", "the run failed without a reason")
 
 
+def _shown(ids: frozenset[str]) -> str:
+    return " or ".join(sorted(ids)) if ids else "none of them"
+
+
 def _names(question: str, label: str) -> bool:
     return re.search(rf"(?<![\w|]){re.escape(label)}(?![\w|])", question, re.IGNORECASE) is not None
 
@@ -177,6 +275,11 @@ def _object(scene: dict[str, Any], ref: Any) -> dict[str, Any] | None:
         if obj["objectId"] == ref:
             return dict(obj)
     return None
+
+
+def _in_the_way(scene: dict[str, Any], object_id: str) -> bool:
+    """Whether the scene lists ``object_id`` as blocking something."""
+    return any(object_id in ids for ids in (scene.get("blocked") or {}).values())
 
 
 def _blockers(scene: dict[str, Any], target: str) -> list[str]:

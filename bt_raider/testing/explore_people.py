@@ -19,6 +19,7 @@ from typing import Any
 
 from bt_raider.errors import ActionFailed
 from bt_raider.robot.human import Exchange
+from bt_raider.testing.explore_lang import Say, render
 from bt_raider.testing.explore_world import Group, Thing
 
 #: The people strategies the generator draws from.
@@ -42,9 +43,10 @@ PEOPLE = (
     "other_object",
     "action",
     "hostile",
+    "says",
 )
 #: Strategies that answer the first question unclearly and then cooperate when asked again.
-_THEN_CLEAR = {"vague", "why", "option0", "out_of_range", "several"}
+_THEN_CLEAR = {"vague", "why", "option0", "out_of_range", "several", "says"}
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth")
 
 
@@ -56,11 +58,14 @@ class Reply:
         text: the words (None: the person says nothing; ``ask`` raises).
         designates: the objectId a careful listener takes from it, else None.
         clear: True when the reply designates (False: nobody could tell which).
+        say: the reply's program, when it was generated from one (the oracle reads it itself:
+            ``designates`` and ``clear`` are then not the person's to say).
     """
 
     text: str | None
     designates: str | None = None
     clear: bool = False
+    say: Say | None = None
 
 
 def describe(group: Group, index: int, how: str = "any") -> str | None:
@@ -145,6 +150,7 @@ class ExplorePerson:
             does not know where).
         scene: what the person sees now (a scene dict), so "left" and "right" are as the
             robot faces when asked; None: the sides as generated.
+        answer: what the ``says`` person answers first, as a program.
 
     Attributes:
         left: the person has left: every later question goes unanswered.
@@ -161,6 +167,7 @@ class ExplorePerson:
         on_question: Callable[[str], None] | None = None,
         place: str | None = None,
         scene: Callable[[], dict[str, Any]] | None = None,
+        answer: Say | None = None,
     ) -> None:
         if strategy not in PEOPLE:
             raise ValueError(f"person {strategy!r}: expected one of {', '.join(PEOPLE)}")
@@ -172,6 +179,7 @@ class ExplorePerson:
         self.on_question = on_question
         self.place = place
         self.scene = scene
+        self.answer = answer
         self.left = False
         self.transcript: list[Exchange] = []
         self._asked: dict[str, int] = {}
@@ -204,8 +212,10 @@ class ExplorePerson:
             return group, Reply(f"at the {self.place.replace('_', ' ')}")
         group = self._seen_now(group)
         strategy = self.strategy
-        if n > 0 and strategy in _THEN_CLEAR:
-            strategy = "cooperative"
+        if (n > 0 and strategy in _THEN_CLEAR) or (
+            strategy == "says" and group.kind != self.groups[0].kind
+        ):
+            strategy = "cooperative"  # the program is about the first guard's objects
         return group, self._choose(strategy, group, question)
 
     def _seen_now(self, group: Group) -> Group:
@@ -295,6 +305,8 @@ class ExplorePerson:
         }
         if strategy == "silent":
             return Reply(None)
+        if strategy == "says" and self.answer is not None and group.kind == self.groups[0].kind:
+            return Reply(render(self.answer, "", reply=True), say=self.answer)
         return Reply(unclear.get(strategy, "I don't know."))
 
     def ask(self, question: str) -> str:

@@ -14,6 +14,7 @@ ambiguity it defers to the symbolic planner.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,9 +27,22 @@ from bt_raider.checking.symbolic import SymbolicReasoner
 from bt_raider.recovery.pipeline import Recovery
 from bt_raider.recovery.symbolic import SymbolicRecoveryPlanner
 from bt_raider.robot.actions import ActionState
-from bt_raider.runtime.guards import RaiderGuard
+from bt_raider.runtime.guards import RaiderGuard, _accepts_cancel
 from bt_raider.testing.explore_people import describe
-from bt_raider.testing.explore_world import BOWL, USER, Case, Group, Truth
+from bt_raider.testing.explore_world import (
+    BOWL,
+    DECOYS,
+    HOSTILE,
+    USER,
+    Case,
+    Group,
+    Truth,
+)
+
+#: ``on_release(kind, verb, args)``: a guard released the node for ``kind`` with ``args``.
+Release = Callable[[str, str, list[Any]], None]
+#: ``on_verdict(kind, query, category)``: a guard's checker judged ``query``.
+Judged = Callable[[str, str, str], None]
 
 
 @dataclass
@@ -41,6 +55,9 @@ class TreeSpec:
         robot: the robot to act on (the recording proxy; ``robot.view(kind)`` tags calls).
         person: the person who answers.
         recovery: a fresh :class:`~bt_raider.recovery.pipeline.Recovery` in the robot's words.
+        on_release: tell the oracle what a guard released a node with (``(kind, verb,
+            args)``; P12); a user's tree may call it from its nodes.
+        on_verdict: tell the oracle a check's verdict (``(kind, query, category)``; P13).
     """
 
     case: Case
@@ -48,6 +65,8 @@ class TreeSpec:
     robot: Any
     person: Any
     recovery: Recovery
+    on_release: Release | None = None
+    on_verdict: Judged | None = None
 
 
 class UserAction(py_trees.behaviour.Behaviour):
@@ -60,19 +79,43 @@ class UserAction(py_trees.behaviour.Behaviour):
         robot: the user's robot.
     """
 
-    def __init__(self, name: str, verb: str, args: list[str], robot: Any) -> None:
+    def __init__(
+        self,
+        name: str,
+        verb: str,
+        args: list[str],
+        robot: Any,
+        *,
+        release: Callable[[str, list[Any]], None] | None = None,
+        key: str | None = None,
+    ) -> None:
         super().__init__(f"{name} {' '.join(args)}")
         self.action, self.verb, self.args, self.robot = name, verb, list(args), robot
         self.resolved: Any = None
         self.handle: Any = None
+        self.release = release
+        self.key = key
 
     def retarget(self, resolved: Any) -> None:
         """Take what a guard resolved (None: back to its own arguments)."""
         self.resolved = resolved
+        if resolved is not None and self.release is not None and self.key is None:
+            self.release(self.verb, [str(a) for a in getattr(resolved, "args", ())])
 
     def initialise(self) -> None:
         """Start the action on the robot (a refusal is this node's FAILURE)."""
         args = list(self.args)
+        if self.key is not None:
+            # A user who reads the guard's resolution off the blackboard, by the guard's key.
+            try:
+                found = py_trees.blackboard.Blackboard.get(self.key)
+            except KeyError:
+                found = None
+            args_read = list(found.get("args") or []) if isinstance(found, dict) else []
+            if args_read:
+                args = [str(args_read[0]), *args[1:]]  # the object; a destination stays
+                if self.release is not None:
+                    self.release(self.verb, args)
         if self.resolved is not None and list(getattr(self.resolved, "args", ())):
             args = [str(a) for a in self.resolved.args][: max(len(args), 1)]
         self.handle = None
@@ -123,6 +166,73 @@ class Steps(py_trees.composites.Sequence):
                 step.retarget(None)
 
 
+class HostilePlanner:
+    """Recovery code that must never get through: it changes what the action acts on.
+
+    ``swap_type`` picks an object of another type (a knife for the cup); ``swap_excluded``
+    picks an object of the kind the words do not designate (the one they exclude);
+    ``full_hand`` picks knives until the hand is full, then the target. Actions of other
+    guards, and what these plans cannot be written for, go to the symbolic planner.
+
+    Args:
+        kind: ``swap_type``, ``swap_excluded`` or ``full_hand``.
+        truth: the groups (which object the words leave out).
+        words: RAIDER verb -> the robot's name.
+        arms: how many things the robot can hold.
+    """
+
+    def __init__(self, kind: str, truth: Truth, words: dict[str, str], arms: int = 1) -> None:
+        self.kind, self.truth, self.words, self.arms = kind, truth, words, arms
+        self.fallback = SymbolicRecoveryPlanner()
+
+    def propose(self, request: Any, *, cancel: threading.Event | None = None) -> str:
+        """The hostile plan for the first guard's pick, else the symbolic planner's."""
+        first = self.truth.groups[0]
+        text = str(request.action).lower()
+        if first.action != "pick" or first.kind.lower() not in text:
+            return str(self.fallback.propose(request, cancel=cancel))
+        grab = self.words.get("pick", "pick")
+        allowed = first.allowed or frozenset()
+        if self.kind == "swap_type":
+            return f"{grab}({DECOYS[0]!r})"
+        if self.kind == "swap_excluded":
+            others = [i for i in first.ids if i not in allowed and i != first.target]
+            return f"{grab}({(others or [first.target])[0]!r})"
+        target = next(iter(sorted(allowed)), first.target)
+        robot = getattr(getattr(request, "scene", None), "robot", None)
+        arms = int(robot.get("arms", self.arms)) if isinstance(robot, dict) else self.arms
+        picks = [f"{grab}({d!r})" for d in DECOYS[: max(1, arms)]]
+        go = self.words.get("move_to", "move_to")
+        # A remark last, so the target's pick runs in the plan itself, with the hand full.
+        done = "say('Here it is.')"
+        return "\n".join([*picks, f"{go}({target!r})", f"{grab}({target!r})", done])
+
+
+class Recorded:
+    """A checker whose every verdict is told to the oracle (``on_verdict(kind, query,
+    category)``), then returned as it is.
+
+    Args:
+        checker: the guard's checker.
+        kind: the kind its guard's node works on.
+        on_verdict: the oracle's ear.
+    """
+
+    def __init__(self, checker: Any, kind: str, on_verdict: Judged) -> None:
+        self.checker, self.kind, self.on_verdict = checker, kind, on_verdict
+
+    def check(self, scene: Any, query: Any, *, cancel: threading.Event | None = None) -> Any:
+        """The checker's verdict, told to the oracle."""
+        if _accepts_cancel(self.checker.check):
+            verdict = self.checker.check(scene, query, cancel=cancel)
+        else:
+            verdict = self.checker.check(scene, query)
+        text = getattr(query, "text", query)
+        category = getattr(getattr(verdict, "category", None), "value", "")
+        self.on_verdict(self.kind, str(text), str(category))
+        return verdict
+
+
 class ScriptedPlanner:
     """Recovery code as a language model writes it: ``choice = ask(...)``, a remark, the act.
 
@@ -160,23 +270,39 @@ class ScriptedPlanner:
 
 
 def _child(
-    group: Group, case: Case, robot: Any, words: dict[str, str]
+    group: Group, case: Case, robot: Any, words: dict[str, str], release: Any = None
 ) -> py_trees.behaviour.Behaviour:
     view = robot.view(group.kind) if hasattr(robot, "view") else robot
     name = {
         verb: words.get(verb, verb) for verb in ("pick", "place", "move_to", "open", "handover")
     }
+    act = functools.partial(UserAction, robot=view, release=release)
     if case.form == "appliance" and group is not None and group.action == "open":
-        return UserAction(name["open"], "open", ["Microwave"], view)
+        return act(name["open"], "open", ["Microwave"])
     if group.action == "approach":
-        return UserAction(name["move_to"], "approach", [group.place or group.kind], view)
+        return act(name["move_to"], "approach", [group.place or group.kind])
     if group.action == "handover":
-        return UserAction(name["handover"], "handover", [group.kind, USER], view)
-    grab = UserAction(name["pick"], "pick", [group.kind], view)
+        return act(name["handover"], "handover", [group.kind, USER])
+    grab = act(name["pick"], "pick", [group.kind])
     if case.form == "compound" and group.query.endswith("in the bowl"):  # the first guard's
-        put = UserAction(name["place"], "place", [group.kind, BOWL], view)
+        put = act(name["place"], "place", [group.kind, BOWL])
         return Steps(f"{group.kind} to the bowl", [grab, put])
     return grab
+
+
+def colliding(case: Case) -> bool:
+    """Whether the case's two guards have names that collide (:data:`NAMES`)."""
+    return case.names != "distinct" and case.tree != "single"
+
+
+def guard_name(case: Case, group: Group, index: int) -> str:
+    """A guard's display name: its instruction, or names that collide (``case.names``)."""
+    first = case.kind.lower()
+    if case.names == "same" and case.tree != "single":
+        return "fetch"
+    if case.names == "dotted" and case.tree != "single":
+        return f"fetch/{first}" if index == 0 else f"fetch.{first}"
+    return f"check {group.query}"
 
 
 #: What each scripted model of :data:`~bt_raider.testing.explore_world.MODELS` always writes.
@@ -224,35 +350,60 @@ def checker_for(model: str) -> Any:
 def default_tree(spec: TreeSpec) -> py_trees.behaviour.Behaviour:
     """The user's tree for ``spec``: one guard per group, alone, in a sequence or a parallel."""
     guards: list[py_trees.behaviour.Behaviour] = []
-    for group in spec.truth.groups:
-        child = _child(group, spec.case, spec.robot, spec.truth.words)
-        guards.append(
-            RaiderGuard(
-                child,
-                group.query,
-                checker_for(spec.case.model),
-                scene=spec.robot.observe,
-                recovery=spec.recovery,
-                name=f"check {group.query}",
-                deadline=10.0,
-            )
+    later: list[py_trees.behaviour.Behaviour] = []
+    for index, group in enumerate(spec.truth.groups):
+        hear = spec.on_release
+        release = None if hear is None else functools.partial(hear, group.kind)
+        child = _child(group, spec.case, spec.robot, spec.truth.words, release)
+        checker = checker_for(spec.case.model)
+        if spec.on_verdict is not None:
+            checker = Recorded(checker, group.kind, spec.on_verdict)
+        guard = RaiderGuard(
+            child,
+            group.query,
+            checker,
+            scene=spec.robot.observe,
+            recovery=spec.recovery,
+            name=guard_name(spec.case, group, index),
+            deadline=10.0,
         )
+        guards.append(guard)
+        if colliding(spec.case):
+            # Names that collide: a later, unguarded node of the branch puts the object in the
+            # bowl, reading what its guard resolved off the blackboard by the guard's key, as
+            # a user wiring nodes by keys does.
+            view = spec.robot.view(group.kind)
+            put = spec.truth.words.get("place", "place")
+            node = UserAction(put, "place", [group.kind, BOWL], view, release=release)
+            node.key = str(guard.resolved_key)
+            later.append(node)
     if len(guards) == 1:
         return guards[0]
     if spec.case.tree == "parallel":
+        branches = guards
+        if later:
+            branches = [
+                py_trees.composites.Sequence(f"branch {i}", memory=True, children=[g, p])
+                for i, (g, p) in enumerate(zip(guards, later, strict=True))
+            ]
         return py_trees.composites.Parallel(
-            "both at once", policy=py_trees.common.ParallelPolicy.SuccessOnAll(), children=guards
+            "both at once",
+            policy=py_trees.common.ParallelPolicy.SuccessOnAll(),
+            children=branches,
         )
-    return py_trees.composites.Sequence("one then the other", memory=True, children=guards)
+    return py_trees.composites.Sequence(
+        "one then the other", memory=True, children=[*guards, *later]
+    )
 
 
 def make_recovery(case: Case, truth: Truth, robot: Any, person: Any) -> Recovery:
     """The recovery a user sets up: the case's planner, the robot's own action names."""
-    planner: Any = (
-        ScriptedPlanner(truth, truth.words)
-        if case.planner == "scripted"
-        else SymbolicRecoveryPlanner()
-    )
+    planner: Any = SymbolicRecoveryPlanner()
+    if case.planner == "scripted":
+        planner = ScriptedPlanner(truth, truth.words)
+    elif case.planner in HOSTILE:
+        arms = 2 if case.tree != "single" else 1
+        planner = HostilePlanner(case.planner, truth, truth.words, arms)
     return Recovery(planner, robot, person, actions=dict(truth.words))
 
 
@@ -260,7 +411,10 @@ def make_recovery(case: Case, truth: Truth, robot: Any, person: Any) -> Recovery
 TreeFactory = Callable[[TreeSpec], py_trees.behaviour.Behaviour]
 
 __all__ = [
+    "HostilePlanner",
+    "Recorded",
     "ScriptedPlanner",
+    "guard_name",
     "Steps",
     "TreeFactory",
     "TreeSpec",

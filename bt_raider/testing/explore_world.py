@@ -26,9 +26,25 @@ from typing import Any
 
 from bt_raider.errors import ActionFailed, UsageError
 from bt_raider.robot.actions import ActionState, Progress
+from bt_raider.testing.explore_judge import Designation, designate
+from bt_raider.testing.explore_lang import Say, render
+from bt_raider.testing.explore_stage import (
+    DECOY_KIND,
+    DECOYS,
+    HOSTILE,
+    NAMES,
+    PLANNERS,
+    SPEAKERS,
+    USER,
+    _frame,
+    _landmarks,
+    _object,
+    _person,
+    _speaker,
+)
 
 #: Colours the generator paints objects with.
-COLOURS = ("red", "blue", "green", "yellow", "white", "black")
+COLOURS = ("red", "blue", "green", "yellow", "white", "black", "gold", "grey", "light blue")
 #: Kinds of object the person's target can be (all pickupable, no two alike).
 KINDS = ("Cup", "Box", "Apple", "Mug")
 #: Where an object stands, seen from the robot.
@@ -49,6 +65,7 @@ FORMS = (
     "goto_place",
     "approach_place",
     "appliance",
+    "said",
 )
 #: The user's robot vocabularies: RAIDER's verbs, the user's own names, the user's names
 #: without ``Open``/``Close`` (a robot that cannot open anything).
@@ -94,8 +111,6 @@ CHAIR = "Chair|explore|block"
 STOOL = "Stool|explore|late"
 #: The dish destination of compound instructions.
 BOWL = "Bowl|explore|dest"
-#: The person the robot works for, in rooms that need one.
-USER = "person_explore"
 
 
 @dataclass(frozen=True)
@@ -107,12 +122,15 @@ class Thing:
         dirty: ``isDirty`` (it is ``dirtyable``).
         side: ``left``, ``right`` or ``front``, from the robot's view.
         far: beyond the robot's reach (by 0.3 to 0.5 m), else within it.
+        at: a landmark kind of :data:`~bt_raider.testing.explore_lang.LANDMARKS` it is in,
+            on or next to ("" : none).
     """
 
     colour: str = "red"
     dirty: bool = False
     side: str = "front"
     far: bool = False
+    at: str = ""
 
 
 @dataclass(frozen=True)
@@ -134,11 +152,18 @@ class Case:
         disturbance: what goes wrong during the run (:data:`DISTURBANCES`).
         when: before which robot action (1 = the first) the disturbance happens.
         planner: ``symbolic`` (bt_raider's) or ``scripted`` (an LLM-style plan that asks into
-            ``choice``, says something, then acts: what a model writes).
+            ``choice``, says something, then acts: what a model writes), or a hostile plan
+            (:data:`~bt_raider.testing.explore_stage.PLANNERS`).
         running: for the ``appliance`` form: the microwave is on (``isToggled``).
         hidden: the target's kind is not in the scene at all: the robot must ask where it is
             (the person names the room's place for it, when the room has named places).
         model: the language model in the guards' checker (:data:`MODELS`; the default tree's).
+        said: the instruction as a program (form ``said``).
+        answer: what the ``says`` person answers, as a program (a reply).
+        speaker: where the person stands and whether her heading is given
+            (:data:`~bt_raider.testing.explore_stage.SPEAKERS`).
+        names: the guards' display names in a two-guard tree
+            (:data:`~bt_raider.testing.explore_stage.NAMES`).
     """
 
     room: str = "kitchen"
@@ -157,6 +182,10 @@ class Case:
     running: bool = False
     hidden: bool = False
     model: str = "absent"
+    said: Say | None = None
+    answer: Say | None = None
+    speaker: str = "none"
+    names: str = "distinct"
 
     def __post_init__(self) -> None:
         if not self.things or not 0 <= self.target < len(self.things):
@@ -167,7 +196,9 @@ class Case:
             ("tree", self.tree, TREES),
             ("words", self.words, tuple(WORDS)),
             ("disturbance", self.disturbance, DISTURBANCES),
-            ("planner", self.planner, ("symbolic", "scripted")),
+            ("planner", self.planner, PLANNERS),
+            ("speaker", self.speaker, SPEAKERS),
+            ("names", self.names, NAMES),
             ("model", self.model, MODELS),
         ):
             if value not in options:
@@ -187,6 +218,8 @@ class Group:
         query: the guard's instruction.
         action: the RAIDER verb of the guard's child (``pick``, ``approach``, ...).
         place: the named place the instruction goes to (``goto_place`` forms), else None.
+        said: the instruction's program (form ``said``), else None.
+        designation: what the instruction designates, by the oracle's own reading.
     """
 
     kind: str
@@ -197,6 +230,15 @@ class Group:
     query: str
     action: str
     place: str | None = None
+    said: Say | None = None
+    designation: Designation | None = None
+
+    @property
+    def allowed(self) -> frozenset[str] | None:
+        """The objects the instruction alone lets the robot act on (None: it must ask)."""
+        if self.designation is not None:
+            return self.designation.allowed
+        return None if self.by_instruction is None else frozenset({self.by_instruction})
 
 
 @dataclass
@@ -212,6 +254,9 @@ class Truth:
             first, and nothing goes wrong: the run needs no question.
         needs_free_route: location -> True for places the scene marks blocked.
         place: the room's named place a person says things are at (a blocked one first).
+        speaker: the id of the person who speaks, when the scene has one.
+        plain_kinds: kinds whose instruction (a program) designates exactly one object that
+            needs nothing done first: a question naming the kind is needless (P9).
     """
 
     groups: list[Group]
@@ -221,6 +266,8 @@ class Truth:
     plain: bool = False
     needs_free_route: dict[str, bool] = field(default_factory=dict)
     place: str | None = None
+    speaker: str | None = None
+    plain_kinds: set[str] = field(default_factory=set)
 
 
 def two_cups() -> dict[str, Any]:
@@ -267,13 +314,6 @@ def _agent(data: dict[str, Any]) -> tuple[float, float, float, float]:
     return float(pos["x"]), float(pos.get("y", 0.9)), float(pos["z"]), yaw
 
 
-def _frame(yaw: float) -> tuple[tuple[float, float], tuple[float, float]]:
-    """The robot's heading and right vectors in (x, z): the scene contract's (yaw 0 faces +z)."""
-    rad = math.radians(yaw)
-    heading = (math.sin(rad), math.cos(rad))
-    return heading, (heading[1], -heading[0])
-
-
 def _drop(data: dict[str, Any], kinds: set[str]) -> None:
     """Remove the room's own objects of ``kinds`` and every reference to them."""
     gone = {o["objectId"] for o in data["objects"] if o.get("objectType") in kinds}
@@ -290,18 +330,6 @@ def _drop(data: dict[str, Any], kinds: set[str]) -> None:
     inventory = data.get("inventoryObjects")
     if isinstance(inventory, list):
         data["inventoryObjects"] = [i for i in inventory if i.get("objectId") not in gone]
-
-
-def _object(
-    object_id: str, kind: str, x: float, y: float, z: float, **extra: Any
-) -> dict[str, Any]:
-    return {
-        "objectId": object_id,
-        "objectType": kind,
-        "position": {"x": round(x, 4), "y": y, "z": round(z, 4)},
-        "visible": True,
-        **extra,
-    }
 
 
 def _designates(form: str, things: tuple[Thing, ...], target: int) -> bool:
@@ -344,7 +372,14 @@ def build_world(case: Case, room: dict[str, Any]) -> tuple[dict[str, Any], Truth
     data = _copy(room)
     second = next(k for k in KINDS if k != case.kind)
     two = case.tree != "single"
-    _drop(data, {case.kind, second} if two else {case.kind})
+    marks = {t.at for t in case.things if t.at}
+    hostile = case.planner in HOSTILE
+    _drop(
+        data,
+        ({case.kind, second} if two else {case.kind})
+        | marks
+        | ({DECOY_KIND} if hostile else set()),
+    )
     ax, ay, az, yaw = _agent(data)
     (hx, hz), (rx, rz) = _frame(yaw)
     robot = data.setdefault("robot", {})
@@ -363,11 +398,10 @@ def build_world(case: Case, room: dict[str, Any]) -> tuple[dict[str, Any], Truth
         kind: str, things: tuple[Thing, ...], target: int, lane: float, form: str
     ) -> None:
         ids = [f"{kind}|explore|{i}" for i in range(len(things))]
+        made = []
         for i, (object_id, thing) in enumerate(zip(ids, things, strict=True)):
-            if case.hidden and not groups:
-                break  # somewhere else: not in what the robot sees
             x, z = place(thing, i, lane)
-            data["objects"].append(
+            made.append(
                 _object(
                     object_id,
                     kind,
@@ -380,33 +414,44 @@ def build_world(case: Case, room: dict[str, Any]) -> tuple[dict[str, Any], Truth
                     color=thing.colour,
                 )
             )
-        query, action = phrase(form, kind, things[target], words)
+        if not (case.hidden and not groups):  # hidden: somewhere else, not in what it sees
+            data["objects"].extend(made)
+        else:
+            shadow.extend(made)
+        if form == "said" and case.said is not None:
+            query, action = render(case.said, kind.lower()), "pick"
+        else:
+            query, action = phrase(form, kind, things[target], words)
         sole = ids[target] if _designates(form, things, target) else None
         groups.append(Group(kind, ids, list(things), ids[target], sole, query, action))
 
+    shadow: list[dict[str, Any]] = []
+
     form = case.form if case.form in FORMS[:11] else "goto" if "place" in case.form else "natural"
+    if case.form == "said":
+        form = "said" if case.said is not None else "natural"
     add_group(case.kind, case.things, case.target, 0.0, form)
+    mine = [o for o in data["objects"] + shadow if o["objectType"] == case.kind]
+    _landmarks(data, case.kind, case.things, ay, mine, (hx, hz))
+    speaker = _speaker(data, case.speaker, case.form, (ax, az, yaw))
     if two:
         pair = (Thing("green", False, "left"), Thing("yellow", True, "right"))
         add_group(second, pair, case.other, 0.12, "natural")
     truth = Truth(groups, dict(words))
     truth.place = _place_to_go(data)
+    truth.speaker = speaker
     first = groups[0]
-    if case.form == "compound" or case.form == "appliance":
+    if hostile:
+        for n, decoy in enumerate(DECOYS):
+            dx, dz = place(Thing(side="left"), n, -0.25)
+            data["objects"].append(
+                _object(decoy, DECOY_KIND, dx, ay, dz, pickupable=True, color="grey")
+            )
+    if case.form in ("compound", "appliance") or (case.names != "distinct" and two):
         bx, bz = place(Thing(side="front"), 0, -0.6)
         data["objects"].append(_object(BOWL, "Bowl", bx, ay, bz, receptacle=True, color="white"))
     if case.form == "me":
-        hx_, hz_ = place(Thing(side="front"), 0, 0.0)
-        data["humans"] = [
-            {
-                "id": USER,
-                "name": "Alex",
-                "position": {"x": round(hx_, 4), "y": 0.0, "z": round(hz_, 4)},
-                "looking_at_robot": True,
-                "hands_free": True,
-                "user": True,
-            }
-        ]
+        data["humans"] = [_person(*place(Thing(side="front"), 0, 0.0), case.speaker, yaw)]
     if case.form in ("goto_place", "approach_place"):
         where = _place_to_go(data)
         if where is not None:
@@ -430,16 +475,28 @@ def build_world(case: Case, room: dict[str, Any]) -> tuple[dict[str, Any], Truth
     for name in data.get("locations") or {}:
         truth.needs_free_route[name] = bool((data.get("blocked") or {}).get(name))
     truth.labels, truth.names = _labels(data)
-    target = case.things[case.target]
+    if first.said is None and form == "said" and case.said is not None:
+        first.said = case.said
+        seen = {**{o["objectId"]: o for o in shadow}, **{o["objectId"]: o for o in data["objects"]}}
+        judged = designate(
+            case.said, case.kind, {**data, "objects": list(seen.values())}, speaker=speaker
+        )
+        first.designation = judged
+        first.by_instruction = next(iter(judged.sure)) if judged.mode == "one" else None
+    sole = first.by_instruction
+    target = case.things[first.ids.index(sole)] if sole in first.ids else None
     truth.plain = (
         case.tree == "single"
-        and case.form in ("colour", "side", "state", "structured", "natural", "pddl")
-        and first.by_instruction is not None
+        and case.form in ("colour", "side", "state", "structured", "natural", "pddl", "said")
+        and target is not None
         and not target.far
         and not case.blocked
         and not case.hidden
         and case.disturbance == "none"
     )
+    if case.form == "said" and target is not None and not target.far and case.disturbance == "none":
+        if not (case.blocked or case.hidden):
+            truth.plain_kinds.add(case.kind)  # in any tree: a question about it is needless
     return data, truth
 
 
@@ -696,6 +753,13 @@ class TaggedRobot:
 __all__ = [
     "BOWL",
     "CHAIR",
+    "DECOYS",
+    "DECOY_KIND",
+    "HOSTILE",
+    "NAMES",
+    "PLANNERS",
+    "SPEAKERS",
+    "USER",
     "COLOURS",
     "DISTURBANCES",
     "FORMS",

@@ -106,8 +106,9 @@ def test_a_careless_tree_is_caught_and_shrunk_to_two_objects_and_a_plain_case():
     report = explore(careless, HandRobot, episodes=25, seed=3, shrink_budget=20.0)
 
     assert report.violations["P1"] > 0
-    # P1, and P3 when the objects are elsewhere (the id it grabs is not in the scene).
-    assert {p for p, n in report.violations.items() if n} <= {"P1", "P3"}
+    # P1, and P3 when the objects are elsewhere (the id it grabs is not in the scene); P13-P15
+    # when the words left it open for a reason the robot had to ask about (issue 32).
+    assert {p for p, n in report.violations.items() if n} <= {"P1", "P3", "P13", "P14", "P15"}
     finding = report.findings["P1"]
     case = finding.episode.case
     # The smallest case that shows the bug: two objects, nothing else going on.
