@@ -29,10 +29,21 @@ from functools import lru_cache
 from typing import Any
 
 from bt_raider.errors import SceneError, SceneWarning
+from bt_raider.perception.people import Policy
 
 #: Top-level keys the scene contract reads (docs/scene-format.md sections 1.1 to 1.4).
 TOP_KEYS = frozenset(
-    {"objects", "agent", "inventoryObjects", "robot", "humans", "locations", "blocked", "user_info"}
+    {
+        "objects",
+        "agent",
+        "inventoryObjects",
+        "robot",
+        "humans",
+        "locations",
+        "blocked",
+        "user_info",
+        "policy",
+    }
 )
 #: Top-level keys that hold hazards: a key meant as one of these must not be lost.
 HAZARD_KEYS = frozenset({"blocked"})
@@ -224,7 +235,12 @@ def check_scene_keys(data: dict[str, Any], source: str = "<dict>") -> None:
                     f"{source}: blocked: {key!r} is not a place, object or person of the scene"
                     + hint
                 )
+    if "policy" in data:
+        Policy.from_data(data["policy"], f"{source}: policy")
     for i, h in enumerate(data.get("humans") or []):
+        role = h.get("role")
+        if role is not None and not (isinstance(role, str) and role.strip()):
+            raise SceneError(f"{source}: humans[{i}].role: must be a word such as 'resident'")
         for key in h:
             meant = _nearest_key(key, HUMAN_KEYS) if isinstance(key, str) else None
             if meant is not None:

@@ -191,7 +191,10 @@ class Grounder:
             if self._mentions_person(phrase):
                 return self.ground_person(phrase)
             found = self.ground_object(phrase)
-            if not found.candidates and self.scene.humans and not phrase.relation:
+            # A word the lexicon knows as a thing ("the box") names no person: someone not
+            # recognised in sight is never taken for a missing box (issue 34).
+            thing = bool(self.lexicon.types_for(phrase.head or phrase.text))
+            if not found.candidates and self.scene.humans and not phrase.relation and not thing:
                 # "approach adriana" with nobody of that name: say so about people.
                 person = self.ground_person(phrase)
                 if person.unrecognised:

@@ -199,7 +199,13 @@ def test_symbolic_obstructed(small_kitchen: Scene, small_kitchen_dict: dict) -> 
     path = Verdict(
         Category.OBSTRUCTED, "The path to medicine_counter is blocked.", action="approach"
     )
+    # Nobody in sight: nobody is asked to move it (issue 34); someone there is.
     assert propose(RecoveryRequest("approach(medicine_counter)", path, scene=scene)) == [
+        "say('The path to medicine_counter is blocked. I cannot fix this myself: nobody here "
+        "may move it out of the way for me.')"
+    ]
+    data["humans"] = [{"id": "p", "name": "Adriana", "position": {"x": 1.0, "z": 0.5}}]
+    assert propose(RecoveryRequest("approach(medicine_counter)", path, scene=Scene(data))) == [
         "ask('Could you move the Chair out of the way, please?')",
         "approach('medicine_counter')",
     ]
@@ -221,9 +227,12 @@ def test_symbolic_wrong_state(small_kitchen: Scene) -> None:
     busy = Verdict(Category.WRONG_STATE, "The Fridge is closed.", action="place")
     assert propose(
         RecoveryRequest("place(Mug, Fridge)", busy, holding=["Mug"], scene=small_kitchen)
-    ) == [
+    ) == [  # nobody in sight to ask (issue 34)
+        "say('The Fridge is closed. I cannot fix this myself: nobody here may open the Fridge "
+        "for me.')"
+    ]
+    assert propose(RecoveryRequest("place(Mug, Fridge)", busy, holding=["Mug"])) == [
         "ask('Could you open the Fridge for me, please?')",
-        "move_to('Fridge')",
         "place('Mug', 'Fridge')",
     ]
     already = Verdict(Category.WRONG_STATE, "The Fridge is already closed.", action="close")
@@ -713,7 +722,9 @@ def test_who_are_you_is_read_against_the_people_the_action_names() -> None:
     assert plan.code == "name = ask('Hello, who are you?')\napproach(name)"
     space = plan.answers["name"]
     assert space.read("I'm Adriana.").value == "Adriana"
-    assert space.read("I'm Bob").reason == "I could not tell who you mean by 'I'm Bob'."
+    # Adriana is designated by name: Bob is no substitute, and asking again will not help.
+    assert space.read("I'm Bob").reason == "Bob is not Adriana: Adriana is not here."
+    assert space.read("I'm Bob").final
 
 
 def test_with_no_free_surface_the_blocker_is_not_put_on_an_invented_one() -> None:
@@ -729,6 +740,14 @@ def test_with_no_free_surface_the_blocker_is_not_put_on_an_invented_one() -> Non
         action="open",
     )
     code = SymbolicRecoveryPlanner().propose(RecoveryRequest("open(Fridge)", blocked, scene=scene))
+    assert code.splitlines() == [  # and nobody in sight to ask (issue 34)
+        "say('The Fridge cannot be opened: the Apple is in the way. I cannot fix this myself: "
+        "nobody here may move it out of the way for me.')"
+    ]
+    data["humans"] = [{"id": "p", "name": "Adriana", "position": {"x": 1.0, "z": 0.5}}]
+    code = SymbolicRecoveryPlanner().propose(
+        RecoveryRequest("open(Fridge)", blocked, scene=Scene(data))
+    )
     assert code.splitlines() == [
         "ask('Could you move the Apple out of the way, please?')",
         "open('Fridge')",
