@@ -213,10 +213,19 @@ class Grounder:
                 return Place(name, pos)
         return None
 
+    def _names_a_thing(self, words: set[str], person: str = "") -> bool:
+        """Whether ``words`` hold a noun of a thing ("ana_door": a door) besides the name: an
+        argument is grounded only among objects of its kind, never a door to a person."""
+        return any(
+            w != person and w not in PERSON_WORDS and self.lexicon.types_for(w) for w in words
+        )
+
     def _mentions_person(self, phrase: ArgPhrase) -> bool:
         words = set(re.split(r"[\s_\-]+", phrase.text.lower()))
         if words & PERSON_WORDS:
             return True
+        if self._names_a_thing(words):
+            return False
         for h in self.scene.humans:
             if h.id.lower() in words or _squash(h.id) == _squash(phrase.text):
                 return True
@@ -242,8 +251,11 @@ class Grounder:
             name = entry.get("name")
             (recognised if name else unrecognised).append(h)
         matched: list[Human] = []
+        thing = self._names_a_thing(set(words))
         for h in recognised:
             name = (h.name or "").lower()
+            if thing and _squash(name) != _squash(phrase.text):
+                continue  # "ana_door" is a door, not Ana
             if name and (name in words or _squash(name) == _squash(phrase.text)):
                 matched.append(h)
             elif h.id.lower() in words or _squash(h.id) == _squash(phrase.text):
