@@ -188,7 +188,12 @@ class ActionContracts:
             )
         if kind not in ACTIONS and not re.fullmatch(r"[a-z][a-z_]*", kind):
             raise QueryError(f"{name}: a new kind is a lower-case word, got {kind!r}")
-        return self.add(ActionContract(name, kind, params, tuple(preconditions), tuple(effects)))
+        contract = ActionContract(name, kind, params, tuple(preconditions), tuple(effects))
+        if contract.new:
+            from bt_raider.checking.new_actions import check_contract
+
+            check_contract(contract)
+        return self.add(contract)
 
     def get(self, name: str) -> ActionContract | None:
         return self._by_key.get(_squash(name))
@@ -205,27 +210,36 @@ class ActionContracts:
     def names(self) -> list[str]:
         return [c.name for c in self]
 
+    def split(self, text: str) -> tuple[ActionContract, list[str]] | None:
+        """The contract and arguments of a call ``Name(a, b)`` or PDDL instance ``(name a b)``
+        of an action in the contract; None for anything else (natural language too)."""
+        stripped = text.strip()
+        if stripped.startswith("(") and stripped.endswith(")"):
+            tokens = stripped[1:-1].split()
+            if not tokens:
+                return None
+            name, args = tokens[0], tokens[1:]
+        else:
+            match = re.fullmatch(r"\s*([A-Za-z][\w\-]*)\s*\((.*)\)\s*", stripped, re.DOTALL)
+            if match is None:
+                return None
+            name = match.group(1)
+            args = [a.strip().strip("'\"") for a in match.group(2).split(",") if a.strip()]
+        contract = self.get(name)
+        return None if contract is None else (contract, args)
+
     def query(self, text: str, bindings: Mapping[str, str] | None = None) -> str:
         """The check's query for a PDDL instance ``(name arg ...)`` or a call ``Name(a, b)``.
 
         Raises:
             QueryError: the action is not in the contract, or its arguments do not fit it.
         """
-        stripped = text.strip()
-        if stripped.startswith("("):
-            tokens = stripped[1:-1].split()
-            name, args = tokens[0], tokens[1:]
-        else:
-            match = re.fullmatch(r"\s*([A-Za-z][\w\-]*)\s*\((.*)\)\s*", stripped, re.DOTALL)
-            if match is None:
-                raise QueryError(f"{text!r} is no call of an action: expected Name(arg, ...)")
-            name = match.group(1)
-            args = [a.strip().strip("'\"") for a in match.group(2).split(",") if a.strip()]
-        contract = self.get(name)
-        if contract is None:
+        found = self.split(text)
+        if found is None:
             raise QueryError(
-                f"{name!r} is not in the action contract; its actions are "
+                f"{text[:80]!r} is no call of an action of the contract; its actions are "
                 + (", ".join(self.names()) or "none")
             )
+        contract, args = found
         names = dict(bindings or {})
         return contract.query([names.get(a, a) for a in args])

@@ -111,6 +111,9 @@ class Recovery:
         verify: prove each plan before it starts (and again after each answer a later robot
             action depends on); a refuted plan is rejected with the reason. False: trust a
             plan once it parses (the behaviour before verification, for comparisons).
+        contracts: the user's action contract
+            (:class:`~bt_raider.checking.action_contract.ActionContracts`): plans ending in a
+            new kind (``PressButton``) are verified by its declared preconditions.
         policy: who may be asked what (a :class:`~bt_raider.perception.people.Policy` or its JSON
             form, ``docs/domain.md``); None: the scene's ``policy`` key, else the default
             (residents are never sent on errands).
@@ -144,6 +147,7 @@ class Recovery:
         verify: bool = True,
         verifier: Verifier | None = None,
         policy: Any = None,
+        contracts: Any = None,
     ) -> None:
         if not callable(getattr(planner, "propose", None)):
             raise UsageError(f"planner must have propose(request, *, cancel), got {planner!r}")
@@ -169,6 +173,11 @@ class Recovery:
             own = getattr(planner, "verifier", None)
             if not callable(getattr(own, "verify", None)):
                 own = None
+            if verifier is None and own is None and contracts is not None:
+                # The user's new kinds (PressButton) are checked by their declared contract.
+                from bt_raider.checking.symbolic import SymbolicReasoner
+
+                verifier = SceneVerifier(SymbolicReasoner(contracts=contracts))
             self.verifier = verifier or own or SceneVerifier()
         self.policy = None if policy is None else Policy.from_data(policy, "Recovery(policy=)")
         self.unrecoverable: Unrecoverable | None = None
