@@ -453,7 +453,13 @@ class Grounder:
         return self._longest[1]
 
     def _types_of_phrase(self, phrase: str, scene_types: set[str]) -> tuple[set[str], str] | None:
-        for form in (phrase, *singulars(phrase)):
+        for n, form in enumerate((phrase, *singulars(phrase))):
+            if n == 1:
+                # The words' own meaning before a plural's: "glasses" the eyewear (a synonym,
+                # or a word that is no type) is not two of the Glass in the scene.
+                own = self.lexicon.own_word(phrase)
+                if own is not None:
+                    return (set(own), "AS") if own else None
             key = _squash(form)
             hit = {t for t in scene_types if t.lower() == key}
             if hit:

@@ -114,6 +114,9 @@ class Recovery:
         contracts: the user's action contract
             (:class:`~bt_raider.checking.action_contract.ActionContracts`): plans ending in a
             new kind (``PressButton``) are verified by its declared preconditions.
+        lexicon: the user's words (a :class:`~bt_raider.perception.lexicon.CategoryLexicon`,
+            e.g. ``CategoryLexicon.load("lexicon.json")``): replies are read with it, as the
+            check reads instructions with ``SymbolicReasoner(lexicon=...)``.
         policy: who may be asked what (a :class:`~bt_raider.perception.people.Policy` or its JSON
             form, ``docs/domain.md``); None: the scene's ``policy`` key, else the default
             (residents are never sent on errands).
@@ -148,6 +151,7 @@ class Recovery:
         verifier: Verifier | None = None,
         policy: Any = None,
         contracts: Any = None,
+        lexicon: Any = None,
     ) -> None:
         if not callable(getattr(planner, "propose", None)):
             raise UsageError(f"planner must have propose(request, *, cancel), got {planner!r}")
@@ -180,6 +184,7 @@ class Recovery:
                 verifier = SceneVerifier(SymbolicReasoner(contracts=contracts))
             self.verifier = verifier or own or SceneVerifier()
         self.policy = None if policy is None else Policy.from_data(policy, "Recovery(policy=)")
+        self.lexicon = lexicon
         self.unrecoverable: Unrecoverable | None = None
         self.proved = 0
         self.refuted = 0
@@ -218,6 +223,9 @@ class Recovery:
                 self._check_actions(plan)
                 plan.aliases = scene_aliases(plan, request)
                 plan.answers = answer_spaces(plan, request, self.actions)
+                if self.lexicon is not None:
+                    for space in plan.answers.values():
+                        space._lexicon = self.lexicon  # the user's words in replies too
             except RecoveryCodeError as exc:
                 reason = self._hint(str(exc))
                 rejected.append(reason)
