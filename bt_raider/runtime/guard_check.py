@@ -31,6 +31,7 @@ from bt_raider.checking.steps import check_steps
 from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.perception.scene import Scene
 from bt_raider.recovery.contract import RecoveryPlan, RecoveryRequest
+from bt_raider.recovery.naming import readable
 from bt_raider.recovery.pipeline import Recovery
 from bt_raider.robot import worker
 from bt_raider.robot.retarget import (
@@ -177,6 +178,13 @@ class _Checking(py_trees.decorators.Decorator):
         if steps and isinstance(scene, Scene):
             return self._check_steps(scene, query, steps, cancel)
         verdict = self._check_one(scene, query, cancel)
+        if (
+            isinstance(verdict, Verdict)
+            and verdict.category is Category.AMBIGUITY
+            and isinstance(scene, Scene)
+        ):
+            # Named as a question names it: "Glass_2 (the full glass)", in feedback and trace.
+            verdict.explanation = readable(scene, verdict.explanation)
         data = verdict.as_dict() if isinstance(verdict, Verdict) else None
         return _Checked(verdict, scene, data, query, steps)
 
