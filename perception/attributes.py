@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from bt_raider.errors import SceneError
 from bt_raider.perception.values import show_value
@@ -109,6 +109,45 @@ def with_colours(objects: Sequence[_T], colours: Iterable[str]) -> tuple[list[_T
 
 
 # --------------------------------------------------------------------------- robot's view
+class Viewer(NamedTuple):
+    """Who a side is seen from when it is not the robot: a person's position and heading.
+
+    Attributes:
+        x: position (m).
+        z: position (m).
+        yaw: heading in degrees (0 faces +z, as the robot's ``agent.rotation.y``).
+        who: how the viewer is named in reasons ("Adriana").
+        facing: whether ``yaw`` is known (the person's ``rotation.y``); without it only
+            distances from the person can be read, never a side.
+    """
+
+    x: float
+    z: float
+    yaw: float
+    who: str = "the person"
+    facing: bool = True
+
+
+def person_view(human: Any) -> Viewer:
+    """A person of the scene's ``humans`` as a viewer: position, and heading when the entry has
+    ``rotation.y`` (degrees, yaw 0 faces +z, as the robot's).
+
+    Raises:
+        SceneError: the position or heading is not a finite number.
+    """
+    x, _, z = human.xyz
+    rotation = human.raw.get("rotation")
+    yaw = rotation.get("y") if isinstance(rotation, dict) else None
+    who = str(human.name or human.id)
+    if yaw is None:
+        return Viewer(x, z, 0.0, who, facing=False)
+    if isinstance(yaw, bool) or not isinstance(yaw, (int, float)) or not math.isfinite(yaw):
+        raise SceneError(
+            f"human {human.id}.rotation.y: must be a finite number, got {show_value(yaw)}"
+        )
+    return Viewer(x, z, float(yaw), who)
+
+
 def heading_known(scene: Any) -> bool:
     """Whether the scene gives the robot's heading (``agent.rotation.y``).
 
@@ -120,9 +159,9 @@ def heading_known(scene: Any) -> bool:
     return isinstance(rotation, dict) and rotation.get("y") is not None
 
 
-def bearing(scene: Any, obj: Any) -> tuple[float, float] | None:
-    """``(bearing, lateral)`` of an object from the robot, in degrees, or None when it stands
-    where the robot stands.
+def bearing(scene: Any, obj: Any, viewer: Viewer | None = None) -> tuple[float, float] | None:
+    """``(bearing, lateral)`` of an object from the robot (or ``viewer``), in degrees, or None
+    when it stands where the viewer stands.
 
     ``bearing`` is the angle from the heading, in (-180, 180], negative to the left;
     ``lateral`` how far to a side, in [-90, 90], mirrored front to back (an object behind on
@@ -131,9 +170,14 @@ def bearing(scene: Any, obj: Any) -> tuple[float, float] | None:
     Raises:
         SceneError: a position or the heading is not a finite number.
     """
-    ax, _, az = scene.agent_xyz
-    hx, hz = scene.heading_xz()
-    rx, rz = scene.right_xz()
+    if viewer is None:
+        ax, _, az = scene.agent_xyz
+        hx, hz = scene.heading_xz()
+        rx, rz = scene.right_xz()
+    else:
+        yaw = math.radians(viewer.yaw)
+        ax, az = viewer.x, viewer.z
+        hx, hz, rx, rz = math.sin(yaw), math.cos(yaw), math.cos(yaw), -math.sin(yaw)
     ox, _, oz = obj.xyz
     dx, dz = ox - ax, oz - az
     ahead, aside = dx * hx + dz * hz, dx * rx + dz * rz
@@ -144,25 +188,32 @@ def bearing(scene: Any, obj: Any) -> tuple[float, float] | None:
     return math.degrees(math.atan2(aside, ahead)), math.degrees(math.atan2(aside, abs(ahead)))
 
 
-def where_from_robot(scene: Any, obj: Any, side: str = "front") -> str:
+def where_from_robot(
+    scene: Any, obj: Any, side: str = "front", viewer: Viewer | None = None
+) -> str:
     """Where an object is for the robot, in the terms of ``side``'s question.
 
     For ``left``/``right``: "on the robot's left", "on the robot's right", or "straight
     ahead"/"straight behind" within :data:`SIDE_ANGLE`; for ``front``/``behind``: "in front
     of the robot", "behind the robot", or to a side.
     """
-    found = bearing(scene, obj)
+    found = bearing(scene, obj, viewer)
+    who = "the robot" if viewer is None else viewer.who
     if found is None:
-        return "where the robot stands"
+        return f"where {who} stands"
     angle, lateral = found
     if side in ("left", "right"):
         if abs(lateral) < SIDE_ANGLE:
-            return "straight ahead of the robot" if abs(angle) < 90.0 else "straight behind it"
+            return f"straight ahead of {who}" if abs(angle) < 90.0 else "straight behind it"
     elif abs(angle) <= FRONT_CONE:
-        return "in front of the robot"
+        return f"in front of {who}"
     elif abs(angle) >= 180.0 - FRONT_CONE:
-        return "behind the robot"
-    return "on the robot's left" if lateral < 0 else "on the robot's right"
+        return f"behind {who}"
+    return f"on {_possessive(who)} left" if lateral < 0 else f"on {_possessive(who)} right"
+
+
+def _possessive(who: str) -> str:
+    return "its" if not who else f"{who}'" if who.endswith("s") else f"{who}'s"
 
 
 def side_text(side: str) -> str:
@@ -174,8 +225,11 @@ def side_text(side: str) -> str:
     return f"on the {side}"
 
 
-def on_side(scene: Any, objects: Sequence[_T], side: str) -> tuple[list[_T], str]:
-    """Which of ``objects`` "the one <side>" means, from the robot's view.
+def on_side(
+    scene: Any, objects: Sequence[_T], side: str, viewer: Viewer | None = None
+) -> tuple[list[_T], str]:
+    """Which of ``objects`` "the one <side>" means, from the robot's view (or ``viewer``'s, a
+    person with a known heading: "on my left").
 
     - **left / right**: the one object on that side (at least :data:`SIDE_ANGLE` degrees off
       the heading that way) when no other is on it, nor close to it (more than
@@ -202,22 +256,23 @@ def on_side(scene: Any, objects: Sequence[_T], side: str) -> tuple[list[_T], str
     if side not in SIDES:
         raise ValueError(f"side: expected one of {', '.join(SIDES)}, got {side!r}")
     objects = list(objects)
-    if not heading_known(scene):
+    if viewer is None and not heading_known(scene):
         if len(objects) == 1:
             return objects, ""  # one candidate: the side cannot point at another
         return objects, (
             "the robot's heading is not known (the scene gives no agent.rotation.y), so "
             f"'{side_text(side)}' cannot tell them apart"
         )
-    angles = [bearing(scene, o) for o in objects]
+    angles = [bearing(scene, o, viewer) for o in objects]
     unplaced = [i for i, a in enumerate(angles) if a is None]
     if side in ("left", "right"):
         sign = -1.0 if side == "left" else 1.0
         lateral = {i: sign * a[1] for i, a in enumerate(angles) if a is not None}
         found = [i for i, v in lateral.items() if v >= SIDE_ANGLE]
         maybe = [i for i, v in lateral.items() if STRAIGHT_AHEAD < v < SIDE_ANGLE]
-        why_found = f"{{}} on the robot's {side}"
-        why_maybe = f"{{}} only a little to the robot's {side}"
+        whose = _possessive("the robot" if viewer is None else viewer.who)
+        why_found = f"{{}} on {whose} {side}"
+        why_maybe = f"{{}} only a little to {whose} {side}"
     else:
         # Nearest the heading (in front) or the back (behind): the most central one.
         score = {
@@ -229,9 +284,13 @@ def on_side(scene: Any, objects: Sequence[_T], side: str) -> tuple[list[_T], str
         best = max(score.values(), default=edge - 1.0)
         found = [i for i, v in score.items() if v >= edge and best - v < ANGLE_MARGIN]
         maybe = [i for i, v in score.items() if i not in found and best - v < ANGLE_MARGIN]
-        why_found = why_maybe = "{} at a similar angle from the robot"
+        why_found = why_maybe = "{} at a similar angle from " + (
+            "the robot" if viewer is None else viewer.who
+        )
     if not found:
-        where = [f"the {_name(o)} is {where_from_robot(scene, o, side)}" for o in objects[:4]]
+        where = [
+            f"the {_name(o)} is {where_from_robot(scene, o, side, viewer)}" for o in objects[:4]
+        ]
         return [], _listing(where)
     kept = sorted(found + maybe + unplaced)
     if len(kept) == 1:
@@ -247,7 +306,8 @@ def on_side(scene: Any, objects: Sequence[_T], side: str) -> tuple[list[_T], str
                 why.append(text.format(f"the {names} {'is' if len(group) == 1 else 'are'}"))
     if unplaced:
         names = _listing([_name(objects[i]) for i in unplaced])
-        why.append(f"the {names} {'is' if len(unplaced) == 1 else 'are'} where the robot stands")
+        who = "the robot" if viewer is None else viewer.who
+        why.append(f"the {names} {'is' if len(unplaced) == 1 else 'are'} where {who} stands")
     return [objects[i] for i in kept], _listing(why)
 
 

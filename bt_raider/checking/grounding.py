@@ -25,9 +25,9 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from bt_raider.checking.phrases import ArgPhrase
+from bt_raider.checking.phrases import ArgPhrase, parse_phrase
 from bt_raider.checking.tool_runner import ToolFailure, ToolRunner
-from bt_raider.checking.vocabulary import GENERIC_HEADS, SPEAKER_WORDS
+from bt_raider.checking.vocabulary import GENERIC_HEADS, SPEAKER_WORDS, Vocab, state_vocab
 from bt_raider.checking.wording import (
     _LEADING,
     FLAG_WORDS,
@@ -41,7 +41,7 @@ from bt_raider.checking.wording import (
     tool_name,
 )
 from bt_raider.errors import ToolError
-from bt_raider.perception import attributes, relations
+from bt_raider.perception import attributes, reference, relations
 from bt_raider.perception.lexicon import CategoryLexicon, split_type
 from bt_raider.perception.scene import Human, SceneObject
 from bt_raider.perception.tools import Place, relation_among
@@ -82,6 +82,8 @@ class Grounded(NamedTuple):
             several match a description meant to tell them apart ("the box on the left"),
             why it cannot.
         unrecognised: people in sight who might be meant but have no recognised name.
+        designation: what the reader (:mod:`bt_raider.perception.reference`) made of the
+            phrase: one, any or several meant, and the words it could not read.
     """
 
     phrase: ArgPhrase
@@ -90,6 +92,7 @@ class Grounded(NamedTuple):
     level: str = "AS"
     reason: str = ""
     unrecognised: Sequence[Human] = ()
+    designation: reference.Designation | None = None
 
     @property
     def ids(self) -> list[str]:
@@ -117,7 +120,21 @@ class Grounder:
         lexicon: nouns, categories and state adjectives.
     """
 
-    def __init__(self, runner: ToolRunner, lexicon: CategoryLexicon) -> None:
+    def __init__(
+        self,
+        runner: ToolRunner,
+        lexicon: CategoryLexicon,
+        *,
+        speaker: attributes.Viewer | None = None,
+        literal: bool = False,
+    ) -> None:
+        #: Who "my left", "near me" are seen from (None: unknown, so those are unclear).
+        self.speaker = speaker
+        #: Phrases are names (a PDDL instance's arguments), not descriptions to read.
+        self.literal = literal
+        self._unread: list[str] = []  # words of anchors left over, see _core
+        self._colours_asked = False  # the last core asked for a colour
+        self._unclear: list[str] = []
         self.runner = runner
         self.scene = runner.scene
         self.lexicon = lexicon
@@ -126,6 +143,7 @@ class Grounder:
         self._whole_scene = False
         self._longest: tuple[set[str], int] | None = None  # see _longest_name
         self._index: tuple[Any, ...] | None = None  # see _lookup
+        self._spans: dict[str, tuple[str, ...]] = {}  # head -> the words its types came from
 
     # ------------------------------------------------------------------ what is there
     def present(self) -> list[SceneObject]:
@@ -317,7 +335,116 @@ class Grounder:
         )
 
     # ------------------------------------------------------------------ objects
-    def ground_object(self, phrase: ArgPhrase) -> Grounded:
+    def ground_object(
+        self,
+        phrase: ArgPhrase,
+        among: Sequence[SceneObject] | None = None,
+        order: Sequence[str] | None = None,
+    ) -> Grounded:
+        """The objects a phrase designates, read by the one reader.
+
+        :func:`bt_raider.perception.reference.designate` reads the operators (exclusion,
+        coordination, quantifiers, ordinals, superlatives, frames) and every word; each core
+        description is grounded here (:meth:`_core`). ``among`` limits the domain (a
+        question's candidates, ``order`` the ids as the question listed them); by default it is
+        every object perception reports.
+        """
+        domain = list(among) if among is not None else self.present()
+        if self.literal or phrase.relation is None and self._exact(phrase, self.present()):
+            # A name ("Cup_1", an objectId, a PDDL argument): what it names, nothing to read.
+            found = self._ground_core(phrase)
+            inside = {o.id for o in domain}
+            kept = [c for c in found.candidates if c.id in inside or among is None]
+            return found._replace(
+                candidates=kept, designation=reference.Designation(tuple(c.id for c in kept))
+            )
+        cores: dict[str, Grounded] = {}
+
+        def core(text: str) -> reference.Core:
+            found, unread = self._core(text)
+            cores[text] = found
+            certain = None
+            if self._colours_asked:
+                # An object whose colour the scene does not give fits "red", but not for sure.
+                certain = [c for c in found.candidates if attributes.colours_of(c) is not None]
+            return reference.Core(found.candidates, tuple(unread), found.reason, certain)
+
+        ref = reference.read(phrase.text)
+        before = len(self._unclear)
+        got = reference.designate(
+            ref, domain, core, scene=self.scene, order=order, speaker=self.speaker
+        )
+        if len(self._unclear) > before:
+            got = replace_designation(got, self._unclear[before:])
+            del self._unclear[before:]
+        by_id = {o.id: o for o in domain}
+        candidates = [by_id[i] for i in got.ids if i in by_id]
+        levels = [g.level for g in cores.values()]
+        level = max(levels, key=_LEVELS.index) if levels else "AS"
+        if any(p.selects for p in ref.parts):
+            level = "AR" if level != "AR" else level
+        reason = got.reason
+        first = cores.get(ref.parts[0].core) if len(ref.parts) == 1 else None
+        if not candidates and first is not None and not first.candidates and first.reason:
+            reason = first.reason  # the core's own words for nothing ("There is no cup ...")
+        elif not candidates:
+            what = _LEADING.sub("", phrase.text.strip())
+            why = f": {reason}." if reason and reason != "nothing fits" else "."
+            reason = f"There is no {what} in the scene{why}"
+        return Grounded(phrase, "object", candidates, level, reason, designation=got)
+
+    def _core(self, text: str) -> tuple[Grounded, list[str]]:
+        """A core description grounded, and the words of it nothing read."""
+        phrase = parse_phrase(text, vocab=_vocab(self.lexicon))
+        self._colours_asked = bool(phrase.colours)
+        before = len(self._unread)
+        found = self._ground_core(phrase)
+        unread = self._unread[before:]
+        del self._unread[before:]
+        return found, [*self._left_over(phrase, text), *unread]
+
+    def _left_over(self, phrase: ArgPhrase, text: str) -> list[str]:
+        """Words of ``text`` its parsed phrase does not account for (docs/reader.md)."""
+        covered = set(_ACCOUNTED)
+        covered.update(self._used_words(phrase.head))
+        if phrase.relation is not None:
+            covered.update(_RELATION_WORDS.get(phrase.relation, ()))
+        if phrase.detail is not None:
+            covered.update(_DETAIL_WORDS)
+        for state in phrase.states:
+            covered.update(state.split())
+        covered.update(
+            w for w in attributes.COLOUR_WORDS if attributes.colour_word(w) in phrase.colours
+        )
+        covered.update(_COLOUR_SHADES)
+        for sub in (phrase.anchor, phrase.detail):
+            if sub is not None:
+                covered.update(_plain_words(sub.text))  # read on their own (the anchor's own)
+        # An objectId or display name ("Cup|+00.20|...", "cup_1") is a name, read whole.
+        out = [
+            w
+            for w in _plain_words(text)
+            if w not in covered and "|" not in w and not _NAME_WORD.match(w)
+        ]
+        if phrase.side:
+            out.append(phrase.side)
+        return list(dict.fromkeys(out))
+
+    def _used_words(self, head: str) -> set[str]:
+        """The words of a head its type lookup used ("top drawer": drawer)."""
+        if not head or head in GENERIC_HEADS:
+            return set(head.split())
+        words = head.split()
+        span = self._head_span(head)
+        if (
+            tuple(span) == tuple(words)
+            and words[-1] in GENERIC_HEADS
+            and not self._spans.get(re.sub(r"[ _]?\d+$", "", head.strip()) or head)
+        ):
+            return {words[-1]}  # "the shiny one": one, and "shiny" nobody read
+        return set(span)
+
+    def _ground_core(self, phrase: ArgPhrase) -> Grounded:
         """Objects matching a phrase's head, states and relation."""
         present = self.present()
         exact = self._exact(phrase, present)
@@ -351,14 +478,7 @@ class Grounder:
             level = "AR"
             if not candidates:
                 return Grounded(phrase, "object", [], level, why_not)
-        if phrase.side:
-            # Last: "the box near the sink on the left" is the left one of those near the sink.
-            candidates, why = attributes.on_side(self.scene, candidates, phrase.side)
-            level = "AR"
-            if not candidates:
-                return Grounded(phrase, "object", [], level, self._none_because(phrase, why))
-            # Several kept: the side cannot tell them apart; the reason says why.
-            return Grounded(phrase, "object", candidates, level, why if len(candidates) > 1 else "")
+        # A side ("on the left") is the reader's (a frame of its own), never read here.
         return Grounded(phrase, "object", candidates, level)
 
     @staticmethod
@@ -426,14 +546,18 @@ class Grounder:
             key=lambda span: (-(span[1] - span[0]), -span[0]),
         )
         first: tuple[set[str], str] | None = None
+        first_span: tuple[int, int] = (0, 0)
         for i, j in spans:
             hit = self._types_of_phrase(" ".join(words[i:j]), scene_types)
             if hit is None:
                 continue
             if hit[0] & scene_types:
+                self._spans[head] = tuple(words[i:j])
                 return hit
-            first = first or hit
+            if first is None:
+                first, first_span = hit, (i, j)
         if first is not None:
+            self._spans[head] = tuple(words[first_span[0] : first_span[1]])
             return first
         # rapidfuzz only for a near miss, off the common path of every check.
         from rapidfuzz import fuzz, process
@@ -442,8 +566,18 @@ class Grounder:
             _squash(head), {t: t.lower() for t in scene_types}, scorer=fuzz.ratio, score_cutoff=85
         )
         if best is not None:
+            self._spans[head] = tuple(words)
             return {best[2]}, "AS"
         return set(), "AS"
+
+    def _head_span(self, head: str) -> tuple[str, ...]:
+        """The words of ``head`` its last type lookup named a type with (all when unknown: an
+        unknown noun is a reason of its own, "There is no ...")."""
+        key = re.sub(r"[ _]?\d+$", "", head.strip()) or head
+        if key not in self._spans:
+            self.types_for(head, self.present())
+            self._spans.setdefault(key, ())  # no type: the head is its own reason
+        return self._spans[key] or tuple(key.split())
 
     def _longest_name(self, scene_types: set[str]) -> int:
         """Words in the longest noun the lexicon or a scene type spells, plus slack for filler."""
@@ -510,6 +644,11 @@ class Grounder:
     ) -> tuple[list[SceneObject], str]:
         assert phrase.anchor is not None and phrase.relation is not None
         anchor = self.ground_object(phrase.anchor)
+        if anchor.designation is not None:
+            # What the anchor left unread is unread in the phrase ("in the bowl unless ...").
+            self._unread.extend(anchor.designation.unread)
+            if anchor.designation.unclear and not anchor.designation.unread:
+                self._unclear.append(anchor.designation.unclear)
         if not anchor.candidates:
             return [], anchor.reason or f"{there_is_no(phrase.anchor)} in the scene."
         anchors = [a for a in anchor.candidates if isinstance(a, SceneObject)]
@@ -620,6 +759,55 @@ class Grounder:
             Grounded(obj.phrase, obj.kind, kept, obj.level),
             Grounded(source.phrase, source.kind, used, source.level),
         )
+
+
+#: Abstraction levels, least to most specific in what they read.
+_LEVELS = ("AS", "AN", "AC", "AR")
+#: Words a core phrase may hold that its parse reads (determiners, fillers of a clause).
+_ACCOUNTED = frozenset(
+    reference.IGNORED
+    | reference.ROOM_WORDS
+    | {"to", "the", "of", "it", "its", "them", "their", "some", "any", "located", "placed"}
+    | {"sitting", "lying", "standing", "currently", "resting", "kept", "hanging", "directly"}
+    | {"immediately", "slightly", "sits", "sit", "sat", "stands", "lies"}
+)
+#: The words each relation of a phrase is said with ("on top of", "to the left hand side of").
+_RELATION_WORDS = {
+    "left of": {"on", "to", "at", "left", "side", "hand"},
+    "right of": {"on", "to", "at", "right", "side", "hand"},
+    "on top of": {"on", "top", "onto", "upon", "atop"},
+    "inside": {"in", "inside", "into", "within"},
+    "above": {"above", "over"},
+    "below": {"below", "under", "underneath", "beneath"},
+    "near": {"near", "close", "by", "nearby"},
+    "next to": {"next", "beside", "besides", "alongside", "adjacent"},
+    "closest to": {"closest", "nearest"},
+    "from": {"from", "off", "out", "in", "on", "inside"},
+}
+#: Words of a post-modifier that says what is at the object ("with the pen in it").
+_DETAIL_WORDS = frozenset(
+    "with containing contains holding holds having has where that which is are on in".split()
+)
+_NAME_WORD = re.compile(r"^[a-z]+_\d+$")
+#: Words that shade a colour ("dark blue"): read with it.
+_COLOUR_SHADES = frozenset({"dark", "light", "pale", "bright"})
+
+
+def _plain_words(text: str) -> list[str]:
+    """The lower-case words of a phrase (an objectId whole)."""
+    return [w for w, _ in reference.tokens(text) if w != ","]
+
+
+def _vocab(lexicon: CategoryLexicon) -> Vocab:
+    return state_vocab(lexicon)
+
+
+def replace_designation(got: reference.Designation, unclear: list[str]) -> reference.Designation:
+    """``got`` with more reasons it is unclear (an anchor's frame nobody can read)."""
+    from dataclasses import replace
+
+    text = "; ".join(x for x in (got.unclear, *dict.fromkeys(unclear)) if x)
+    return replace(got, unclear=text)
 
 
 def _row(values: list[str], value: str) -> int | None:

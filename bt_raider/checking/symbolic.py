@@ -52,6 +52,7 @@ from bt_raider.checking.verdict import PRIORITY, Category, ToolCall, Verdict
 from bt_raider.checking.wording import VERBS, display, listing, natural_key, there_is_no
 from bt_raider.errors import Cancelled, SceneError, ToolError
 from bt_raider.perception.lexicon import CategoryLexicon
+from bt_raider.perception.reference import speaker_view
 from bt_raider.perception.relations import SINGLE_SLOT_TYPES
 from bt_raider.perception.scene import Human, Scene
 from bt_raider.perception.tools import default_tools
@@ -164,10 +165,11 @@ class _Check(_ActionRules):
         self.findings: list[Finding] = []
         self.positives: list[str] = []
         self.grounded: dict[str, Grounded] = {}
+        self.any_of: dict[str, list[str]] = {}  # "any box": phrase -> every box it allows
         self.runner = ToolRunner(
             scene, owner.tools, cancel=cancel, deadline=deadline, on_call=self._on_call
         )
-        self.grounder = Grounder(self.runner, owner.lexicon)
+        self.grounder = Grounder(self.runner, owner.lexicon, literal=parsed.source == "pddl")
         # Read in execute(), where a value that is not a positive finite number ends as unknown.
         self.reach = self.handover_distance = math.nan
         self.arms = 1
@@ -243,6 +245,9 @@ class _Check(_ActionRules):
     def ground(self) -> Verdict | None:
         """Ground every argument; an ambiguous or absent one ends the check (RAIDER step 1)."""
         p = self.parsed
+        # "my left", "near me": from the person who speaks (the one marked user, or the only
+        # one); read here so that a bad heading fails closed like any scene value.
+        self.grounder.speaker = speaker_view(self.scene)
         by_role = {a.role: a for a in p.args}
         kinds = {"person": "person", "target": "target"}
         for arg in p.args:
@@ -265,7 +270,35 @@ class _Check(_ActionRules):
         for role, g in self.grounded.items():
             self.say("ground", self._ground_text(role, g))
         issues: list[Finding] = []
-        for g in self.grounded.values():
+        for role, g in list(self.grounded.items()):
+            d = g.designation
+            if d is not None and d.unclear:
+                # A word nobody read could change what is meant: ask, never act.
+                issues.append(
+                    Finding(
+                        Category.AMBIGUITY,
+                        f"The query is ambiguous: {d.unclear} in '{g.phrase.text}'.",
+                        g.ids,
+                    )
+                )
+                continue
+            if d is not None and d.mode == "several" and g.candidates:
+                names = sorted(g.names, key=natural_key)
+                issues.append(
+                    Finding(
+                        Category.AMBIGUITY,
+                        f"The query is ambiguous: '{g.phrase.text}' names several objects, "
+                        f"not one: {listing(names)}.",
+                        g.ids,
+                    )
+                )
+                continue
+            if d is not None and d.mode == "any" and len(g.candidates) > 1:
+                # "any box": every member will do; the first is the one checked, the grounding
+                # keeps them all (the designation), this one first.
+                self.grounded[role] = g._replace(candidates=[g.candidates[0]])
+                self.any_of[g.phrase.text] = g.ids
+                continue
             if len(g.candidates) > 1:
                 names = sorted(g.names, key=natural_key)
                 why = f" ({g.reason})" if g.reason else ""  # "at a similar angle ..."
@@ -298,7 +331,11 @@ class _Check(_ActionRules):
         return f"{role} '{g.phrase.text}' ({g.level}) -> {what}"
 
     def _grounding_map(self) -> dict[str, list[str]]:
-        return {g.phrase.text: g.ids for g in self.grounded.values()}
+        # Exactly the designation: for "any box", every box (the one checked first).
+        return {
+            g.phrase.text: list(dict.fromkeys([*g.ids, *self.any_of.get(g.phrase.text, [])]))
+            for g in self.grounded.values()
+        }
 
     def _objects(self, extra: Sequence[str]) -> list[str]:
         out: list[str] = []

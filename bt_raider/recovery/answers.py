@@ -28,17 +28,16 @@ the scene's places, the people expected) and :meth:`AnswerSpace.read` turns a re
 from __future__ import annotations
 
 import copy
-import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from bt_raider.checking.phrases import parse_phrase
-from bt_raider.checking.vocabulary import GENERIC_HEADS
+from bt_raider.checking.designation import FROM_SCENE, designate
 from bt_raider.errors import BtRaiderError
-from bt_raider.perception import relations
+from bt_raider.perception.attributes import Viewer
 from bt_raider.perception.lexicon import CategoryLexicon
+from bt_raider.perception.reference import IGNORED, Designation
 from bt_raider.recovery import replies, wording
 
 # Re-exported: these were answers' own names before replies.py was split out.
@@ -97,18 +96,6 @@ class Candidate:
     obj: SceneObject | None = field(default=None, compare=False)
 
 
-@dataclass
-class _Fit:
-    """What a plain description fits, and how much of it was understood."""
-
-    recognised: bool
-    pool: list[Candidate]
-    said: list[str]
-    unknown: list[str]
-    mentioned: list[Candidate]
-    conflict: bool = False  # a designating word left unread, or two of one kind
-
-
 # --------------------------------------------------------------------------- words
 #: Who a person introducing herself says she is: "I'm Adriana", "it's Bob", "Adriana".
 _INTRODUCTION = re.compile(
@@ -126,27 +113,9 @@ _LEAD_INS = re.compile(
     r"i'?m|i\s+am|my\s+name\s+is|call\s+me|me|"
     r"take|pick(?:\s+up)?|use|get|grab|bring|go\s+to|try|choose)\b"
 )
-_COLOURS = (
-    "red green blue yellow orange purple violet pink brown black white grey gray silver gold "
-    "golden beige cyan magenta turquoise"
-).split()
-_SIDE = re.compile(
-    r"\b(?:(?:on|to|at)\s+(?:the\s+)?(?:your\s+|my\s+)?)?(left|right)(?:most|\s+most)?"
-    r"(?:\s+(?:one|side|hand\s+side))?\b(?!\s+(?:of|side\s+of|hand\s+side\s+of)\b)"
-)
-# "the nearer one", "the closest one to you" (the robot); "to/from me" is kept to refuse it, and
-# "closest to the plant" is a relation, read by the phrase parser.
-_DISTANCE = re.compile(
-    r"\b(nearer|nearest|closer|closest|further|furthest|farther|farthest)\b(?:\s+one)?"
-    r"(?:\s+(?:to|from)\s+(?:you|the\s+robot)\b|\s+(?:to|from)\s+(me|us)\b|(?!\s+(?:to|from)\b))"
-)
-_MIDDLE = re.compile(r"\b(?:(?:in|at)\s+(?:the\s+)?)?(?:middle|center|centre)(?:\s+one)?\b")
+#: Words a reply naming a place may hold around its name ("on the counter").
+_PLACE_WORDS = frozenset("in on at inside into onto top by over near".split())
 _PLACE_PREPOSITION = re.compile(r"^(?:in|on|at|inside|into|onto|on\s+top\s+of|by|over)\s+")
-_RELATION_START = re.compile(
-    r"^(?:next\s+to|near|beside|by|close\s+to|closest\s+to|nearest\s+(?:to\s+)?|"
-    r"in|inside|on|on\s+top\s+of|under|below|above|behind|in\s+front\s+of|"
-    r"to\s+the\s+(?:left|right)\s+of|left\s+of|right\s+of)\b"
-)
 _NEGATION = re.compile(r"\b(?:not|isn't|never|except|other\s+than|instead\s+of)\s+(?:the\s+)?$")
 _STOP = frozenset(
     "the a an one ones it this that these those of is are was there here and or but with "
@@ -165,6 +134,7 @@ class AnswerSpace:
         open: with no scene, a reply that names no candidate is passed on as said (for an
             answer that only feeds the guard's re-check, which grounds it); never with a scene.
         lexicon: nouns and state adjectives (the bundled one by default).
+        speaker: who answers, for "my left" and "near me" (see :attr:`speaker`).
     """
 
     def __init__(
@@ -177,11 +147,15 @@ class AnswerSpace:
         lexicon: CategoryLexicon | None = None,
         introductions: bool = False,
         expect: Iterable[str] = (),
+        speaker: Viewer | str | None = FROM_SCENE,
     ) -> None:
         self.candidates = list(dict((c.value, c) for c in candidates).values())
         #: The names of the person designated by name: anyone else introducing herself is not
         #: a substitute (the reading is ``absent``, final).
         self.expect = tuple(e for e in expect if e)
+        #: Who answers ("my left" is seen from there): a person's id or name (the one asked),
+        #: ``FROM_SCENE`` (the person marked user, else the only one) or None (unknown).
+        self.speaker = speaker
         self.scene = scene
         self.what = what
         self.open = bool(open) and scene is None
@@ -377,67 +351,98 @@ class AnswerSpace:
             return self._unclear(
                 answer, f"there is more than one other: {self._them(others, 'and')}."
             )
-        if noun != "one" and others[0].obj is not None:
-            types = self._types(noun) if self.scene is not None else set()
-            if others[0].obj.type not in types:
+        if noun != "one" and others[0].obj is not None and self.scene is not None:
+            of_noun = designate(self.scene, f"the {noun}", among=[others[0].value])
+            if others[0].value not in of_noun.ids or of_noun.unclear:
                 return self._unclear(answer, f"the other one is not a {noun}.")
         return Reading(Intent.CHOSEN, answer, value=others[0].value)
 
     def _clause(self, answer: str, raw: str) -> Reading:
-        """One clause: "A or B" and "both" name several; "not X" excludes what X fits."""
+        """One clause. Scene objects are read by the one reader
+        (:func:`~bt_raider.checking.designation.designate`), as the check reads an instruction;
+        places and people without an object, and a space without a scene, by name."""
         text = _norm(raw)
         if not text:
             return self._unclear(answer, "I did not hear an answer.")
-        if replies.names_several(text):
+        objects = [c for c in self.candidates if c.obj is not None]
+        if self.scene is None or not objects or self._names_other(text):
+            return self._by_name(answer, raw)
+        said = self._with_ids(raw)
+        if self.what == "place":
+            said = _PLACE_PREPOSITION.sub("", said.strip())
+        found = designate(
+            self.scene,
+            said,
+            among=[c.value for c in objects],
+            order=[c.value for c in self.order] if self.order is not None else None,
+            speaker=self.speaker,
+            lexicon=self._lexicon,
+        )
+        return self._reading(answer, found)
+
+    def _reading(self, answer: str, found: Designation) -> Reading:
+        """A designation as a reading: one candidate, or unclear and why."""
+        if found.unclear:
+            return self._unclear(answer, f"{self._not_understood(answer)[:-1]}: {found.unclear}.")
+        pool = [c for c in self.candidates if c.value in found.ids]
+        if found.mode == "any" and found.ids:
+            # "either", "whichever": any would do, but the question needs the person's one.
             return self._unclear(answer, f"I need you to name just one.{self._please()}")
-        options = replies.alternatives(raw)
-        if len(options) > 1:
-            readings = [self._clause(answer, o) for o in options]
-            if all(r.intent is Intent.CHOSEN for r in readings):
-                if len({r.value for r in readings}) == 1:
-                    return readings[0]
+        if found.mode == "several" and len(pool) == 1:
+            # "the red one or the blue one" with no blue one: still two things said.
             return self._unclear(answer, f"{_quote(answer)} names more than one.{self._please()}")
-        asked, excluded = replies.split_negations(raw)
-        fit = self._fit(_norm(asked))
-        pool, said = fit.pool, list(fit.said)
-        for part in excluded:
-            out = self._fit(_norm(part))
-            if not out.recognised or out.unknown:
-                return self._unclear(
-                    answer, f"I could not tell which one you do not want in {_quote(answer)}."
-                )
-            dropped = {c.value for c in out.pool}
-            pool = [c for c in pool if c.value not in dropped]
-            said.append("not " + (" and ".join(out.said) or _quote(part, plain=True)))
-        recognised = fit.recognised or bool(excluded)
-        if fit.conflict or (fit.unknown and not recognised):
-            if self.open and not fit.conflict and not excluded:
-                return Reading(Intent.PASSED, answer, value=clean_answer(answer))
-            return self._unclear(answer, self._not_understood(answer))
-        if not recognised:
-            return self._unclear(answer, self._not_understood(answer))
         if len(pool) == 1:
-            # "It is Medicine_1, next to the plant": each part alone must fit the same one.
-            for part in replies.conjuncts(asked) if not excluded else []:
-                alone = self._fit(_norm(part))
-                if len(alone.pool) == 1 and alone.pool[0].value != pool[0].value:
-                    if alone.recognised and not alone.unknown:
-                        detail = " and ".join(alone.said) or _quote(part)
-                        return self._unclear(
-                            answer,
-                            f"the {strip_article(pool[0].label)} is not {detail}.",
-                        )
             return Reading(Intent.CHOSEN, answer, value=pool[0].value)
         if not pool:
-            detail = " and ".join(said) or _quote(answer)
-            if fit.mentioned:
-                who = choices([c.label for c in fit.mentioned])
-                return self._unclear(answer, f"the {strip_article(who)} is not {detail}.")
-            return self._unclear(answer, f"none of {self._them(self.candidates)} is {detail}.")
+            why = found.reason if found.reason and found.reason != "nothing fits" else ""
+            return self._unclear(
+                answer,
+                f"none of {self._them(self.candidates)} is {_quote(answer)}"
+                + (f" ({why.rstrip('.')})." if why else "."),
+            )
         return self._unclear(
-            answer,
-            f"{_quote(answer)} fits more than one: {self._them(pool, 'and')}.",
+            answer, f"{_quote(answer)} fits more than one: {self._them(pool, 'and')}."
         )
+
+    def _names_other(self, text: str) -> bool:
+        """Whether the reply names a candidate that is no scene object (a place, a person)."""
+        mentioned, negated, _rest = self._mentions(text)
+        return any(c.obj is None for c in mentioned) or any(
+            c.obj is None for c in self.candidates if c.value in negated
+        )
+
+    def _with_ids(self, raw: str) -> str:
+        """The reply with each object candidate's name ("Cup_1", "the butter knife" as a
+        name) replaced by its objectId, which the reader reads as said outright."""
+        text = _norm(raw)
+        for form, cand in self._forms():
+            if cand.obj is None or "|" not in cand.value:
+                continue
+            pattern = rf"(?<![a-z0-9|]){re.escape(form)}(?![a-z0-9|])"
+            text = re.sub(pattern, lambda _m, v=cand.value: f" {v} ", text)
+        return " ".join(text.split())
+
+    def _by_name(self, answer: str, raw: str) -> Reading:
+        """A reply read against the candidates' names only (places, people, no scene)."""
+        text = _norm(raw)
+        if replies.names_several(text):
+            return self._unclear(answer, f"I need you to name just one.{self._please()}")
+        if len(replies.alternatives(raw)) > 1:
+            return self._unclear(answer, f"{_quote(answer)} names more than one.{self._please()}")
+        mentioned, negated, rest = self._mentions(text)
+        rest = " ".join(_LEAD_INS.sub(" ", rest).split())
+        unknown = [
+            w for w in re.findall(r"[a-z]+", rest) if w not in _STOP | _PLACE_WORDS | IGNORED
+        ]
+        pool = mentioned or [c for c in self.candidates if negated and c.value not in negated]
+        if not (mentioned or negated):
+            if self.open:
+                return Reading(Intent.PASSED, answer, value=clean_answer(answer))
+            return self._unclear(answer, self._not_understood(answer))
+        if unknown or len(pool) != 1:
+            # A word nobody read could change what is meant; several left: ask again.
+            return self._unclear(answer, self._not_understood(answer))
+        return Reading(Intent.CHOSEN, answer, value=pool[0].value)
 
     def _words(self, text: str) -> str:
         """The reply without its lead-ins ("sorry, I meant ..."), normalised."""
@@ -454,80 +459,6 @@ class AnswerSpace:
     def _please(self) -> str:
         them = self._them(self.candidates)
         return " Please describe the one you mean." if them == "them" else f" Please say {them}."
-
-    def _fit(self, text: str) -> _Fit:
-        """The candidates a plain description fits (no negation, correction or "or")."""
-        pool = list(self.candidates)
-        mentioned, negated, text = self._mentions(text)
-        recognised = bool(mentioned or negated)
-        if mentioned:
-            pool = mentioned
-        pool = [c for c in pool if c.value not in negated]
-        # Before "me" goes with the lead-ins: "nearest (to) me" is the person's view.
-        my_view = bool(re.search(r"\b(?:to|from|near\w*|clos\w*|f[au]rth\w*)\s+(?:me|us)\b", text))
-        text = " ".join(_LEAD_INS.sub(" ", text).split())
-        said: list[str] = []  # what the description asked for, for reasons
-        unknown: list[str] = []
-        conflict = False
-        # Colour words.
-        for colour in _COLOURS:
-            if re.search(rf"\b{colour}\b", text):
-                recognised = True
-                said.append(colour)
-                pool = [c for c in pool if re.search(rf"\b{colour}\b", _colour_text(c))]
-                text = re.sub(rf"\b{colour}\b", " ", text)
-        # Ordinals, in the order the question listed the candidates.
-        match = replies.ORDINAL.search(text)
-        if match:
-            recognised = True
-            # Counted from 1 in the question's order; 0 or past the end names none, and only
-            # "last" counts from the end (never int("0") - 1).
-            place = replies.position(match.group(1) or match.group(2) or match.group(3))
-            order = self.order or []  # not listed: "the first one" names none
-            index = len(order) - 1 if place == -1 else place - 1
-            picked = order[index] if 0 <= index < len(order) else None
-            said.append(f"the {strip_article(match.group(0))}")
-            pool = [c for c in pool if picked is not None and c.value == picked.value]
-            text = text[: match.start()] + " " + text[match.end() :]
-            # "the first one, the second one"; or the question listed no order to count in.
-            conflict = bool(replies.ORDINAL.search(text)) or self.order is None
-        # A side from the robot's view ("the left one"), not "left of X".
-        match = _SIDE.search(text)
-        if match and self.scene is not None:
-            recognised = True
-            said.append(f"on the {match.group(1)}")
-            pool = self._side(pool, match.group(1))
-            text = text[: match.start()] + " " + text[match.end() :]
-            conflict = conflict or bool(_SIDE.search(text))
-        match = _DISTANCE.search(text)
-        if match and self.scene is not None:
-            recognised = True
-            said.append(match.group(1))
-            # "nearest to me" is the person's view, which the robot cannot see: not a guess.
-            conflict = conflict or bool(match.group(2)) or my_view
-            pool = self._nearest(pool, match.group(1).startswith(("near", "clos")))
-            text = text[: match.start()] + " " + text[match.end() :]
-        match = _MIDDLE.search(text)
-        if match and self.scene is not None:
-            recognised = True
-            said.append("in the middle")
-            pool = self._middle(pool)
-            text = text[: match.start()] + " " + text[match.end() :]
-        text = " ".join(text.split())
-        if text and self.scene is not None:
-            rest = _PLACE_PREPOSITION.sub("", text) if self.what == "place" else text
-            if _RELATION_START.match(rest):
-                rest = "one " + rest
-            found, pool, words = self._describe(rest, pool)
-            recognised = recognised or found
-            said += [w for w in words if w]
-            if not found:
-                unknown = [w for w in re.findall(r"[a-z]+", rest) if w not in _STOP]
-                # A word that would have designated something, left unread: not a guess.
-                conflict = conflict or any(self._designator(w) for w in unknown)
-        elif text:
-            unknown = [w for w in re.findall(r"[a-z]+", text) if w not in _STOP]
-        return _Fit(recognised, pool, said, unknown, mentioned, conflict)
 
     def _not_understood(self, answer: str) -> str:
         if self.what == "person":
@@ -566,144 +497,6 @@ class AnswerSpace:
         kept = [c for c in found.values() if c.value not in negated]
         return kept, negated, " ".join(text.split())
 
-    def _offsets(self, placed: list[Candidate]) -> list[tuple[float, int]]:
-        """Sideways offsets from the robot's view (m, to its right), sorted, with indexes."""
-        assert self.scene is not None
-        right = self.scene.right_xz()  # plain floats: no numpy on the light path
-        return sorted(
-            (c.obj.xyz[0] * right[0] + c.obj.xyz[2] * right[1], i)  # type: ignore[union-attr]
-            for i, c in enumerate(placed)
-        )
-
-    def _nearest(self, pool: list[Candidate], near: bool) -> list[Candidate]:
-        """Of all the candidates, the one clearly nearest to (or furthest from) the robot."""
-        assert self.scene is not None
-        placed = [c for c in self.candidates if c.obj is not None]
-        if len(placed) < 2:
-            return []
-        ax, _, az = self.scene.agent_position
-        ranked = sorted(
-            (math.hypot(c.obj.xyz[0] - ax, c.obj.xyz[2] - az), i)  # type: ignore[union-attr]
-            for i, c in enumerate(placed)
-        )
-        if not near:
-            ranked.reverse()
-        ok = abs(ranked[1][0] - ranked[0][0]) > NEAREST_MARGIN
-        return [c for c in pool if ok and c.value == placed[ranked[0][1]].value]
-
-    def _middle(self, pool: list[Candidate]) -> list[Candidate]:
-        """Of three side by side, the one between the others (clearly), else none."""
-        placed = [c for c in self.candidates if c.obj is not None]
-        if len(placed) != 3 or self.scene is None:
-            return []
-        (low, _), (mid, i_mid), (high, _) = self._offsets(placed)
-        ok = min(mid - low, high - mid) > relations.SIDE_MARGIN
-        return [c for c in pool if ok and c.value == placed[i_mid].value]
-
-    def _side(self, pool: list[Candidate], side: str) -> list[Candidate]:
-        """The candidate clearly furthest to ``side`` of *all* the question's candidates, if it
-        is in ``pool`` ("the red one on the left": the leftmost one, and red)."""
-        placed = [c for c in self.candidates if c.obj is not None]
-        if len(placed) < 2 or self.scene is None:
-            return [c for c in pool if c in placed] if len(placed) == 1 else []
-        offsets = self._offsets(placed)
-        (low, i_low), (high, i_high) = offsets[0], offsets[-1]
-        if side == "left":
-            ok = offsets[1][0] - low > relations.SIDE_MARGIN
-            picked = placed[i_low]
-        else:
-            ok = high - offsets[-2][0] > relations.SIDE_MARGIN
-            picked = placed[i_high]
-        return [c for c in pool if ok and c.value == picked.value]
-
-    def _describe(
-        self, text: str, pool: list[Candidate]
-    ) -> tuple[bool, list[Candidate], list[str]]:
-        """Filter by the head noun, states and relation of ``text``; (understood?, pool, words)."""
-        assert self.scene is not None
-        phrase = parse_phrase(text)
-        words: list[str] = []
-        understood = False
-        parts = [phrase.head, *phrase.states, phrase.relation or ""]
-        parts.append(phrase.anchor.text if phrase.anchor is not None else "")
-        covered = set(re.findall(r"[a-z0-9]+", " ".join(parts).lower()))
-        left_out = [w for w in re.findall(r"[a-z]+", text) if w not in covered | _STOP]
-        if any(self._designator(w) for w in left_out):
-            # "the clean one or the dirty one" parses as "clean": a word that names something
-            # was dropped, so the phrase does not say what the person said.
-            return False, pool, words
-        head = phrase.head.strip()
-        if head and head not in GENERIC_HEADS and head not in ("one", "ones"):
-            types = self._types(head)
-            if not types:
-                return False, pool, words
-            understood = True
-            words.append(f"{'an' if head[:1] in 'aeiou' else 'a'} {head}")
-            pool = [c for c in pool if c.obj is not None and c.obj.type in types]
-        for adjective in phrase.states:
-            flags = self.lexicon.state_filter(adjective)
-            if not flags:
-                return False, pool, words
-            understood = True
-            words.append(adjective)
-            pool = [c for c in pool if c.obj is not None and _has_flags(c.obj, flags)]
-        if phrase.relation and phrase.anchor is not None:
-            anchors = self._anchors(phrase.anchor.text, phrase.anchor.head)
-            if not anchors:
-                return False, pool, words
-            understood = True
-            words.append(f"{phrase.relation} the {wording.spoken(anchors[0].type)}")
-            pool = self._related(pool, phrase.relation, anchors)
-        return understood, pool, words
-
-    def _designator(self, word: str) -> bool:
-        """Whether ``word`` alone could pick out a candidate (a colour, state, type, order)."""
-        if word in _COLOURS or word in replies.ORDINALS or word in ("left", "right", "other"):
-            return True
-        if self.lexicon.state_filter(word):
-            return True
-        return self.scene is not None and len(word) > 2 and bool(self._types(word))
-
-    def _types(self, head: str) -> set[str]:
-        assert self.scene is not None
-        scene_types = {o.type for o in self.scene.objects}
-        key = re.sub(r"[\s_\-]+", "", head.lower())
-        exact = {t for t in scene_types if t.lower() == key or t.lower() == key.rstrip("s")}
-        return exact or set(self.lexicon.types_for(head))
-
-    def _anchors(self, text: str, head: str) -> list[SceneObject]:
-        assert self.scene is not None
-        bare = strip_article(text)
-        obj = _obj(self.scene, bare)
-        if obj is not None and (obj.name.lower() == bare.lower() or obj.id == bare):
-            return [obj]
-        types = self._types(head) if head else set()
-        return [o for o in self.scene.objects if o.type in types]
-
-    def _related(
-        self, pool: list[Candidate], relation: str, anchors: list[SceneObject]
-    ) -> list[Candidate]:
-        assert self.scene is not None  # called by _describe only, which needs a scene
-        scene = self.scene
-        placed = [c for c in pool if c.obj is not None]
-        if relation == "closest to":
-            nearest: dict[str, Candidate] = {}
-            for anchor in anchors:
-                others = [c for c in placed if c.obj.id != anchor.id]  # type: ignore[union-attr]
-                if not others:
-                    continue
-                best = relations.closest(scene, [c.obj for c in others], anchor)
-                nearest.update({c.value: c for c in others if c.obj is best})
-            return list(nearest.values())
-        if relation == "from":
-            return [c for c in placed if any(relations.rests_on(c.obj, a) for a in anchors)]
-        rel = relations.normalize_relation(relation)
-        kept = [c for c in placed if any(relations.holds(scene, rel, c.obj, a) for a in anchors)]
-        if len(kept) > 1 and rel in ("near", "next_to"):
-            # "the one next to the pan", of three cabinets near it: the one clearly nearest.
-            kept = _clearly_nearest(scene, kept, anchors)
-        return kept
-
 
 # --------------------------------------------------------------------------- helpers
 def _and(labels: list[str]) -> str:
@@ -712,26 +505,6 @@ def _and(labels: list[str]) -> str:
         if len(labels) > 1
         else choices(labels)
     )
-
-
-#: How much nearer (m) one candidate must be than the next for "next to X" to mean it.
-NEAREST_MARGIN = 0.15
-
-
-def _clearly_nearest(
-    scene: Scene, pool: list[Candidate], anchors: list[SceneObject]
-) -> list[Candidate]:
-    """The candidate nearest to an anchor when it is clearly nearer than the rest, else all."""
-    ranked = sorted(
-        (
-            min(relations.horizontal_distance(c.obj, a) for a in anchors),
-            i,
-        )
-        for i, c in enumerate(pool)
-    )
-    if ranked[1][0] - ranked[0][0] > NEAREST_MARGIN:
-        return [pool[ranked[0][1]]]
-    return pool
 
 
 def read_request_reply(answer: str) -> Reading:
@@ -771,19 +544,6 @@ def _people(scene: Scene | None, names: Iterable[str]) -> list[Candidate]:
 def _natural(name: str) -> tuple[str, int]:
     match = re.fullmatch(r"(.*?)_?(\d+)", name)
     return (match.group(1), int(match.group(2))) if match else (name, 0)
-
-
-def _has_flags(obj: SceneObject, flags: dict[str, bool]) -> bool:
-    return all(obj.flag(flag) == value for flag, value in flags.items())
-
-
-def _colour_text(c: Candidate) -> str:
-    parts = [c.label, *c.names]
-    if c.obj is not None:
-        raw = c.obj.raw
-        parts += [c.obj.type, str(raw.get("name", "")), str(raw.get("color", ""))]
-        parts += [str(x) for x in raw.get("colors", []) or []]
-    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", " ".join(parts)).lower()
 
 
 def _quote(text: str, *, plain: bool = False) -> str:

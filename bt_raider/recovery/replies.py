@@ -7,10 +7,10 @@ description by accident:
 * a self-correction ("the red one, no, the blue one", "the blue one, sorry, I meant the other
   one"): only the correction counts; "the other one" is relative to the first choice
   (:func:`split_correction`, :func:`is_other`);
-* several candidates at once ("both", "either", "the clean one or the dirty one"): never one
-  of them (:func:`names_several`, :func:`alternatives`, :func:`conjuncts`);
-* a negation ("not the clean one", "the cup that isn't dirty", "I don't want the red one"):
-  what is excluded, apart from what is asked for (:func:`split_negations`);
+* several candidates at once, for a space read by name ("both", "either", "Adriana or Bob"):
+  never one of them (:func:`names_several`, :func:`alternatives`); negations, coordination,
+  ordinals and the rest of what a reply designates are the one reader's
+  (:mod:`bt_raider.perception.reference`), which reads instructions too;
 * an ordinal the reader cannot count safely ("option 0", "the second to last", "the third
   from the left"): unclear, never an index from the end (:func:`uncountable_ordinal`).
 
@@ -22,9 +22,6 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Sequence
-
-#: Words that end a clause (the reply's own punctuation, kept for splitting).
-_CLAUSE_END = r"(?=[,;.!?]|\s+but\b|\s*$)"
 
 # "no," / "nope" / "sorry" / "I meant" / "actually" ... followed by what the person means now.
 _CORRECTION = re.compile(
@@ -48,14 +45,6 @@ _SEVERAL = re.compile(
     r"you\s+(?:choose|decide|pick)|your\s+(?:choice|call)|up\s+to\s+you|"
     r"(?:i\s+)?do\s*n'?t\s+care|do\s+not\s+care|one\s+or\s+the\s+other|"
     r"them\s+all|all\s+of\s+them)\b",
-    re.IGNORECASE,
-)
-
-_NEGATION = re.compile(
-    r"\b(?:not|isn'?t|aren'?t|never|except(?:\s+for)?|other\s+than|instead\s+of|"
-    r"anything\s+but|rather\s+than|apart\s+from|"
-    r"(?:i\s+)?(?:do\s*n'?t|do\s+not|didn'?t|did\s+not)\s+(?:want|mean|need|like|say)|"
-    r"wasn'?t|was\s+not)\s+",
     re.IGNORECASE,
 )
 
@@ -113,33 +102,6 @@ def alternatives(text: str) -> list[str]:
     """The parts of "A or B" (one part when there is no "or")."""
     parts = re.split(r"(?:,\s*|\s+)or\s+", text, flags=re.IGNORECASE)
     return [p for p in parts if has_content(p)]
-
-
-def conjuncts(text: str) -> list[str]:
-    """The parts of "A and B" / "A, B" (one part when there are none)."""
-    parts = re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+|\s*;\s*", text, flags=re.IGNORECASE)
-    return [p for p in parts if has_content(p)]
-
-
-def split_negations(text: str) -> tuple[str, list[str]]:
-    """``(asked for, [excluded, ...])``: "the cup, not the clean one" -> ("the cup, ", ["the
-    clean one"]).
-
-    An excluded part runs from the negation to the end of its clause (a comma, "but", the end).
-    """
-    excluded: list[str] = []
-    kept: list[str] = []
-    pos = 0
-    for match in _NEGATION.finditer(text):
-        if match.start() < pos:
-            continue
-        end = re.compile(_CLAUSE_END).search(text, match.end())
-        stop = end.start() if end else len(text)
-        kept.append(text[pos : match.start()])
-        excluded.append(text[match.end() : stop])
-        pos = stop
-    kept.append(text[pos:])
-    return "".join(kept), excluded
 
 
 def uncountable_ordinal(text: str) -> bool:
@@ -233,51 +195,3 @@ def intent_of(answer: str) -> Intent | None:
     if _REFUSE_WHOLE.match(text) or _REFUSE_ANY.search(text):
         return Intent.REFUSAL
     return None
-
-
-# --------------------------------------------------------------------------- ordinals
-#: Ordinal and number words -> 1-based list position (-1: the last; 0: none).
-ORDINALS = {
-    "first": 1,
-    "second": 2,
-    "third": 3,
-    "fourth": 4,
-    "fifth": 5,
-    "sixth": 6,
-    "seventh": 7,
-    "eighth": 8,
-    "ninth": 9,
-    "tenth": 10,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "zero": 0,
-    "zeroth": 0,
-    "last": -1,
-}
-ORDINAL_WORD = r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|zeroth|last|\d+(?:st|nd|rd|th))"
-NUMBER_WORD = r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|zero)"
-# An ordinal names a candidate as "the second (one)", "second one" or alone ("second"), not
-# in passing ("the football last night"); a number only after "number"/"option" ("option 2").
-ORDINAL = re.compile(
-    rf"(?:^|\bthe\s+)({ORDINAL_WORD})\b(?:\s+one)?"
-    r"(?=\s*(?:$|one\b|on\b|in\b|of\b|you\b|please\b))"
-    rf"|\b({ORDINAL_WORD})\s+one\b"
-    rf"|\b(?:number|option|no|choice)\s+({NUMBER_WORD})\b"
-)
-
-
-def position(word: str) -> int:
-    """1-based list position of an ordinal or number word; -1: the last; 0: none."""
-    word = word.lower()
-    if word in ORDINALS:
-        return ORDINALS[word]
-    digits = re.match(r"\d+", word)
-    return int(digits.group(0)) if digits else 0

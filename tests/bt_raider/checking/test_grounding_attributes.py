@@ -240,7 +240,7 @@ def test_the_box_on_the_left_is_never_a_missing_left():
     assert verdict.category.value == "not_present"
     assert "no left" not in verdict.explanation
     assert verdict.explanation == (
-        "There is no box behind the robot in the scene: the Box_1 is in front of the robot "
+        "There is no box behind you in the scene: the Box_1 is in front of the robot "
         "and the Box_2 is in front of the robot."
     )
 

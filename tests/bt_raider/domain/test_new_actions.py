@@ -38,11 +38,11 @@ def button(x=0.3, z=0.5, **flags):
 
 def test_pressbutton_is_checked_by_its_declared_preconditions():
     checker = SymbolicReasoner(contracts=contracts())
-    near = checker.check(Scene(lounge(objects=[button()])), "PressButton(call_button)")
+    near = checker.check(Scene(lounge(objects=[button()])), "PressButton(CallButton)")
     assert near.category is Category.NONE and near.action == "PressButton"
-    assert near.grounding == {"call_button": ["CallButton|1"]}
+    assert near.grounding == {"CallButton": ["CallButton|1"]}
     assert "within reach" in near.explanation
-    far = checker.check(Scene(lounge(objects=[button(3.0, 3.0)])), "PressButton(call_button)")
+    far = checker.check(Scene(lounge(objects=[button(3.0, 3.0)])), "PressButton(CallButton)")
     assert far.category is Category.OUT_OF_REACH
     assert far.explanation == "The CallButton is 4.24 m away, beyond the robot's reach of 1.1 m."
     on = checker.check(Scene(lounge(objects=[button(isToggled=True)])), "PressButton(CallButton)")
@@ -53,7 +53,7 @@ def test_pressbutton_is_checked_by_its_declared_preconditions():
 
 def test_without_the_declaration_it_is_an_unknown_action():
     with pytest.raises(QueryError, match="unknown action 'PressButton'"):
-        SymbolicReasoner().check(Scene(lounge(objects=[button()])), "PressButton(call_button)")
+        SymbolicReasoner().check(Scene(lounge(objects=[button()])), "PressButton(CallButton)")
 
 
 def test_an_unknown_precondition_word_is_refused_when_declared():
@@ -63,11 +63,11 @@ def test_an_unknown_precondition_word_is_refused_when_declared():
 
 def test_a_guarded_pressbutton_out_of_reach_is_recovered_with_navigateto():
     robot = CareRobot(lounge(people=[], objects=[button(3.0, 3.0)]))
-    node = Act("PressButton", ["call_button"], robot)
+    node = Act("PressButton", ["CallButton"], robot)
     c = contracts()
     guard = RaiderGuard(
         node,
-        "PressButton(call_button)",
+        "PressButton(CallButton)",
         SymbolicReasoner(contracts=c),
         scene=robot.observe,
         recovery=Recovery(

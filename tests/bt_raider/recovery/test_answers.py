@@ -71,18 +71,22 @@ def test_an_answer_that_names_one_candidate_grounds_to_its_object_id(
 @pytest.mark.parametrize(
     ("answer", "reason"),
     [
-        ("the blue one", "none of the medicine on the right or the medicine on the left is blue."),
+        # Neither says its colour: either may be blue (as the check reads it), so it is asked.
+        (
+            "the blue one",
+            "fits more than one: the medicine on the right and the medicine on the left.",
+        ),
         (
             "It is Medicine_2, next to the plant",
-            "the medicine on the left is not next to the house plant.",
+            "the medicine on the left is 'It is Medicine_2, next to the plant'.",
         ),
         (
             "the third one",
-            "none of the medicine on the right or the medicine on the left is the third one.",
+            "is 'the third one' (there is no 'third one' of 2).",
         ),
         (
             "the banana",
-            "none of the medicine on the right or the medicine on the left is a banana.",
+            "is 'the banana' (There is no banana in the scene).",
         ),
         (
             "Medicine_1 and Medicine_2",
@@ -92,8 +96,11 @@ def test_an_answer_that_names_one_candidate_grounds_to_its_object_id(
             "the medicine",
             "fits more than one: the medicine on the right and the medicine on the left.",
         ),
-        ("the shiny one", "I could not tell which medicine you mean by 'the shiny one'."),
-        ("Medicine_3", "I could not tell which medicine you mean by 'Medicine_3'."),
+        ("the shiny one", "is 'the shiny one' (There is no shiny one in the scene)."),
+        (
+            "Medicine_3",
+            "I could not tell which medicine you mean by 'Medicine_3': I did not understand '3'.",
+        ),  # fmt: skip
         ("   ", "I did not hear an answer."),
     ],
 )
@@ -136,8 +143,12 @@ def test_dont_know_why_and_refusals_are_understood_never_as_a_name(
 def test_states_and_colours_are_read_from_the_objects(scene: Scene) -> None:
     data = toy_scene_dict()
     for o in data["objects"]:
+        if o["objectId"] in (NEAR_PLANT, FAR_FROM_PLANT):
+            o["dirtyable"] = True  # the scene says the state exists (as the check reads it)
         if o["objectId"] == NEAR_PLANT:
             o.update(isDirty=True, color="blue")
+        if o["objectId"] == FAR_FROM_PLANT:
+            o["color"] = "white"  # an unknown colour may be any, blue too
     dirty = Scene(data)
     space = AnswerSpace.objects(dirty, [NEAR_PLANT, FAR_FROM_PLANT])
     assert space.read("the clean one").value == FAR_FROM_PLANT
@@ -151,9 +162,7 @@ def test_places_are_the_scenes_locations_and_objects(scene: Scene) -> None:
     assert places.read("on the counter").value == COUNTER
     assert places.read("pharmacy_shelf").value == "pharmacy_shelf"
     assert places.read("the free_table").intent is Intent.UNCLEAR
-    assert places.read("in the garage").reason == (
-        "I could not tell which place you mean by 'in the garage'."
-    )
+    assert places.read("in the garage").reason.endswith("(There is no garage in the scene).")
 
 
 def test_people_are_the_names_expected_and_those_recognised() -> None:
@@ -248,10 +257,13 @@ def _medicines_at(x_near: float, x_other: float) -> AnswerSpace:
     return AnswerSpace.objects(Scene(data), [NEAR_PLANT, FAR_FROM_PLANT], what="medicine")
 
 
-def test_next_to_of_several_near_ones_means_the_clearly_nearest() -> None:
-    # Both within "next to" distance of the plant (x=0.6): 0.05 m and 0.35 m away.
+def test_next_to_of_several_near_ones_is_asked_and_closest_to_is_the_nearest() -> None:
+    # Both within "next to" distance of the plant (x=0.6): 0.05 m and 0.35 m away. The one
+    # reader reads "next to" as the check does: both are next to it, so the person is asked.
     space = _medicines_at(0.55, 0.95)
-    assert space.read("the one next to the plant").value == NEAR_PLANT
+    reading = space.read("the one next to the plant")
+    assert reading.intent is Intent.UNCLEAR and "fits more than one" in reading.reason
+    assert space.read("the one closest to the plant").value == NEAR_PLANT
     # 0.1 m and 0.15 m: neither is clearly nearer, so the person is asked again.
     tied = _medicines_at(0.5, 0.75)
     reading = tied.read("the one next to the plant")

@@ -646,7 +646,8 @@ def test_guarded_ambiguity_grounds_the_persons_answer_before_the_recheck() -> No
     assert human.transcript_text().splitlines() == [
         f"robot asks: {WHICH}",
         "human: the blue one",
-        "robot says: Sorry, none of the medicine on the right or the medicine on the left is blue.",
+        "robot says: Sorry, 'the blue one' fits more than one: the medicine on the right and "
+        "the medicine on the left.",
         f"robot asks: {WHICH}",
         "human: it is Medicine_1, next to the plant",
     ]

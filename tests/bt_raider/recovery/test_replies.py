@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bt_raider.perception.reference import read
 from bt_raider.perception.scene import Scene
 from bt_raider.recovery import replies
 from bt_raider.recovery.answers import AnswerSpace, Intent
@@ -102,14 +103,16 @@ def test_a_correction_is_what_follows_the_last_marker(text, split) -> None:
     ("text", "asked", "excluded"),
     [
         ("not the clean one", "", ["the clean one"]),
-        ("the cup, not the clean one", "the cup, ", ["the clean one"]),
-        ("not the red one, the blue one", ", the blue one", ["the red one"]),
+        ("the cup, not the clean one", "cup", ["the clean one"]),
+        ("not the red one, the blue one", "the blue one", ["the red one"]),
         ("I don't want the red one", "", ["the red one"]),
-        ("the blue one", "the blue one", []),
+        ("the blue one", "blue one", []),
     ],
 )
 def test_a_negation_is_set_apart_to_its_clause_end(text, asked, excluded) -> None:
-    assert replies.split_negations(text) == (asked, excluded)
+    # The one reader sets it apart (bt_raider.perception.reference), for replies and instructions.
+    (part,) = read(text).parts
+    assert part.core == asked and [e.core for e in part.excluded] == excluded
 
 
 @pytest.mark.parametrize(

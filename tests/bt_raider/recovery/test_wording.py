@@ -36,7 +36,10 @@ def _labels(scene: Scene) -> list[str]:
     ("objects", "labels"),
     [
         (  # the README's two cups: a state tells them apart
-            [_thing("Cup|a", 0.2, isDirty=False), _thing("Cup|b", -0.2, isDirty=True)],
+            [
+                _thing("Cup|a", 0.2, dirtyable=True, isDirty=False),
+                _thing("Cup|b", -0.2, dirtyable=True, isDirty=True),
+            ],
             ["the clean cup", "the dirty cup"],
         ),
         (  # a colour comes first

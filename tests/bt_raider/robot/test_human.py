@@ -323,7 +323,8 @@ def test_the_blue_one_is_explained_and_the_original_question_asked_again() -> No
     assert text.splitlines() == [
         f"robot asks: {QUESTION}",
         "human: the blue one",
-        "robot says: Sorry, none of the medicine on the right or the medicine on the left is blue.",
+        "robot says: Sorry, 'the blue one' fits more than one: the medicine on the right and "
+        "the medicine on the left.",
         f"robot asks: {QUESTION}",
         "human: the one next to the plant",
     ]
@@ -334,7 +335,8 @@ def test_a_wrong_name_then_the_right_one() -> None:
     node, human = converse(["Medicine_7", "medicine 2"])
     assert node.status == Status.SUCCESS and choice() == FAR_FROM_PLANT
     assert human.transcript_text().splitlines()[2:4] == [
-        "robot says: Sorry, I could not tell which medicine you mean by 'Medicine_7'.",
+        "robot says: Sorry, I could not tell which medicine you mean by 'Medicine_7': I did not "
+        "understand '7'.",
         f"robot asks: {QUESTION}",
     ]
 

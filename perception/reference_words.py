@@ -1,0 +1,361 @@
+"""The words of the one reader (:mod:`bt_raider.perception.reference`): what it ignores, what
+opens a reply, what excludes, quantifies, selects and names a frame, and how text becomes words.
+
+Plain tables and one tokenizer, so that the grammar's module stays readable; docs/reader.md
+lists them for people.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+#: Words that cannot change which object is meant: politeness, articles, glue of a relative
+#: clause, hedges. Read and dropped anywhere (docs/reader.md lists them).
+IGNORED = frozenset(
+    (
+        "please kindly could would can will shall you the a an this that these those is are was "
+        "were be being been which who whose now just then here there thanks thank ok okay so "
+        "well yes yeah yep sure also again really i think guess believe maybe perhaps probably "
+        "hmm um uh oh hey actually only exactly one ones of sorry oops whoops wait"
+    ).split()
+)
+#: Ignored words that may be skipped before a lead-in ("yes, take ..."); "one" stays: it is
+#: the head of "the one next to the plant".
+LEADING = IGNORED - {"one", "ones", "of"}
+#: Ignored words that are no glue of a phrase ("sorry", "please"): dropped from a core.
+NOISE = IGNORED - set(
+    "the a an of that which who whose is are was were be being been one ones this these those "
+    "there here".split()
+)
+#: Rooms: a scene is one room (AI2-THOR's are), so "the kitchen sink" is its sink. A
+#: multi-room scene would need them read; until then they are documented as ignored.
+ROOM_WORDS = frozenset("kitchen bathroom bedroom living dining room office hallway".split())
+#: Words and phrases that may open a reply or a phrase and say nothing of the referent
+#: ("take the red one", "I want the blue one", "it is the left one").
+LEAD_INS = (
+    "i would like",
+    "i'd like",
+    "i want",
+    "i need",
+    "i mean",
+    "i meant",
+    "you should",
+    "you can",
+    "you could",
+    "go for",
+    "it should be",
+    "it must be",
+    "should be",
+    "it is",
+    "it's",
+    "that is",
+    "that's",
+    "this is",
+    "pick up",
+    "take",
+    "pick",
+    "use",
+    "get",
+    "grab",
+    "bring",
+    "choose",
+    "give me",
+    "for me",
+)
+#: Markers of an exclusion; what follows, to the end of its clause, is excluded.
+EXCLUDERS = (
+    ("except", "for"),
+    ("other", "than"),
+    ("but", "not"),
+    ("rather", "than"),
+    ("instead", "of"),
+    ("apart", "from"),
+    ("anything", "but"),
+    ("except",),
+    ("excluding",),
+    ("not",),
+    ("never",),
+)
+#: Glue before and after a "not" that says nothing more ("that is not", "I do not want").
+NOT_BEFORE = frozenset("that which who is are was were do does did i it".split())
+NOT_AFTER = frozenset("want mean need like say".split())
+#: Any member will do.
+ANY_WORDS = frozenset("any either whichever whatever some anyone anything".split())
+ANY_PHRASES = (
+    ("you", "choose"),
+    ("you", "decide"),
+    ("you", "pick"),
+    ("your", "choice"),
+    ("your", "call"),
+    ("up", "to", "you"),
+    ("i", "do", "not", "mind"),
+    ("i", "do", "not", "care"),
+    ("do", "not", "mind"),
+    ("do", "not", "care"),
+    ("it", "does", "not", "matter"),
+    ("does", "not", "matter"),
+    ("one", "or", "the", "other"),
+)
+#: Several are meant.
+ALL_WORDS = frozenset("both all every each".split())
+#: A clause that makes the reference conditional: unread with everything up to its clause end.
+CONDITIONS = frozenset("if unless when whenever while until because provided as".split())
+#: Words that designate by what the scene cannot show: unread.
+POSSESSIVES = frozenset("my your his her their our its".split())
+DESIGNATORS = frozenset("other another else same different previous next".split())
+#: Side words; "leftmost" is "on the left": the one object on that side, never the most of two
+#: on it (the check and replies read sides alike: attributes.on_side).
+SIDE_WORDS = {
+    "left": "left",
+    "right": "right",
+    "left-hand": "left",
+    "right-hand": "right",
+    "leftmost": "left",
+    "left-most": "left",
+    "rightmost": "right",
+    "right-most": "right",
+}
+EXTREMES = {
+    "middle": "middle",
+    "center": "middle",
+    "centre": "middle",
+}
+NEAR_WORDS = frozenset("nearest closest nearer closer near".split())
+FAR_WORDS = frozenset("farthest furthest farther further far".split())
+BIG_WORDS = frozenset("big bigger biggest large larger largest huge".split())
+SMALL_WORDS = frozenset("small smaller smallest little tiny".split())
+ORDINAL_WORDS = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+    "1st": 1,
+    "2nd": 2,
+    "3rd": 3,
+    "4th": 4,
+    "5th": 5,
+    "last": -1,
+}
+NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+#: Who a frame word names: the speaker, or the robot.
+SPEAKER_FRAME = frozenset({"me", "myself", "us", "my", "our"})
+ROBOT_FRAME = frozenset({"you", "yourself", "your", "robot", "robot's"})
+
+
+def tokens(text: str) -> list[tuple[str, str]]:
+    """``(word, as written)`` pairs; "," marks a clause; "n't" becomes "not"."""
+    t = str(text).replace("\u2019", "'").replace("\u2018", "'")
+    t = re.sub(r"\bcan'?t\b|\bcannot\b", "can not", t, flags=re.IGNORECASE)
+    t = re.sub(r"\bwon'?t\b", "will not", t, flags=re.IGNORECASE)
+    t = re.sub(r"(\w)n't\b", r"\1 not", t, flags=re.IGNORECASE)
+    t = re.sub(r"\b(is|are|was|were|does|do|did|has|have)nt\b", r"\1 not", t, flags=re.IGNORECASE)
+    t = re.sub(r"\b(it|that|there|what)'s\b", r"\1 is", t, flags=re.IGNORECASE)
+    out: list[tuple[str, str]] = []
+    for raw in re.findall(r"[,;:!?]|[^\s,;:!?()\"\[\]{}]+", t):
+        if raw in ",;:!?":
+            out.append((",", ","))
+            continue
+        word = raw if "|" in raw else raw.strip(".'\"`*")
+        if not word:
+            continue
+        out.append((word if "|" in word else word.lower(), word))
+    return out
+
+
+def at(words: list[str], k: int, phrase: Sequence[str]) -> bool:
+    return tuple(words[k : k + len(phrase)]) == tuple(phrase)
+
+
+# --------------------------------------------------------------------------- selections
+@dataclass(frozen=True)
+class Select:
+    """One selection applied to a part's objects, in order.
+
+    Attributes:
+        kind: ``side`` (left, right, front, behind), ``distance`` (near, far), ``extreme``
+            (leftmost, rightmost, middle), ``size`` (big, small) or ``ordinal``.
+        value: the side, distance, extreme or size; for an ordinal, the 1-based position
+            (-1: the last).
+        frame: ``robot`` or ``speaker``: whose view a side or distance is taken from; for an
+            ordinal, ``list`` (the question's order) or the side counted from ("left").
+        words: the words it was read from.
+    """
+
+    kind: str
+    value: str | int
+    frame: str = "robot"
+    words: str = ""
+
+
+def axis_ordinals(selects: list[Select], unread: list[str]) -> list[Select]:
+    """ "the second drawer from the left": an ordinal counted along the side that follows."""
+    out: list[Select] = []
+    for sel in selects:
+        if sel.kind == "side" and sel.words.startswith("from "):
+            at = next(
+                (k for k, s in enumerate(out) if s.kind == "ordinal" and s.frame == "list"), None
+            )
+            if at is None:
+                unread.append(sel.words)  # "the cup from the left": counted from nothing
+                continue
+            ordinal = out[at]
+            out[at] = Select(
+                "ordinal",
+                ordinal.value,
+                f"{sel.value}:{sel.frame}",
+                f"{ordinal.words} {sel.words}",
+            )
+            continue
+        out.append(sel)
+    return out
+
+
+def _frame_word(words: list[str], k: int) -> str | None:
+    """``speaker`` or ``robot`` for the frame word at ``k`` ("me", "you", "the robot")."""
+    if k < len(words) and words[k] in SPEAKER_FRAME:
+        return "speaker"
+    if k < len(words) and words[k] in ROBOT_FRAME:
+        return "robot"
+    return None
+
+
+def select_at(words: list[str], i: int) -> tuple[Select | None, int] | None:
+    """A selection starting at ``i``: ``(select, words used)``; ``(None, n)`` for words that
+    select in a way that cannot be read (an ordinal from the end); None: no selection here."""
+    w = words[i]
+    n = len(words)
+    nxt = words[i + 1] if i + 1 < n else ""
+    # "right now", "right here", "right next to": no side.
+    if w == "right" and nxt in ("now", "here", "there", "away", "next", "behind", "by"):
+        return Select("skip", 0), 1  # dropped below
+    # on/to/at [the] [my|your] left|right [hand] [side] -- not "... of <object>".
+    if w in ("on", "to", "at", "from"):
+        k = i + 1
+        while k < n and words[k] == "the":
+            k += 1
+        frame = "robot"
+        if k < n and words[k] in ("my", "your", "our"):
+            frame = "speaker" if words[k] in ("my", "our") else "robot"
+            k += 1
+        if k < n and words[k] in SIDE_WORDS:
+            side = SIDE_WORDS[words[k]]
+            k += 1
+            while k < n and words[k] in ("hand", "side"):
+                k += 1
+            if k >= n or words[k] != "of":
+                return Select("side", side, frame, " ".join(words[i:k])), k - i
+            if words[k] == "of":
+                f = _frame_word(words, k + 1)
+                if f is not None:  # "to the left of me"
+                    return Select("side", side, f, " ".join(words[i : k + 2])), k + 2 - i
+                if words[k + 1 : k + 3] == ["the", "robot"]:
+                    return Select("side", side, "robot", " ".join(words[i : k + 3])), k + 3 - i
+    if w in ("my", "your") and nxt in SIDE_WORDS and (i + 2 >= n or words[i + 2] != "of"):
+        frame = "speaker" if w == "my" else "robot"
+        k = i + 2
+        while k < n and words[k] in ("hand", "side"):
+            k += 1
+        return Select("side", SIDE_WORDS[nxt], frame, " ".join(words[i:k])), k - i
+    if w in SIDE_WORDS and nxt not in ("of", "side", "hand", "half", "end", "corner", "edge"):
+        return Select("side", SIDE_WORDS[w], "robot", w), 1
+    if w in ("in", "at") and (
+        nxt in EXTREMES or (nxt == "the" and i + 2 < n and words[i + 2] in EXTREMES)
+    ):
+        lead = 2 if nxt == "the" else 1  # "in the middle": the extreme, not a relation
+        found = select_at(words, i + lead)
+        if found is not None and found[0] is not None:
+            return found[0], found[1] + lead
+    if w in EXTREMES:
+        k = i + 1
+        frame = "robot"
+        if k < n and words[k] == "one":
+            k += 1
+        if at(words, k, ("from",)) or at(words, k, ("to",)):
+            f = _frame_word(words, k + 1)
+            if f is not None:
+                frame, k = f, k + 2
+        start = i - 1 if i > 0 and words[i - 1] in ("in", "at") else i
+        return Select("extreme", EXTREMES[w], frame, " ".join(words[start:k])), k - i
+    if w == "in" and nxt == "front":
+        if i + 2 >= n:
+            return Select("side", "front", "robot", "in front"), 2
+        if words[i + 2] == "of":
+            f = _frame_word(words, i + 3)
+            if f is None and words[i + 3 : i + 5] == ["the", "robot"]:
+                return Select("side", "front", "robot", "in front of the robot"), 5
+            if f is not None:
+                return Select("side", "front", f, " ".join(words[i : i + 4])), 4
+        return None
+    if w == "behind":
+        f = _frame_word(words, i + 1)
+        if f is not None:
+            return Select("side", "behind", f, " ".join(words[i : i + 2])), 2
+        if words[i + 1 : i + 3] == ["the", "robot"]:
+            return Select("side", "behind", "robot", "behind the robot"), 3
+        if i + 1 >= n:
+            return Select("side", "behind", "robot", "behind"), 1
+        return None
+    if w == "ahead" or (w == "straight" and nxt == "ahead"):
+        used = 2 if w == "straight" else 1
+        return Select("side", "front", "robot", " ".join(words[i : i + used])), used
+    if w in NEAR_WORDS or w in FAR_WORDS:
+        value = "near" if w in NEAR_WORDS else "far"
+        k = i + 1
+        if k < n and words[k] == "one":
+            k += 1
+        if k < n and words[k] in ("to", "from"):
+            f = _frame_word(words, k + 1)
+            if f is not None:
+                return Select("distance", value, f, " ".join(words[i : k + 2])), k + 2 - i
+            if words[k + 1 : k + 3] == ["the", "robot"]:
+                return Select("distance", value, "robot", " ".join(words[i : k + 3])), k + 3 - i
+            if w in ("near", "nearer", "closer", "far", "farther", "further"):
+                return None  # "near to the sink": a relation, read in the core
+            return None  # "closest to the sink": a relation
+        if w == "near":
+            f = _frame_word(words, k)
+            if f is not None:  # "near me", "near you"
+                return Select("distance", value, f, " ".join(words[i : k + 1])), k + 1 - i
+            if k < n:
+                return None  # "near the sink": a relation
+        return Select("distance", value, "robot", " ".join(words[i:k])), k - i
+    if w in ("next", "close") and nxt == "to":
+        f = _frame_word(words, i + 2)
+        if f is not None:  # "next to me"
+            return Select("distance", "near", f, " ".join(words[i : i + 3])), 3
+        return None
+    if w in BIG_WORDS or w in SMALL_WORDS:
+        return Select("size", "big" if w in BIG_WORDS else "small", "robot", w), 1
+    if w in ("penultimate", "zeroth", "0th") or at(words, i, ("second", "to", "last")):
+        used = 3 if w == "second" else 1
+        return None, used  # "second to last", "zeroth": unread
+    if w in ORDINAL_WORDS or (w.isdigit() and i > 0 and words[i - 1] in ("number", "option", "no")):
+        value = ORDINAL_WORDS[w] if w in ORDINAL_WORDS else int(w)
+        k = i + 1
+        if k < n and words[k] == "one":
+            k += 1
+        if k < n and words[k] == "from":
+            m = k + 1
+            while m < n and words[m] in ("the", "my", "your"):
+                m += 1
+            frame = "speaker" if "my" in words[k:m] else "robot"
+            if m < n and words[m] in SIDE_WORDS:
+                return Select("ordinal", value, f"{SIDE_WORDS[words[m]]}:{frame}", " ".join(
+                    words[i : m + 1]
+                )), m + 1 - i  # fmt: skip
+            return None, m + 1 - i  # "third from the end", "second from the top"
+        return Select("ordinal", value, "list", " ".join(words[i:k])), k - i
+    if w in ("number", "option", "no", "choice") and (
+        nxt in NUMBER_WORDS or nxt == "one" or nxt.isdigit()
+    ):
+        value = NUMBER_WORDS.get(nxt) or (1 if nxt == "one" else int(nxt))
+        return Select("ordinal", value, "list", f"{w} {nxt}"), 2
+    return None
