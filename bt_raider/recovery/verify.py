@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import py_trees
@@ -55,6 +56,8 @@ from bt_raider.recovery.robot_actions import verb_for_name
 from bt_raider.recovery.safecode import INTERACTION_ACTIONS, CodeStep, Ref
 from bt_raider.robot import worker
 from bt_raider.robot.actions import Var
+from bt_raider.robot.designation import RECOVERY_KINDS, Designation, outside, step_kind
+from bt_raider.robot.retarget import ResolvedAction
 
 if TYPE_CHECKING:
     from bt_raider.checking.contract import Checker
@@ -263,6 +266,11 @@ class SceneVerifier:
         values = [value_of(a, answers) for a in step.args]
         # What the robot receives: the plan's aliases (display name or PDDL name -> objectId).
         refs = [_ref(work, plan.aliases.get(v, v)) for v in values if v is not None]
+        designation = request.designation
+        if designation is not None:
+            recovered = _verb(request.action_name or "", request)
+            if step_kind(verb, refs, designation, work, action=recovered) is None:
+                return _substitute(label, refs, designation)
         if verb == "move_to":
             if not refs:
                 return f"{label}: it names no place to go to"
@@ -313,6 +321,13 @@ class SceneVerifier:
             values = resume_values(plan, answers, checked)
             if isinstance(values, Proof):
                 return values
+            if request.designation is not None:
+                designation = request.designation
+                for value in answers.values():  # the person chose among the designated
+                    designation = designation.chosen_as(_ref(work, str(value)))
+                refused = _resume_outside(work, plan, request, designation, values)
+                if refused is not None:
+                    return Proof(False, refused, checked)
             query: Query | str = f"{plan.resume.action}({', '.join(values)})"
         else:
             query = Query(request.action, bindings=dict(request.bindings))
@@ -323,9 +338,80 @@ class SceneVerifier:
             return Proof(
                 False, f"after the plan, checking {shown} raised {type(exc).__name__}: {exc}"
             )
+        caused = self._caused(request, query, verdict.category, checked)
+        if caused is not None:
+            return Proof(False, f"{caused}: {_clean(verdict.explanation)}", checked)
         return judge_final(
             shown, request, verdict.category, _clean(verdict.explanation), checked, looks=looks
         )
+
+    def _caused(
+        self, request: RecoveryRequest, query: Query | str, after: Category, checked: int
+    ) -> str | None:
+        """Why the plan's own steps leave the recovered action unable to run, or None.
+
+        The robot's state is carried from step to step (hands, what it holds, where it stands,
+        what is open), so a new issue after the plan that the action did not have before it
+        (a hand the plan filled: "pick the apple" recovered by ``pick(Knife)`` first) is the
+        plan's doing, not a next recovery's: the plan is refused.
+        """
+        if checked == 0 or after in (Category.NONE, Category.UNKNOWN, request.verdict.category):
+            return None
+        assert isinstance(request.scene, Scene)
+        try:
+            before = self.checker.check(request.scene.copy(validate=False), query).category
+        except BtRaiderError:
+            return None
+        if before is after:
+            return None  # the action had that issue before the plan: the next recovery's
+        shown = query if isinstance(query, str) else query.text
+        what = after.value.replace("_", " ")
+        return (
+            f"after the plan's {checked} step(s), {shown} cannot run ({what}), caused by the plan"
+        )
+
+
+def _substitute(label: str, refs: list[str], designation: Designation) -> str:
+    allowed = ", ".join(sorted(designation.all_allowed())) or "nothing in sight yet"
+    kinds = "; ".join(v for k, v in RECOVERY_KINDS.items() if k != "designated")
+    return (
+        f"{label}: {', '.join(refs)} is not what the instruction designates ({allowed}), and "
+        f"the step is none of what a recovery may do with another object ({kinds}); never act "
+        "on something else in place of what was asked"
+    )
+
+
+def _resume_outside(
+    work: Scene,
+    plan: RecoveryPlan,
+    request: RecoveryRequest,
+    designation: Designation,
+    values: list[str],
+) -> str | None:
+    """Why the resume step's arguments are not what the instruction designates, or None.
+
+    A phrase that matched nothing in sight (open) allows no object in sight; a name not in
+    sight yet passes here (the guard reads the words again where the robot looks, at release).
+    """
+    assert plan.resume is not None
+    label = step_label(plan, plan.resume)
+    refs = tuple(_ref(work, plan.aliases.get(v, v)) for v in values)
+    actions = []
+    for one in designation.actions:
+        allowed = list(one.allowed)
+        for i, ref in enumerate(refs[: len(allowed)]):
+            if allowed[i] is not None:
+                continue
+            if _known(work, ref) and ref not in work.locations:
+                return (
+                    f"{label}: {ref} is in sight and {one.phrases[i]!r} matched nothing in "
+                    "sight; never act on something else in place of what was asked"
+                )
+            allowed[i] = frozenset({ref})
+        actions.append(replace(one, allowed=tuple(allowed)))
+    released = ResolvedAction(plan.resume.action, refs, {}, {}, request.verdict)
+    problems = outside(replace(designation, actions=tuple(actions)), released, work)
+    return f"{label}: {'; '.join(problems)}" if problems else None
 
 
 def judge_final(

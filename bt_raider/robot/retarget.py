@@ -18,7 +18,7 @@ the child:
               target = self.resolved.args[0] if self.resolved else self.target
               ...
 
-* on the blackboard at ``/bt_raider/resolved/<guard name>`` (:func:`resolved_key`), as
+* on the blackboard at ``/bt_raider/resolved/<guard id>`` (``guard.resolved_key``), as
   :meth:`ResolvedAction.as_dict`, for behaviours that implement nothing (and for later nodes:
   what did the guarded pick pick?).
 
@@ -32,7 +32,9 @@ step of an action. A single action has no ``steps``: nothing changes for it.
 
 from __future__ import annotations
 
+import itertools
 import re
+import threading
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -40,19 +42,81 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from bt_raider.checking.contract import Query
 from bt_raider.checking.parse import action_for_name, same_action, split_action
 from bt_raider.checking.steps import split_steps
-from bt_raider.errors import BtRaiderError
+from bt_raider.errors import BtRaiderError, UsageError
 
 if TYPE_CHECKING:
     from bt_raider.checking.verdict import Verdict
 
-#: Namespace of each guard's resolved action: ``/bt_raider/resolved/<guard name>``.
+#: Namespace of each guard's resolved action: ``/bt_raider/resolved/<guard id>``.
 RESOLVED_NAMESPACE = "/bt_raider/resolved"
 
+_GUARD_NUMBERS = itertools.count(1)
+_GUARD_NUMBERS_LOCK = threading.Lock()
 
-def resolved_key(guard_name: str) -> str:
-    """The blackboard key of a guard's resolved action: ``/`` and ``.`` in the name become ``_``
-    (a ``/`` would nest namespaces; py_trees reads a ``.`` as an attribute of the value)."""
-    return f"{RESOLVED_NAMESPACE}/{guard_name.replace('/', '_').replace('.', '_')}"
+
+def new_guard_id(name: str) -> str:
+    """A guard's id, unique in the process whatever its display name: ``<name>#<n>``, the name
+    with ``/`` and ``.`` written ``_`` (a ``/`` would nest blackboard namespaces; py_trees reads
+    a ``.`` as an attribute of the value) and ``n`` a number no other guard has. Two guards
+    named ``fetch/cup`` and ``fetch.cup``, or two left at one default name, get two ids, so
+    they never share a blackboard key, a trace entry or a report line.
+    """
+    with _GUARD_NUMBERS_LOCK:
+        number = next(_GUARD_NUMBERS)
+    return f"{name.replace('/', '_').replace('.', '_')}#{number}"
+
+
+def guard_named(name: str, within: Any) -> Any:
+    """The one guard (a node with a ``guard_id``) named ``name`` in the tree of ``within``
+    (any node of it: the asking node itself, say).
+
+    Raises:
+        UsageError: no guard of that tree has that name, or several do (the message names
+            their ids: ask the guard itself, ``guard.resolved_key``).
+    """
+    root = within
+    while getattr(root, "parent", None) is not None:
+        root = root.parent
+    found = [
+        node
+        for node in root.iterate()
+        if node.name == name and isinstance(getattr(node, "guard_id", None), str)
+    ]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise UsageError(f"no guard of the tree {root.name!r} is named {name!r}")
+    ids = ", ".join(node.guard_id for node in found)
+    raise UsageError(
+        f"{len(found)} guards are named {name!r} ({ids}): a name cannot tell them apart; "
+        "use the guard's own keys (guard.resolved_key, guard.key)"
+    )
+
+
+def resolved_for(guard_name: str, within: Any) -> dict[str, Any] | None:
+    """What the guard named ``guard_name`` in the tree of ``within`` resolved its action to
+    (its blackboard dict, see :meth:`ResolvedAction.as_dict`), or None while it holds
+    nothing: for a later node that knows its guard only by name ("what did the guarded pick
+    pick?"; ``resolved_for("check pick the cup", self)``).
+
+    Raises:
+        UsageError: no guard, or several guards, of that tree have that name
+            (:func:`guard_named`).
+    """
+    import py_trees
+
+    key = guard_named(guard_name, within).resolved_key
+    try:
+        value = py_trees.blackboard.Blackboard.get(key)
+    except KeyError:
+        return None
+    return dict(value) if isinstance(value, dict) else None
+
+
+def resolved_key(guard_id: str) -> str:
+    """The blackboard key of a guard's resolved action (``guard.resolved_key``), from its id
+    (:func:`new_guard_id`; ``/`` and ``.`` are written ``_``)."""
+    return f"{RESOLVED_NAMESPACE}/{guard_id.replace('/', '_').replace('.', '_')}"
 
 
 @dataclass(frozen=True)

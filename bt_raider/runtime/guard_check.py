@@ -34,6 +34,7 @@ from bt_raider.recovery.contract import RecoveryPlan, RecoveryRequest
 from bt_raider.recovery.naming import readable
 from bt_raider.recovery.pipeline import Recovery
 from bt_raider.robot import worker
+from bt_raider.robot.designation import Designated, Designation, outside
 from bt_raider.robot.retarget import (
     ResolvedAction,
     argument_phrases,
@@ -45,7 +46,7 @@ from bt_raider.runtime.scenes import read_scene
 
 #: Blackboard key of the most recent verdict of any guard.
 LAST_VERDICT = "/bt_raider/last_verdict"
-#: Namespace of each guard's latest verdict: ``/bt_raider/verdicts/<guard name>``.
+#: Namespace of each guard's latest verdict: ``/bt_raider/verdicts/<guard id>``.
 VERDICTS_NAMESPACE = "/bt_raider/verdicts"
 
 
@@ -73,13 +74,14 @@ _RUNNING = Status.RUNNING
 _PRONOUNS = frozenset({"it", "them", "this", "that", "there", "one"})
 
 
-def verdict_key(guard_name: str) -> str:
-    """The blackboard key of a guard's verdict: ``/`` and ``.`` in the name become ``_``.
+def verdict_key(guard_id: str) -> str:
+    """The blackboard key of a guard's verdict (``guard.key``), from its unique id
+    (:func:`~bt_raider.robot.retarget.new_guard_id`): ``/`` and ``.`` become ``_``.
 
     (A ``/`` would nest namespaces; py_trees reads a ``.`` as an attribute of the value, so a
     guard named "check The cup, please." could not write its key.)
     """
-    return f"{VERDICTS_NAMESPACE}/{guard_name.replace('/', '_').replace('.', '_')}"
+    return f"{VERDICTS_NAMESPACE}/{guard_id.replace('/', '_').replace('.', '_')}"
 
 
 def _describe(exc: BaseException) -> str:
@@ -100,6 +102,8 @@ class _Checked:
     #: A compound's step to recover now: its index, query and verdict in the current scene.
     step_issue: tuple[int, str, Verdict] | None = None
     step_reason: str = ""
+    #: Per recovered action with an open designation: what its original words ground to now.
+    reread: dict[int, dict[str, list[str]]] | None = None
 
 
 class _QueryBuildError(Exception):
@@ -127,6 +131,9 @@ class _Checking(py_trees.decorators.Decorator):
     attempts: int
     plan: RecoveryPlan | None
     resolved: ResolvedAction | None
+    designation: Designation | None
+    refusal: str | None
+    _original_steps: list[str]
     _pending: worker.Pending[Any] | None
     _cancel_kw: bool
     _plain_key: bool
@@ -152,6 +159,7 @@ class _Checking(py_trees.decorators.Decorator):
         steps: tuple[str, ...] = (),
         *,
         cancel: Any,
+        reread: tuple[tuple[int, str], ...] = (),
     ) -> _Checked:
         """On the worker: build the query, observe the scene, check, serialise the verdict.
 
@@ -176,17 +184,36 @@ class _Checking(py_trees.decorators.Decorator):
             # A look-ahead's forecast stands for this check (then re-checked as always).
             return _Checked(early[0], scene, early[0].as_dict(), query, steps)
         if steps and isinstance(scene, Scene):
-            return self._check_steps(scene, query, steps, cancel)
-        verdict = self._check_one(scene, query, cancel)
-        if (
-            isinstance(verdict, Verdict)
-            and verdict.category is Category.AMBIGUITY
-            and isinstance(scene, Scene)
-        ):
-            # Named as a question names it: "Glass_2 (the full glass)", in feedback and trace.
-            verdict.explanation = readable(scene, verdict.explanation)
-        data = verdict.as_dict() if isinstance(verdict, Verdict) else None
-        return _Checked(verdict, scene, data, query, steps)
+            out = self._check_steps(scene, query, steps, cancel)
+        else:
+            verdict = self._check_one(scene, query, cancel)
+            if (
+                isinstance(verdict, Verdict)
+                and verdict.category is Category.AMBIGUITY
+                and isinstance(scene, Scene)
+            ):
+                # Named as a question names it: "Glass_2 (the full glass)", in feedback and trace.
+                verdict.explanation = readable(scene, verdict.explanation)
+            data = verdict.as_dict() if isinstance(verdict, Verdict) else None
+            out = _Checked(verdict, scene, data, query, steps)
+        if reread and isinstance(out.verdict, Verdict) and out.verdict.ok:
+            out.reread = self._reread(scene, reread, cancel)
+        return out
+
+    def _reread(
+        self, scene: Any, reread: tuple[tuple[int, str], ...], cancel: Any
+    ) -> dict[int, dict[str, list[str]]]:
+        """What the original words of each recovered action ground to in ``scene`` (the one a
+        passing re-check saw): the designation of a phrase that grounded to nothing at first."""
+        out: dict[int, dict[str, list[str]]] = {}
+        for index, text in reread:
+            try:
+                verdict = self._check_one(scene, text, cancel)
+            except Exception:  # noqa: BLE001 - nothing re-read: the phrase stays open (refused)
+                continue
+            if isinstance(verdict, Verdict):
+                out[index] = {str(k): [str(i) for i in v] for k, v in verdict.grounding.items()}
+        return out
 
     def _check_one(self, scene: Any, query: Query | str, cancel: Any) -> Any:
         if self._cancel_kw:
@@ -271,6 +298,7 @@ class _Checking(py_trees.decorators.Decorator):
             return
         self.verdict = verdict
         self._record(verdict, data)
+        self._designate(verdict, checked)
         if verdict.ok:
             if self.plan is not None and self.recovery is not None:
                 self.recovery.succeeded(self.plan)
@@ -316,16 +344,27 @@ class _Checking(py_trees.decorators.Decorator):
         self._recovering_step = None
         scene = self._scene_seen
         holding = [o.name for o in getattr(scene, "holding", None) or []]
+        designation = self.designation
         if self.steps and checked.step_issue is not None:
             index, text, step_verdict = checked.step_issue
             self._recovering_step = index
-            return RecoveryRequest(action=text, verdict=step_verdict, holding=holding, scene=scene)
+            if designation is not None and index < len(designation.actions):
+                one = designation.actions[index]
+                designation = Designation(designation.query, (one,))
+            return RecoveryRequest(
+                action=text,
+                verdict=step_verdict,
+                holding=holding,
+                scene=scene,
+                designation=designation,
+            )
         return RecoveryRequest(
             action=str(self.query),
             verdict=verdict,
             holding=holding,
             scene=scene,
             bindings=dict(self.query.bindings) if self.query is not None else {},
+            designation=designation,
         )
 
     def _record(self, verdict: Verdict, data: dict[str, Any] | None = None) -> None:
@@ -340,6 +379,63 @@ class _Checking(py_trees.decorators.Decorator):
             return
         self.blackboard.set(self.key, data)
         self.blackboard.set(LAST_VERDICT, data)
+
+    # ------------------------------------------------------------------ the designation
+    def _designate(self, verdict: Verdict, checked: _Checked) -> None:
+        """Keep what the instruction's words designate (see :mod:`bt_raider.robot.designation`).
+
+        An action (a compound's step) no recovery has changed yet is read from this check's
+        grounding of its own words; once a recovery has replaced its arguments, its
+        designation is the one read before (narrowed by the person's answers in
+        ``_refine_query``), and only a phrase that grounded to nothing then is filled from
+        what its original words ground to now (``checked.reread``).
+        """
+        assert self.query is not None
+        if self.steps:
+            texts = self.step_verdicts or [
+                (text, Verdict(Category.NONE, "", grounding=verdict.grounding))
+                for text in self.steps
+            ]
+            fresh = [
+                (
+                    v.action or argument_phrases(Query(t))[0],
+                    argument_phrases(Query(t))[1],
+                    v.grounding,
+                )
+                for t, v in texts
+            ]
+            recovered = self._recovered_steps
+        else:
+            name, phrases = argument_phrases(self.query)
+            fresh = [(verdict.action or name, phrases, verdict.grounding)]
+            recovered = {0} if self._asked is not None else set()
+        now = Designation.read(str(self._asked or self.query), fresh)
+        old = self.designation
+        if old is None or len(old.actions) != len(now.actions):
+            self.designation = now
+        else:
+            keep: list[Designated] = [
+                old.actions[i] if i in recovered else now.actions[i]
+                for i in range(len(now.actions))
+            ]
+            self.designation = Designation(old.query, tuple(keep))
+        for index, grounding in (checked.reread or {}).items():
+            self.designation = self.designation.reread(index, grounding)
+
+    def _reread_texts(self) -> tuple[tuple[int, str], ...]:
+        """The recovered actions whose designation is open, with their original words."""
+        designation = self.designation
+        if designation is None or not designation.open:
+            return ()
+        out: list[tuple[int, str]] = []
+        for index, one in enumerate(designation.actions):
+            if not one.open:
+                continue
+            if self.steps and index in self._recovered_steps and index < len(self._original_steps):
+                out.append((index, self._original_steps[index]))
+            elif not self.steps and index == 0 and self._asked is not None:
+                out.append((0, self._asked.text))
+        return tuple(out)
 
     # ------------------------------------------------------------------ retargeting
     def _apply_retarget(self, verdict: Verdict) -> None:
@@ -367,6 +463,18 @@ class _Checking(py_trees.decorators.Decorator):
                 return
         else:
             resolved = resolve_action(verdict, self.query, asked=self._asked)
+        # The release invariant, checked here whatever the planner and the verifier proved:
+        # the child acts only on what the instruction's words (and the person's answers) allow.
+        seen = self._scene_seen if isinstance(self._scene_seen, Scene) else None
+        problems = outside(self.designation, resolved, seen) if self.designation else []
+        if problems:
+            self.refusal = (
+                f"refused to run {self.decorated.name}: {'; '.join(problems)}; a recovery may "
+                "move, open, clear a blocker or fetch a tool, never act on something else in "
+                "place of what was asked"
+            )
+            self._fail(self.refusal)
+            return
         self.resolved = resolved
         self.blackboard.set(self.resolved_key, resolved.as_dict())
         child = self.decorated

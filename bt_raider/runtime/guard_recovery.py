@@ -19,11 +19,15 @@ from py_trees.common import Status
 
 from bt_raider.checking.contract import Query
 from bt_raider.checking.verdict import Verdict
+from bt_raider.errors import BtRaiderError
+from bt_raider.perception.scene import Scene
+from bt_raider.recovery.answers import AnswerSpace
 from bt_raider.recovery.contract import RecoveryPlan
 from bt_raider.recovery.pipeline import Recovery
 from bt_raider.recovery.safecode import Ref
 from bt_raider.robot import worker
 from bt_raider.robot.actions import Var, clear_vars
+from bt_raider.robot.designation import Designation
 from bt_raider.runtime.guard_check import Phase, _describe
 from bt_raider.runtime.scenes import read_scene
 
@@ -47,6 +51,8 @@ class _Recovering(py_trees.decorators.Decorator):
     _vars_live: bool
     _recovery_error: str | None
     _asked: Query | None
+    _scene_seen: Any
+    designation: Designation | None
     steps: list[str]
     _recovering_step: int | None
     _recovered_steps: set[int]
@@ -110,23 +116,66 @@ class _Recovering(py_trees.decorators.Decorator):
                 return
         self._submit_check()
 
+    def _narrow_by_answers(self) -> None:
+        """Every answer of this recovery run that named one of the designated objects narrows
+        the designation to it, whether the plan's resume step uses the answer or not: a plan
+        that asks "which cup?" and then names the other cup is refused at release."""
+        if self.designation is None or self.plan is None:
+            return
+        scene = self._scene_seen if isinstance(self._scene_seen, Scene) else None
+        for var in self.plan.program.variables:
+            try:
+                value = py_trees.blackboard.Blackboard.get(Var(var, self.vars_scope).key)
+            except KeyError:
+                continue
+            self.designation = self.designation.chosen_as(self._answer_ref(scene, str(value)))
+
+    def _answer_ref(self, scene: Scene | None, value: str) -> str:
+        """The objectId an answer names: itself, the scene's object of that name, or, for a
+        reply no step read (the plan asked and did not use it), the designated candidate the
+        reply names, read as the person's reply to "which one?" (else the reply as said)."""
+        if scene is None:
+            return value
+        if scene.has(value):
+            return scene.resolve(value).id
+        assert self.designation is not None
+        for one in self.designation.actions:
+            for allowed in one.allowed:
+                if allowed is None or len(allowed) < 2:
+                    continue
+                try:
+                    reading = AnswerSpace.objects(scene, sorted(allowed)).read(value)
+                except BtRaiderError:
+                    continue
+                if reading.usable and str(reading.value) in allowed:
+                    return str(reading.value)
+        return value
+
     def _refine_query(self) -> None:
         """Re-check the action on the resume step's arguments (e.g. the person's answer)."""
+        self._narrow_by_answers()
         resume = self.plan.resume if self.plan is not None else None
         if resume is None or self.query is None:
             return
         values: list[Any] = []
-        for arg in resume.args:
+        answered: list[tuple[int, Any]] = []  # (argument index, the person's answer)
+        for index, arg in enumerate(resume.args):
             if isinstance(arg, Ref):
                 try:
                     key = Var(arg.name, self.vars_scope).key
                     values.append(py_trees.blackboard.Blackboard.get(key))
                 except KeyError:
                     return  # nothing to refine with: re-check the query as it was
+                answered.append((index, values[-1]))
             else:
                 values.append(arg)
         text = f"{resume.action}({', '.join(str(v) for v in values)})"
         step = self._recovering_step
+        if self.designation is not None:
+            # The person's answer narrows what the instruction designates: a later recovery
+            # of this action may not release it on another of the candidates she was offered.
+            for index, value in answered:
+                self.designation = self.designation.narrowed(step or 0, index, str(value))
         if self.steps and step is not None and step < len(self.steps):
             # A compound instruction: only the recovered step changes; the others are checked
             # again as they were written (their pronouns resolved anew).

@@ -12,10 +12,10 @@ a tick never blocks. One run of the guard goes::
         CHECKING <-- re-check the action (with the plan's resolved arguments) <--+
 
 bounded by ``max_attempts`` recoveries. Every verdict goes on the blackboard
-(``/bt_raider/verdicts/<guard name>`` and ``/bt_raider/last_verdict``, as
+(``/bt_raider/verdicts/<guard id>`` and ``/bt_raider/last_verdict``, as
 :meth:`~bt_raider.checking.verdict.Verdict.as_dict`); after a passing check, before the child's
 first tick, what it resolved the action to goes to the child (``child.retarget(resolved)``, see
-:mod:`bt_raider.robot.retarget`) and to ``/bt_raider/resolved/<guard name>``. The child may be
+:mod:`bt_raider.robot.retarget`) and to ``/bt_raider/resolved/<guard id>``. The child may be
 any py_trees behaviour. The guard fails closed: a checker that raises, a
 check that cannot finish (``unknown``), no recovery, a recovery that cannot be planned, or
 issues left after the last attempt all end in FAILURE with a readable ``feedback_message``.
@@ -46,7 +46,8 @@ from bt_raider.errors import UsageError
 from bt_raider.recovery.contract import RecoveryPlan
 from bt_raider.recovery.pipeline import Recovery
 from bt_raider.robot import worker
-from bt_raider.robot.retarget import ResolvedAction, compound_steps, resolved_key
+from bt_raider.robot.designation import Designation
+from bt_raider.robot.retarget import ResolvedAction, compound_steps, new_guard_id, resolved_key
 from bt_raider.runtime.guard_check import (
     _ACTING,
     _CHECKING,
@@ -92,7 +93,7 @@ class RaiderGuard(_Checking, _Recovering, py_trees.decorators.Decorator):
     * ``child.retarget(resolved)`` is called when the child has a ``retarget`` method
       (:class:`~bt_raider.robot.retarget.Retargetable`); at the guard's next run,
       ``child.retarget(None)``: back to its own arguments;
-    * the blackboard key ``/bt_raider/resolved/<guard name>``
+    * the blackboard key ``/bt_raider/resolved/<guard id>``
       (:func:`~bt_raider.robot.retarget.resolved_key`, also :attr:`resolved_key`) holds
       :meth:`~bt_raider.robot.retarget.ResolvedAction.as_dict`: ``{"action", "args",
       "grounding", "bindings", "query", "phrases", "recovered"}``, from the passing check until
@@ -135,6 +136,16 @@ class RaiderGuard(_Checking, _Recovering, py_trees.decorators.Decorator):
             first with an issue is recovered on its own (its query, its verdict, its scene).
         step_verdicts: per step of the latest check, the query checked and its verdict.
         resolved_key: the blackboard key of :attr:`resolved`.
+        guard_id: this guard's id, unique in the process whatever its name (``<name>#<n>``,
+            :func:`~bt_raider.robot.retarget.new_guard_id`): every blackboard key of its state
+            (:attr:`key`, :attr:`resolved_key`, :attr:`vars_id`) and its trace entry use it.
+        key: the blackboard key of its latest verdict, ``/bt_raider/verdicts/<guard_id>``.
+        designation: what the instruction's words allow, per argument (a
+            :class:`~bt_raider.robot.designation.Designation`, read at this run's first check,
+            narrowed by the person's answers); the child is released only on arguments inside
+            it (else the run fails with :attr:`refusal`). None before the first verdict.
+        refusal: why this run refused to release the child (its resolved arguments lay outside
+            the designation), else None.
         forecast: what a :class:`~bt_raider.runtime.lookahead.LookAhead` foresees for this
             step (a ``Forecast``), or None.
         early_verdict: set by a look-ahead of policy ``"recover"``: the next run takes it as
@@ -184,12 +195,15 @@ class RaiderGuard(_Checking, _Recovering, py_trees.decorators.Decorator):
         self.executor = executor
         self.deadline = deadline
         self._cancel_kw = _accepts_cancel(checker.check)
-        self.key = verdict_key(self.name)
+        # Every key of this guard's state is made from its id, never from its display name:
+        # two guards named alike (or both left at the default) never read each other's state.
+        self.guard_id = new_guard_id(self.name)
+        self.key = verdict_key(self.guard_id)
         self._plain_key = "." not in self.key  # a dot would make set() nest an attribute
         self.blackboard = self.attach_blackboard_client(name=self.name)
         self.blackboard.register_key(key=self.key, access=py_trees.common.Access.WRITE)
         self.blackboard.register_key(key=LAST_VERDICT, access=py_trees.common.Access.WRITE)
-        self.resolved_key = resolved_key(self.name)
+        self.resolved_key = resolved_key(self.guard_id)
         self.blackboard.register_key(key=self.resolved_key, access=py_trees.common.Access.WRITE)
         # State of one run (reset by initialise()).
         self.phase = Phase.IDLE
@@ -199,7 +213,7 @@ class RaiderGuard(_Checking, _Recovering, py_trees.decorators.Decorator):
         self.plan: RecoveryPlan | None = None
         self.recovery_tree: py_trees.behaviour.Behaviour | None = None
         # Recovery variables: /bt_raider/vars/<vars_id>/<run n>/<name>, one scope per run.
-        self.vars_id = f"{self.name.replace('/', '_').replace('.', '_')}-{self.id.hex[:8]}"
+        self.vars_id = self.guard_id
         self.vars_scope = ""
         self._recovery_runs = 0
         self._vars_live = False  # the current scope may hold variables
@@ -209,6 +223,9 @@ class RaiderGuard(_Checking, _Recovering, py_trees.decorators.Decorator):
         self._scene_seen: Any = None
         self._recovery_error: str | None = None
         self.resolved: ResolvedAction | None = None
+        self.designation: Designation | None = None
+        self.refusal: str | None = None
+        self._original_steps: list[str] = []
         self._asked: Query | None = None  # the query before a recovery refined it
         self._retargeted = False  # the child was retargeted in this run
         self.steps: list[str] = []
@@ -293,6 +310,8 @@ class RaiderGuard(_Checking, _Recovering, py_trees.decorators.Decorator):
         self._outcome = None
         self._recovery_error = None
         self._asked = None
+        self.designation = None
+        self.refusal = None
         self.steps, self.step_verdicts = [], []
         self._recovering_step = None
         self._recovered_steps = set()
@@ -321,6 +340,7 @@ class RaiderGuard(_Checking, _Recovering, py_trees.decorators.Decorator):
                 return
             self._parsed = (source, self.query)
         self.steps = list(compound_steps(self.query))
+        self._original_steps = list(self.steps)
         self._submit_check()
 
     def update(self) -> Status:
@@ -367,6 +387,7 @@ class RaiderGuard(_Checking, _Recovering, py_trees.decorators.Decorator):
             tuple(self.steps),
             executor=self.executor,
             deadline=self.deadline,
+            reread=self._reread_texts(),
         )
 
     def _poll(self) -> None:

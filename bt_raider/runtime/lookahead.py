@@ -22,7 +22,7 @@ Two forecasters:
 
 The first step that will fail becomes a :class:`Forecast` ("step 4 of 6, handover(robot,
 medicine_1, alice), will fail: (holding robot medicine_1) is false", how many steps ahead). It
-goes on the blackboard (``/bt_raider/forecasts/<step node name>`` and
+goes on the blackboard (``/bt_raider/forecasts/<step key>`` and
 :data:`LAST_FORECAST`) and, when the step is a :class:`~bt_raider.runtime.guards.RaiderGuard`,
 to that guard (``guard.forecast``). What happens then is the ``policy``:
 
@@ -93,11 +93,12 @@ __all__ = [
     "forecast_key",
     "forecast_scene",
     "scene_facts",
+    "step_key",
     "unknown_forecast",
     "window",
 ]
 
-#: Namespace of the forecasts per step: ``/bt_raider/forecasts/<step node name>``.
+#: Namespace of the forecasts per step: ``/bt_raider/forecasts/<step key>`` (:func:`step_key`).
 FORECASTS_NAMESPACE = "/bt_raider/forecasts"
 #: Blackboard key of the latest forecast of any look-ahead (``None``: the plan ahead is fine).
 LAST_FORECAST = "/bt_raider/last_forecast"
@@ -105,9 +106,48 @@ LAST_FORECAST = "/bt_raider/last_forecast"
 POLICIES = ("warn", "recover", "replan")
 
 
-def forecast_key(node_name: str) -> str:
-    """The blackboard key of the forecast for the step node ``node_name``."""
-    return f"{FORECASTS_NAMESPACE}/{node_name.replace('/', '_')}"
+def step_key(node: py_trees.behaviour.Behaviour) -> str:
+    """A step's part of its forecast key: a guard's unique ``guard_id``; for another node its
+    name and its py_trees id, so that two steps named alike never share a forecast."""
+    guard_id = getattr(node, "guard_id", None)
+    if isinstance(guard_id, str):
+        return guard_id
+    return f"{node.name.replace('/', '_').replace('.', '_')}#{node.id.hex[:12]}"
+
+
+def forecast_key(
+    step: py_trees.behaviour.Behaviour | str,
+    within: py_trees.behaviour.Behaviour | None = None,
+) -> str:
+    """The blackboard key of the forecast for a step: ``/bt_raider/forecasts/<step key>``
+    (:func:`step_key`).
+
+    Args:
+        step: the step's node, or its name.
+        within: for a name, any node of the tree the step is in (the look-ahead, say): the
+            step is the one node of that tree with that name.
+
+    Raises:
+        UsageError: a name without ``within``, or a name no node, or several nodes, of that
+            tree have (the message names them: pass the node).
+    """
+    if not isinstance(step, str):
+        return f"{FORECASTS_NAMESPACE}/{step_key(step)}"
+    if within is None:
+        raise UsageError(
+            f"forecast_key({step!r}): a name needs the tree it is in (within=the look-ahead), "
+            "or pass the step's node"
+        )
+    root = within
+    while root.parent is not None:
+        root = root.parent
+    found = [node for node in root.iterate() if node.name == step]
+    if len(found) != 1:
+        keys = ", ".join(step_key(node) for node in found) or "none"
+        raise UsageError(
+            f"{len(found)} nodes of the tree are named {step!r} ({keys}): pass the step's node"
+        )
+    return f"{FORECASTS_NAMESPACE}/{step_key(found[0])}"
 
 
 # --------------------------------------------------------------------------- the decorator
@@ -314,7 +354,7 @@ class LookAhead(py_trees.decorators.Decorator):
         _check_plan(plan, self.forecaster)
         self._keys = {}
         for i, node in enumerate(plan.children):
-            key = forecast_key(node.name)
+            key = forecast_key(node)
             self.blackboard.register_key(key=key, access=py_trees.common.Access.WRITE)
             self._keys[i] = key
 

@@ -28,6 +28,7 @@ from py_trees.common import Access, Status
 
 from bt_raider.cooperation.observations import SubGoal
 from bt_raider.cooperation.validator import ValidationResult
+from bt_raider.robot.retarget import new_guard_id
 from bt_raider.robot.worker import Pending, submit
 
 #: Blackboard namespace of sub-goals collaborators have achieved.
@@ -58,6 +59,10 @@ class SharedGoalGuard(py_trees.decorators.Decorator):
 
     Attributes:
         result: the last validation's result (None before it finishes).
+        guard_id: this guard's id, unique whatever its name
+            (:func:`~bt_raider.robot.retarget.new_guard_id`). Its only blackboard key is the
+            sub-goal's record, ``<namespace>/<subgoal.key>``: shared on purpose, by every guard
+            of that sub-goal (what a collaborator achieved is achieved for all of them).
     """
 
     def __init__(
@@ -71,6 +76,7 @@ class SharedGoalGuard(py_trees.decorators.Decorator):
     ) -> None:
         label = subgoal.text if isinstance(subgoal, SubGoal) else "planned sub-goal"
         super().__init__(name=name or f"Shared: {label}", child=child)
+        self.guard_id = new_guard_id(self.name)
         self._subgoal_source = subgoal
         self.validator = validator
         self.namespace = namespace.rstrip("/")

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import py_trees
 from py_trees.common import Status
@@ -28,6 +28,68 @@ from bt_raider.runtime.guards import RaiderGuard
 from bt_raider.viewer.recorder import TraceRecorder
 
 _DONE = (Status.SUCCESS, Status.FAILURE)
+T = TypeVar("T")
+
+
+class ByGuard(Mapping[str, list[T]], Generic[T]):
+    """Per guard, a list of what it did: looked up by the guard's display name where no other
+    guard of the run has it, and always by its unique id (``guard.guard_id``).
+
+    Two guards that share a display name are never merged: asking by that name raises a
+    :class:`~bt_raider.errors.UsageError` that names their ids; iterating gives the name of a
+    guard whose name is its own and the id of one whose name is not.
+    """
+
+    def __init__(self) -> None:
+        self._items: dict[str, list[T]] = {}
+        self._names: dict[str, str] = {}  # guard id -> display name
+
+    def know(self, guard_id: str, name: str) -> None:
+        """Take note of a guard of the run (a name it shares is then no key), items or not."""
+        self._names.setdefault(guard_id, name)
+
+    def add(self, guard_id: str, name: str, item: T) -> None:
+        """Append ``item`` to the list of the guard ``guard_id`` (display name ``name``)."""
+        self.know(guard_id, name)
+        self._items.setdefault(guard_id, []).append(item)
+
+    def guard_id(self, key: str) -> str:
+        """The id of the guard ``key`` names (its id, or a display name no other guard has).
+
+        Raises:
+            KeyError: no guard of the run has that id or name.
+            UsageError: several guards have that name (the message names their ids).
+        """
+        if key in self._names:
+            return key
+        ids = [g for g, n in self._names.items() if n == key]
+        if len(ids) == 1:
+            return ids[0]
+        if not ids:
+            raise KeyError(key)
+        raise UsageError(
+            f"{len(ids)} guards are named {key!r} ({', '.join(ids)}): a name cannot tell them "
+            "apart; look them up by id (guard.guard_id)"
+        )
+
+    def names(self) -> dict[str, str]:
+        """Guard id -> display name, for every guard of the run noted so far."""
+        return dict(self._names)
+
+    def __getitem__(self, key: str) -> list[T]:
+        return self._items[self.guard_id(key)]
+
+    def __iter__(self) -> Iterator[str]:
+        names = list(self._names.values())
+        for guard_id in self._items:
+            name = self._names[guard_id]
+            yield name if names.count(name) == 1 else guard_id
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"ByGuard({dict(self.items())!r})"
 
 
 @dataclass(frozen=True)
@@ -36,6 +98,7 @@ class RecoveryRun:
 
     Attributes:
         guard: the guard's name.
+        guard_id: the guard's unique id (``guard.guard_id``).
         category: the issue category that led to it (``ambiguity``, ``out_of_reach``, ...).
         explanation: the verdict's explanation.
         code: the accepted recovery code, one statement per line.
@@ -48,6 +111,7 @@ class RecoveryRun:
     explanation: str
     code: str
     succeeded: bool
+    guard_id: str = ""
 
 
 @dataclass
@@ -58,7 +122,8 @@ class RunResult:
         status: the root's last status (RUNNING when the run hit ``max_ticks`` or the timeout).
         ticks: per tick, the status of every node by name (the tree's nodes, then the nodes of
             recovery subtrees ticked that tick); a repeated name gets `` #2``, `` #3``.
-        verdicts: per guard name, every verdict it reached, in order.
+        verdicts: per guard, every verdict it reached, in order (a :class:`ByGuard`: by
+            display name where it is the guard's own, by ``guard.guard_id`` always).
         recovery_runs: every recovery run, in order (see :class:`RecoveryRun`).
         transcript: what the robot asked, said and waited for, and the answers.
         world: the world the run used (``world=``, else the robot).
@@ -70,7 +135,7 @@ class RunResult:
 
     status: Status
     ticks: list[dict[str, Status]] = field(default_factory=list)
-    verdicts: dict[str, list[Verdict]] = field(default_factory=dict)
+    verdicts: ByGuard[Verdict] = field(default_factory=ByGuard)
     recovery_runs: list[RecoveryRun] = field(default_factory=list)
     transcript: list[Exchange] = field(default_factory=list)
     world: Any = None
@@ -80,11 +145,13 @@ class RunResult:
     trace_path: Path | None = None
 
     @property
-    def recoveries(self) -> dict[str, list[str]]:
-        """Per guard name, the code of each recovery it ran."""
-        out: dict[str, list[str]] = {}
+    def recoveries(self) -> ByGuard[str]:
+        """Per guard (as :attr:`verdicts`), the code of each recovery it ran."""
+        out: ByGuard[str] = ByGuard()
+        for guard_id, name in self.verdicts.names().items():
+            out.know(guard_id, name)
         for run in self.recovery_runs:
-            out.setdefault(run.guard, []).append(run.code)
+            out.add(run.guard_id or run.guard, run.guard, run.code)
         return out
 
     def recovered(
@@ -95,11 +162,20 @@ class RunResult:
         Args:
             category: an issue category (``"out_of_reach"``) or a final response
                 (``"ambiguity"``, ``"unfeasibility"``); None: any.
-            guard: a guard's name; None: any.
+            guard: a guard's id, or a name no other guard of the run has; None: any.
+
+        Raises:
+            UsageError: several guards are named ``guard``.
         """
         want = None if category is None else str(getattr(category, "value", category))
+        wanted = None
+        if guard is not None:
+            try:
+                wanted = self.recoveries.guard_id(guard)
+            except KeyError:
+                return False
         for run in self.recovery_runs:
-            if guard is not None and run.guard != guard:
+            if wanted is not None and (run.guard_id or run.guard) != wanted:
                 continue
             if want is not None and want not in (run.category.value, run.category.response.value):
                 continue
@@ -108,7 +184,18 @@ class RunResult:
         return False
 
     def statuses(self, name: str) -> list[Status]:
-        """The status of node ``name`` on every tick (INVALID where it was not in the tree)."""
+        """The status of node ``name`` on every tick (INVALID where it was not in the tree).
+
+        Raises:
+            UsageError: several nodes were named ``name`` at once (their statuses are under
+                ``name``, ``name #2``...: ask for one of those).
+        """
+        repeated = f"{name} #2"
+        if any(repeated in tick for tick in self.ticks):
+            raise UsageError(
+                f"several nodes are named {name!r}: a name cannot tell them apart; their "
+                f"statuses are under {name!r}, {repeated!r}... in the order the tree lists them"
+            )
         return [tick.get(name, Status.INVALID) for tick in self.ticks]
 
     def transcript_text(self) -> str:
@@ -264,6 +351,7 @@ class _Recorder:
 
     def _watch(self, guard: RaiderGuard) -> None:
         key = id(guard)
+        self.result.verdicts.know(guard.guard_id, guard.name)
         new: Verdict | None = None
         verdict = guard.verdict
         if verdict is not None and verdict is not self._seen_verdict.get(key):
@@ -279,7 +367,7 @@ class _Recorder:
         self._seen_verdict[key] = verdict
         self._seen_data[key] = data
         if new is not None:
-            self.result.verdicts.setdefault(guard.name, []).append(new)
+            self.result.verdicts.add(guard.guard_id, guard.name, new)
             self._close(guard, succeeded=new.ok)
         plan = guard.plan
         if plan is not None and plan is not self._seen_plan.get(key):
@@ -296,7 +384,14 @@ class _Recorder:
             return
         _, plan, verdict = opened
         self.result.recovery_runs.append(
-            RecoveryRun(guard.name, verdict.category, verdict.explanation, plan.code, succeeded)
+            RecoveryRun(
+                guard.name,
+                verdict.category,
+                verdict.explanation,
+                plan.code,
+                succeeded,
+                guard_id=guard.guard_id,
+            )
         )
 
     def finish(self) -> None:
@@ -485,4 +580,4 @@ class _Collect(py_trees.visitors.VisitorBase):
         self.into.append(behaviour)
 
 
-__all__ = ["RecoveryRun", "RunResult", "run_tree"]
+__all__ = ["ByGuard", "RecoveryRun", "RunResult", "run_tree"]

@@ -229,6 +229,7 @@ class TraceRecorder:
         self._guard_state: dict[int, dict[str, Any]] = {}
         self._seen_verdict: dict[int, Any] = {}
         self._seen_plan: dict[int, Any] = {}
+        self._seen_intent: dict[int, list[Any]] = {}  # designation, resolved, refusal
         self._new_plans: list[tuple[Any, int, Any]] = []
         self._recovering: int | None = None  # the last guard seen recovering
         self._acting: int | None = None  # the guard acting in the last tick
@@ -364,6 +365,9 @@ class TraceRecorder:
         }
         if is_guard(node):
             data["guard"] = True
+            guard_id = getattr(node, "guard_id", None)
+            if isinstance(guard_id, str):
+                data["guard_id"] = guard_id
             self._guard_ids.add(nid)
             human = getattr(getattr(node, "recovery", None), "human", None)
             if human is not None:
@@ -385,9 +389,10 @@ class TraceRecorder:
         }
         old = self._guard_state.get(nid, {})
         changed = {k: v for k, v in state.items() if old.get(k) != v}
-        if changed:
-            self._guard_state[nid] = state
-            guards[str(nid)] = changed
+        self._guard_state[nid] = state
+        intent = self._intent(node, nid)
+        if changed or intent:
+            guards[str(nid)] = {**changed, **intent}
         if state["phase"] == "recovering":
             self._recovering = nid
         if "phase" in changed and state["phase"] == "checking":
@@ -404,6 +409,26 @@ class TraceRecorder:
             self._seen_plan[nid] = plan
             # Written once the walk has numbered the subtree (it comes after the guard).
             self._new_plans.append((node, nid, plan))
+
+    def _intent(self, node: Any, nid: int) -> dict[str, Any]:
+        """What changed of the guard's designation, released arguments and refusal."""
+        seen = self._seen_intent.setdefault(nid, [None, None, None])
+        out: dict[str, Any] = {}
+        designation = getattr(node, "designation", None)
+        if designation is not seen[0]:
+            seen[0] = designation
+            as_dict = getattr(designation, "as_dict", None)
+            out["designation"] = jsonable(as_dict()) if callable(as_dict) else None
+        resolved = getattr(node, "resolved", None)
+        if resolved is not seen[1]:
+            seen[1] = resolved
+            args = getattr(resolved, "args", None)
+            out["released"] = None if args is None else [str(a) for a in args]
+        refusal = getattr(node, "refusal", None)
+        if refusal != seen[2]:
+            seen[2] = refusal
+            out["refusal"] = None if refusal is None else str(refusal)
+        return out
 
     def _recovery_event(self, node: Any, nid: int, plan: Any) -> dict[str, Any]:
         code = str(getattr(plan, "code", plan))

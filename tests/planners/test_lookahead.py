@@ -245,7 +245,7 @@ def test_warn_in_a_plan_tree_posts_on_the_blackboard_and_to_the_guard(
     guard = tree.children[6]
     assert isinstance(guard, RaiderGuard) and guard.forecast == f
     board = py_trees.blackboard.Blackboard
-    assert board.get(forecast_key(guard.name))["action"] == "pick(ball3, rooma, left)"
+    assert board.get(forecast_key(guard))["action"] == "pick(ball3, rooma, left)"
     assert board.get(LAST_FORECAST)["explanation"] == f.explanation
     seen = tick_until_done(la)
     assert all(s is R for s in seen[:-1]) and seen[-1] is F  # warn: the guard fails at its turn

@@ -28,7 +28,7 @@ from bt_raider.recovery.pipeline import Recovery
 from bt_raider.recovery.symbolic import SymbolicRecoveryPlanner
 from bt_raider.robot.actions import ActionBehaviour, ActionState, Progress
 from bt_raider.robot.human import ScriptedHuman
-from bt_raider.robot.retarget import ResolvedAction, resolved_key
+from bt_raider.robot.retarget import ResolvedAction
 from bt_raider.runtime.guards import Phase, RaiderGuard
 
 R, S, F, I = Status.RUNNING, Status.SUCCESS, Status.FAILURE, Status.INVALID  # noqa: E741
@@ -177,7 +177,7 @@ def test_each_step_is_recovered_and_resolved_on_its_own(
     assert (second.action, second.args, second.recovered) == ("place", (cup, BOWL), False)
     assert resolved.args == (cup,) and resolved.action == "pick"  # the first step's
     assert resolved.for_action("place") is second and resolved.for_action("Put") is second
-    stored = py_trees.blackboard.Blackboard.get(resolved_key(guard.name))
+    stored = py_trees.blackboard.Blackboard.get(guard.resolved_key)
     assert [s["args"] for s in stored["steps"]] == [[cup], [cup, BOWL]]
     assert robot.log == [("pick", [cup]), ("place", [cup, BOWL])]
 

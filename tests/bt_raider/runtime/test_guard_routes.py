@@ -198,7 +198,8 @@ def test_a_guard_name_with_dots_and_slashes_keeps_its_verdict_and_resolution() -
 
     assert guard.status is S and child.status is S
     board = py_trees.blackboard.Blackboard
-    assert guard.key == "/bt_raider/verdicts/check Go home, please_ v1_2_a"
+    assert guard.key == f"/bt_raider/verdicts/{guard.guard_id}"
+    assert guard.guard_id.startswith("check Go home, please_ v1_2_a#")
     assert board.get(guard.key)["category"] == "none"
     assert board.get(guard.resolved_key)["args"] == ["home"]
     assert robot.started == [("GoTo", ["home"])]

@@ -25,7 +25,7 @@ from bt_raider.recovery.pipeline import Recovery
 from bt_raider.recovery.symbolic import SymbolicRecoveryPlanner
 from bt_raider.robot.actions import ActionBehaviour, ActionState, Progress, SyncRobot
 from bt_raider.robot.human import ScriptedHuman
-from bt_raider.runtime.guards import LAST_VERDICT, Phase, RaiderGuard, guard_tree, verdict_key
+from bt_raider.runtime.guards import LAST_VERDICT, Phase, RaiderGuard, guard_tree
 from bt_raider.simulation.simworld import PreconditionFailed, SimWorld
 
 R, S, F, I = Status.RUNNING, Status.SUCCESS, Status.FAILURE, Status.INVALID  # noqa: E741
@@ -177,7 +177,7 @@ def test_verdict_none_runs_the_child_and_caches_the_verdict() -> None:
     assert checker.calls == ["pick(Apple)"]  # no re-check while the child ran
     assert robot.started == [("pick", ["Apple"])]
     assert checker.threads[0] != threading.current_thread().name
-    stored = py_trees.blackboard.Blackboard.get(verdict_key(guard.name))
+    stored = py_trees.blackboard.Blackboard.get(guard.key)
     assert stored["category"] == "none" and stored["explanation"] == "Nothing stops the action."
     assert py_trees.blackboard.Blackboard.get(LAST_VERDICT) == stored
     assert guard.feedback_message == "no issue: Nothing stops the action."
@@ -298,7 +298,7 @@ def test_no_recovery_or_zero_attempts_fail_with_the_explanation() -> None:
     guard = RaiderGuard(child, "pick(Bowl)", ScriptedChecker([obstructed]))
     drive(guard, child, [(R, I, Phase.CHECKING), (F, I, Phase.DONE)])
     assert guard.feedback_message == "An Apple is inside the Bowl."
-    stored = py_trees.blackboard.Blackboard.get(verdict_key(guard.name))
+    stored = py_trees.blackboard.Blackboard.get(guard.key)
     assert stored["category"] == "obstructed" and stored["final_response"] == "unfeasibility"
     zero = RaiderGuard(
         CountingChild(),

@@ -19,7 +19,7 @@ from py_trees.common import Status
 
 from bt_raider.checking.symbolic import SymbolicReasoner
 from bt_raider.perception.scene import Scene
-from bt_raider.runtime.guards import RaiderGuard, verdict_key
+from bt_raider.runtime.guards import RaiderGuard
 
 R, S, F, I = Status.RUNNING, Status.SUCCESS, Status.FAILURE, Status.INVALID  # noqa: E741
 WAIT_S = 10.0
@@ -130,7 +130,7 @@ def test_a_nan_in_the_scene_fails_the_guard_and_never_ticks_the_child(make, path
     assert all(c is I for _, c in seen), seen  # the child never ran
     assert [g for g, _ in seen[:-1]] == [R] * (len(seen) - 1) and seen[-1] == (F, I)
     assert child.ticks == 0 and child.status is I
-    verdict = py_trees.blackboard.Blackboard.get(verdict_key(guard.name))
+    verdict = py_trees.blackboard.Blackboard.get(guard.key)
     assert verdict["category"] == "unknown" and verdict["final_response"] == "unfeasibility"
     named = ".".join(str(k) for k in path[-2:] if not isinstance(k, int))
     assert "nan" in guard.feedback_message and named in verdict["explanation"]

@@ -20,7 +20,7 @@ from py_trees.common import Status
 from bt_raider.checking.contract import Query
 from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.robot.worker import WorkerPool
-from bt_raider.runtime.guards import DEFAULT_DEADLINE, RaiderGuard, verdict_key
+from bt_raider.runtime.guards import DEFAULT_DEADLINE, RaiderGuard
 
 R, S, F, I = Status.RUNNING, Status.SUCCESS, Status.FAILURE, Status.INVALID  # noqa: E741
 WAIT_S = 20.0  # "does not hang" bound, generous for a loaded machine
@@ -109,7 +109,7 @@ def test_hung_checks_fail_closed_at_their_deadline_and_the_other_guards_go_on() 
     for g in hung:
         assert g.status == F and g.decorated.ticks == 0
         assert "deadline of 0.5 s" in g.feedback_message and "failing closed" in g.feedback_message
-        verdict = py_trees.blackboard.Blackboard.get(verdict_key(g.name))
+        verdict = py_trees.blackboard.Blackboard.get(g.key)
         assert verdict["category"] == "unknown" and "deadline" in verdict["explanation"]
     # Tick by tick, a hung guard runs until it fails; its child never leaves INVALID.
     for column in zip(*rows, strict=True):

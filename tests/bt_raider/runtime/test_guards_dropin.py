@@ -27,7 +27,7 @@ from bt_raider.recovery.pipeline import Recovery
 from bt_raider.recovery.symbolic import SymbolicRecoveryPlanner
 from bt_raider.robot.actions import ActionState, Progress
 from bt_raider.robot.human import ScriptedHuman
-from bt_raider.robot.retarget import ResolvedAction, Retargetable, resolved_key
+from bt_raider.robot.retarget import ResolvedAction, Retargetable, guard_named, resolved_for
 from bt_raider.runtime.guards import Phase, RaiderGuard, guard_tree
 
 R, S, F, I = Status.RUNNING, Status.SUCCESS, Status.FAILURE, Status.INVALID  # noqa: E741
@@ -186,12 +186,15 @@ class Place(RobotAction):
 
     def __init__(self, name: str, robot: ToyRobot, *targets: str, guard_name: str) -> None:
         super().__init__(name, robot, *targets)
-        self.key = resolved_key(guard_name)
-        self.bb = self.attach_blackboard_client(name=name)
-        self.bb.register_key(key=self.key, access=py_trees.common.Access.READ)
+        self.guard_name = guard_name  # its guard is made later: found by name when it acts
+
+    @property
+    def key(self) -> str:
+        return str(guard_named(self.guard_name, self).resolved_key)
 
     def args(self) -> list[str]:
-        return list(self.bb.get(self.key)["args"]) if self.bb.exists(self.key) else self.targets
+        resolved = resolved_for(self.guard_name, self)
+        return list(resolved["args"]) if resolved is not None else self.targets
 
 
 def settle(root: py_trees.behaviour.Behaviour, timeout: float = WAIT_S) -> None:
@@ -256,13 +259,13 @@ def test_the_users_pick_acts_on_the_cup_the_person_chose() -> None:
     # The re-checked query names the person's choice (their words, or the object they meant).
     assert resolved.action == "pick" and resolved.query != "pick the cup"
     assert list(resolved.grounding.values()) == [[CLEAN_CUP]] and resolved.verdict.ok
-    stored = py_trees.blackboard.Blackboard.get(resolved_key(guard.name))
+    stored = py_trees.blackboard.Blackboard.get(guard.resolved_key)
     assert stored["args"] == [CLEAN_CUP] and stored["recovered"] is True
     # The next run: the child is told to act on its own arguments again, then re-resolved.
     guard.tick_once()
     assert (guard.status, pick.status, guard.phase) == (R, S, Phase.CHECKING)
     assert pick.retargets[-1] is None and pick.resolved is None and guard.resolved is None
-    assert not py_trees.blackboard.Blackboard.exists(resolved_key(guard.name))
+    assert not py_trees.blackboard.Blackboard.exists(guard.resolved_key)
 
 
 def test_a_passing_check_tells_the_child_the_object_its_argument_grounded_to() -> None:

@@ -325,14 +325,14 @@ def test_the_decorator_never_blocks_a_tick_and_posts_the_forecast():
         assert la.pending is not None and not la.pending.done()
     assert eventually(lambda: forecaster.calls == [(0, 3)])  # once per step, not per tick
     bb = py_trees.blackboard.Blackboard
-    assert not bb.exists(forecast_key("step3"))
+    assert not bb.exists(forecast_key("step3", la))
     forecaster.gate.set()
     wait_done(la)
     la.tick_once()
     assert la.status is R and statuses(steps) == [R, I, I, I]
     f = la.forecast
     assert f is not None and (f.step, f.ahead) == (3, 3)
-    assert bb.get(forecast_key("step3"))["explanation"] == f.explanation
+    assert bb.get(forecast_key("step3", la))["explanation"] == f.explanation
     assert bb.get(LAST_FORECAST)["step_number"] == 4
     assert "will fail: the door is locked" in la.feedback_message
     # The next step starts: a new forecast from it, the plan runs on to the end.
@@ -358,14 +358,14 @@ def test_an_all_clear_later_takes_the_warning_back():
     wait_done(la)
     la.tick_once()
     assert la.forecast is not None
-    assert py_trees.blackboard.Blackboard.exists(forecast_key("step3"))
+    assert py_trees.blackboard.Blackboard.exists(forecast_key("step3", la))
     steps[0].release = True
     la.tick_once()
     wait_done(la)
     la.tick_once()
     assert la.status is R and statuses(steps) == [S, R, I, I]
     assert la.forecast is None and "no issue ahead" in la.feedback_message
-    assert not py_trees.blackboard.Blackboard.exists(forecast_key("step3"))
+    assert not py_trees.blackboard.Blackboard.exists(forecast_key("step3", la))
     assert py_trees.blackboard.Blackboard.get(LAST_FORECAST) is None
 
 
@@ -471,7 +471,7 @@ def test_warn_posts_to_the_future_guard_which_still_checks_for_itself():
     f = guards[3].forecast
     assert f is not None and (f.step, f.ahead, f.category) == (3, 3, "ambiguity")
     assert guards[3].early_verdict is None  # warn: the guard will check for itself
-    board = py_trees.blackboard.Blackboard.get(forecast_key(guards[3].name))
+    board = py_trees.blackboard.Blackboard.get(forecast_key(guards[3]))
     assert board["explanation"].startswith("step 4 of 4, pick the cup, will fail")
     seen = run(la, guards)
     assert all(row[0] is R for row in seen[:-1]) and seen[-1][0] is S, la.feedback_message
@@ -587,7 +587,7 @@ def test_a_forecast_that_comes_in_after_the_step_ended_still_warns_of_what_is_ah
     assert la.status is R and statuses(steps) == [S, R, I, I]
     f = la.forecast
     assert f is not None and f.step == 3 and f.ahead == 2  # counted from the step now
-    assert py_trees.blackboard.Blackboard.exists(forecast_key("step3"))
+    assert py_trees.blackboard.Blackboard.exists(forecast_key("step3", la))
     wait_done(la)  # the forecast from step 2, sent once the first came in
     assert forecaster.calls == [(0, None), (1, None)]
 
@@ -773,7 +773,7 @@ def test_a_forecast_made_before_a_recovery_is_dropped_and_made_again():
     tick()
     # Dropped: no forecast, no mark on step 3 (whose guard would otherwise take it).
     assert la.forecast is None and guards[2].forecast is None
-    assert not py_trees.blackboard.Blackboard.exists(forecast_key(guards[2].name))
+    assert not py_trees.blackboard.Blackboard.exists(forecast_key(guards[2]))
     for _ in range(400):
         tick()
         if la.status is not R:

@@ -1,0 +1,352 @@
+"""What an instruction's words designate, carried with a guard to the moment it releases its child.
+
+A person says "pick the cup"; the words allow the scene's cups and nothing else. That set is the
+*designation*: per argument of the instruction, the objects (people, places) its words allow,
+read from the first check's grounding (argument phrase -> objectIds) before any recovery, and
+narrowed by the person's answers during recovery ("the clean one"). A recovery may ask, move,
+open a container, move a blocker out of the way or fetch a tool the action needs, but what the
+guarded action finally acts on must still be one of the designated objects:
+
+* :func:`outside` says which resolved arguments of a :class:`~bt_raider.robot.retarget.
+  ResolvedAction` lie outside a :class:`Designation` (the guard refuses to release its child
+  then; see :class:`~bt_raider.runtime.guards.RaiderGuard`);
+* :func:`step_kind` says which recovery kind lets a recovery step act on an object the words
+  did not designate (:data:`RECOVERY_KINDS`), or None when it would be a substitute for the
+  designated object (the verifier refuses the plan then; see :mod:`bt_raider.recovery.verify`).
+
+A phrase the first check grounded to nothing (the apple is not in sight yet) is *open*: its
+designation is what the same words ground to in the scene of the passing re-check
+(:meth:`Designation.reread`), never whatever the recovery chose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from bt_raider.errors import BtRaiderError
+
+if TYPE_CHECKING:
+    from bt_raider.perception.scene import Scene
+    from bt_raider.robot.retarget import ResolvedAction
+
+#: The ways a recovery step may act on an object the instruction's words did not designate.
+RECOVERY_KINDS: dict[str, str] = {
+    "designated": "it acts on a designated object",
+    "move": "it moves the robot (to an object, a person or a place)",
+    "free_hand": "it puts down something the robot holds",
+    "clear_blocker": (
+        "it moves an object that blocks a designated object or the way to one (or opens it: a door)"
+    ),
+    "open_container": "it opens or closes a container a designated object is in",
+    "fetch_tool": "it fetches a tool the action needs",
+}
+
+#: Tools an action needs: the action -> object types that serve (``slice`` needs a knife).
+TOOLS: dict[str, frozenset[str]] = {"slice": frozenset({"Knife", "ButterKnife"})}
+
+#: Verbs that move the robot rather than act on an object.
+_MOVES = frozenset({"move_to", "approach"})
+#: Verbs that put down what the robot holds.
+_PUTS = frozenset({"place", "handover"})
+#: Verbs that open or close a container.
+_CONTAINER = frozenset({"open", "close"})
+
+
+@dataclass(frozen=True)
+class Designated:
+    """What one action's words allow, argument by argument.
+
+    Attributes:
+        action: the action's name as the first check understood it (``pick``), when known.
+        phrases: the argument phrases, in order (``("the cup",)``).
+        allowed: per phrase, the objectIds (or people, places) its words allow, or None when
+            the first check grounded it to nothing (open: re-read in the scene of the release).
+        chosen: per phrase, the person's answer that narrowed it (an objectId or a name), or
+            None.
+    """
+
+    action: str | None
+    phrases: tuple[str, ...]
+    allowed: tuple[frozenset[str] | None, ...]
+    chosen: tuple[str | None, ...] = ()
+
+    def __post_init__(self) -> None:
+        if len(self.allowed) != len(self.phrases):
+            raise ValueError("one allowed set per phrase")
+        if not self.chosen:
+            object.__setattr__(self, "chosen", (None,) * len(self.phrases))
+
+    @property
+    def open(self) -> bool:
+        """Some phrase grounded to nothing at the first check (its words are re-read)."""
+        return any(a is None for a in self.allowed)
+
+    def all_allowed(self) -> frozenset[str]:
+        """Every object any phrase allows."""
+        return frozenset(i for a in self.allowed if a is not None for i in a)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "action": self.action,
+            "phrases": list(self.phrases),
+            "allowed": [None if a is None else sorted(a) for a in self.allowed],
+            "chosen": list(self.chosen),
+        }
+
+
+@dataclass(frozen=True)
+class Designation:
+    """What an instruction designates: one :class:`Designated` per action (per step of a
+    compound instruction), and the query it was read from.
+
+    Attributes:
+        query: the instruction as the guard was given it.
+        actions: one per action, in order (one for a single action).
+    """
+
+    query: str
+    actions: tuple[Designated, ...] = field(default_factory=tuple)
+
+    @classmethod
+    def read(
+        cls,
+        query: str,
+        steps: Iterable[tuple[str | None, tuple[str, ...], Mapping[str, Iterable[str]]]],
+    ) -> Designation:
+        """The designation of ``query`` from its first check: per action, its name, argument
+        phrases and the check's grounding (phrase -> ids; a phrase missing or grounded to
+        nothing is open).
+        """
+        actions = []
+        for action, phrases, grounding in steps:
+            if not phrases:  # text the parser cannot split: the checker's own phrases
+                phrases = tuple(str(k) for k in grounding)
+            allowed = tuple(_lookup(p, grounding) for p in phrases)
+            actions.append(Designated(action, tuple(phrases), allowed))
+        return cls(query, tuple(actions))
+
+    @property
+    def open(self) -> bool:
+        """Some phrase of some action grounded to nothing at the first check."""
+        return any(a.open for a in self.actions)
+
+    def all_allowed(self) -> frozenset[str]:
+        """Every object any phrase of any action allows."""
+        return frozenset(i for a in self.actions for i in a.all_allowed())
+
+    def narrowed(self, step: int, index: int, value: str) -> Designation:
+        """This designation with argument ``index`` of action ``step`` narrowed to ``value``
+        (the person's answer); out of range: unchanged."""
+        if not 0 <= step < len(self.actions):
+            return self
+        one = self.actions[step]
+        if not 0 <= index < len(one.phrases):
+            return self
+        chosen = list(one.chosen)
+        chosen[index] = str(value)
+        actions = list(self.actions)
+        actions[step] = replace(one, chosen=tuple(chosen))
+        return replace(self, actions=tuple(actions))
+
+    def chosen_as(self, ref: str) -> Designation:
+        """This designation narrowed by an answer that named ``ref`` (an objectId): every
+        phrase that allows ``ref`` among others now allows only it (the person chose it among
+        what the words allowed). A ``ref`` no phrase allows changes nothing."""
+        actions = []
+        for one in self.actions:
+            chosen = tuple(
+                ref if allowed is not None and ref in allowed and len(allowed) > 1 else c
+                for allowed, c in zip(one.allowed, one.chosen, strict=True)
+            )
+            actions.append(replace(one, chosen=chosen))
+        return replace(self, actions=tuple(actions))
+
+    def reread(self, step: int, grounding: Mapping[str, Iterable[str]]) -> Designation:
+        """Fill action ``step``'s open phrases from ``grounding``: the same words checked in the
+        scene of the release (the object came into sight during the recovery)."""
+        if not 0 <= step < len(self.actions):
+            return self
+        one = self.actions[step]
+        allowed = tuple(
+            _lookup(p, grounding) if a is None else a
+            for p, a in zip(one.phrases, one.allowed, strict=True)
+        )
+        actions = list(self.actions)
+        actions[step] = replace(one, allowed=allowed)
+        return replace(self, actions=tuple(actions))
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data (for the blackboard, the trace and the explorer's oracle)."""
+        return {"query": self.query, "actions": [a.as_dict() for a in self.actions]}
+
+
+def _lookup(phrase: str, grounding: Mapping[str, Iterable[str]]) -> frozenset[str] | None:
+    ids = grounding.get(phrase)
+    if ids is None:  # a checker may key its grounding in another case
+        folded = phrase.strip().casefold()
+        ids = next((v for k, v in grounding.items() if str(k).strip().casefold() == folded), None)
+    found = frozenset(str(i) for i in ids or ())
+    return found or None
+
+
+def _same(
+    scene: Scene | None, value: str, ref: str, grounding: Mapping[str, Iterable[str]]
+) -> bool:
+    """Whether ``value`` (an answer: an objectId or a name) names ``ref`` (an objectId): the
+    same text, the scene's object of that name, or what the re-check grounded it to alone."""
+    if value == ref or value.strip().casefold() == ref.strip().casefold():
+        return True
+    if _lookup(value, grounding) == frozenset({ref}):
+        return True
+    if scene is None:
+        return False
+    try:
+        return scene.resolve(value).id == ref
+    except BtRaiderError:
+        return False
+
+
+def outside(
+    designation: Designation, resolved: ResolvedAction, scene: Scene | None = None
+) -> list[str]:
+    """Why ``resolved``'s arguments do not all lie in ``designation`` (empty: they do).
+
+    Argument ``i`` of action ``k`` must be one of the objects phrase ``i`` of action ``k``
+    allows, and the person's answer for it when she gave one. When the released call has
+    another number of arguments than the instruction's phrases (a PDDL instance
+    ``(pick robot medicine counter)`` recovered as ``pick(Medicine|1)``, a destination the
+    instruction left open), each argument must be one some phrase allows (positions cannot be
+    matched). An argument the guard left as written (not
+    retargeted: it equals its phrase) passes. An open phrase (nothing grounded at the first
+    check, nothing re-read since) allows nothing but itself. A resolution whose actions do not
+    line up with the designation's is refused whole.
+    """
+    actions = resolved.steps or (resolved,)
+    if len(actions) != len(designation.actions):
+        return [
+            f"the instruction designates {len(designation.actions)} action(s), the release has "
+            f"{len(actions)}"
+        ]
+    out: list[str] = []
+    for step, (got, want) in enumerate(zip(actions, designation.actions, strict=True)):
+        where = f"step {step + 1}: " if len(actions) > 1 else ""
+        call = f"{got.action or 'the action'}({', '.join(got.args)})"
+        if len(got.args) == len(want.phrases):
+            rows = zip(got.args, want.phrases, want.allowed, want.chosen, strict=True)
+            for arg, phrase, allowed, chosen in rows:
+                out.extend(_one(where, arg, phrase, allowed, chosen, scene, got.grounding))
+            continue
+        union = want.all_allowed()
+        written = {p.strip().casefold() for p in want.phrases}
+        for arg in got.args:
+            if arg.strip().casefold() in written or arg in union:
+                continue
+            shown = ", ".join(sorted(union)) or "nothing in sight"
+            out.append(
+                f"{where}{arg} in {call} is none of what the instruction designates ({shown})"
+            )
+    return out
+
+
+def _one(
+    where: str,
+    arg: str,
+    phrase: str,
+    allowed: frozenset[str] | None,
+    chosen: str | None,
+    scene: Scene | None,
+    grounding: Mapping[str, Iterable[str]],
+) -> list[str]:
+    if arg.strip().casefold() == phrase.strip().casefold():
+        return []  # the child's own argument, as the instruction wrote it
+    if allowed is None or arg not in allowed:
+        what = "nothing in sight" if allowed is None else ", ".join(sorted(allowed))
+        return [f"{where}{arg} is not what {phrase!r} designates (it allows: {what})"]
+    if chosen is not None and not _same(scene, chosen, arg, grounding):
+        return [f"{where}{arg} is not the {phrase!r} the person chose ({chosen})"]
+    return []
+
+
+def step_kind(
+    verb: str,
+    refs: list[str],
+    designation: Designation,
+    scene: Scene,
+    *,
+    action: str | None = None,
+) -> str | None:
+    """The :data:`RECOVERY_KINDS` entry that lets a recovery step ``verb(*refs)`` run in
+    ``scene`` (the state the earlier steps lead to), or None: it acts on an object the
+    instruction did not designate, as none of the kinds that may (a substitute).
+
+    Args:
+        verb: RAIDER's verb of the step (``pick``, ``move_to``...).
+        refs: what the robot receives, in order (objectIds, places, people).
+        designation: what the instruction designates.
+        scene: the scene as the step would find it.
+        action: the recovered action's verb (for the tools it needs).
+    """
+    if verb in _MOVES:
+        return "move"
+    allowed = designation.all_allowed()
+    objects = [r for r in refs if _is_object(scene, r)]
+    if not objects or all(r in allowed for r in objects):
+        return "designated"
+    target = objects[0]
+    if verb in _PUTS and target in {o.id for o in scene.holding}:
+        return "free_hand"
+    if verb in ("pick", "open") and _blocks(scene, target, allowed):
+        return "clear_blocker"  # picked up and moved, or (a door on the way) opened
+    if verb in _CONTAINER and _contains(scene, target, allowed):
+        return "open_container"
+    if verb == "pick" and action in TOOLS and scene.by_id(target).type in TOOLS[action]:
+        return "fetch_tool"
+    return None
+
+
+def _is_object(scene: Scene, ref: str) -> bool:
+    try:
+        scene.by_id(ref)
+    except BtRaiderError:
+        return False
+    return True
+
+
+def _blocks(scene: Scene, ref: str, allowed: frozenset[str]) -> bool:
+    """Whether ``ref`` blocks a designated object: the scene's ``blocked`` report lists it for
+    one (or for the way to one), or it rests on or in one."""
+    obj = scene.by_id(ref)
+    names = {ref.casefold(), obj.name.casefold()}
+    wanted = set(allowed)
+    for target in allowed:
+        try:
+            wanted.add(scene.by_id(target).name)
+        except BtRaiderError:
+            continue
+    folded = {w.casefold() for w in wanted}
+    for target, blockers in scene.blocked.items():
+        if str(target).casefold() in folded and names & {str(b).casefold() for b in blockers}:
+            return True
+    return any(p in allowed for p in obj.parents)
+
+
+def _contains(scene: Scene, ref: str, allowed: frozenset[str]) -> bool:
+    """Whether a designated object is in ``ref``, or in something that is in it."""
+    for target in allowed:
+        seen: set[str] = set()
+        todo = [target]
+        while todo:
+            current = todo.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            try:
+                parents = scene.by_id(current).parents
+            except BtRaiderError:
+                continue
+            if ref in parents:
+                return True
+            todo.extend(parents)
+    return False
