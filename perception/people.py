@@ -71,9 +71,10 @@ class Policy:
             may be asked everything.
         people: a person's name (lower case) -> role, for people not in sight as well.
         absent: ``fail`` (say the designated person is not here, and fail) or ``wait``.
-        prefer_own: nobody is asked to fetch what the robot can fetch itself (it drives there);
-            True for a declared policy. Without one (RAIDER's default), a person in sight who
-            may be asked is asked to bring a thing closer, as in the paper.
+        prefer_own: nobody is asked to fetch what the robot can fetch itself (it drives there),
+            and nobody is sent on an errand with nobody in sight; True for a declared policy.
+            Without one (RAIDER's default), a person who may be asked is asked to bring a thing
+            closer or move it, as in the paper.
     """
 
     ask: Mapping[str, frozenset[str]] = field(default_factory=lambda: dict(DEFAULT_ASK))

@@ -184,7 +184,9 @@ class _Ctx:
             return True  # who is there is not known: RAIDER's templates as they were
         humans = self.scene.humans
         if not humans:
-            return kind not in ("fetch", "move", "open", "identify", "look")
+            # Nobody in sight: with a declared policy nobody is sent on an errand; RAIDER's
+            # default asks the user, wherever they are, as in the paper.
+            return not self.policy.prefer_own or kind not in ("fetch", "move", "open", "look")
         return self.policy.anyone_may(humans, kind)
 
     def unrecognised(self) -> bool:
@@ -420,7 +422,7 @@ class SymbolicRecoveryPlanner:
             if ctx.may_ask("identify"):
                 return [_assign("name", "ask", "Hello, who are you?"), *ctx.resume(at, _V("name"))]
         seen = [h.name for h in ctx.scene.humans if h.name] if ctx.scene is not None else []
-        here = f" I can see only {_choices(seen)}." if seen else ""
+        here = f" I can see only {_choices(seen).replace(' or ', ' and ')}." if seen else ""
         if ctx.policy.absent == "wait":
             return [
                 _call("say", f"{who} is not here.{here} I will wait for {who}."),

@@ -106,8 +106,8 @@ def test_staff_may_be_asked_to_fetch_things():
 
 
 def test_nobody_is_asked_to_move_a_door_when_nobody_is_there():
-    """A robot without OpenDoor and nobody in sight: no question into the void."""
-    scene = lounge(people=[], blocked={"corridor": ["Door|corridor"]})
+    """A robot without OpenDoor, nobody in sight, a declared policy: no question into the void."""
+    scene = lounge(people=[], blocked={"corridor": ["Door|corridor"]}, policy={"absent": "fail"})
     guard, node, robot, human = guarded(
         "NavigateTo(corridor)",
         "NavigateTo",

@@ -199,15 +199,15 @@ def test_symbolic_obstructed(small_kitchen: Scene, small_kitchen_dict: dict) -> 
     path = Verdict(
         Category.OBSTRUCTED, "The path to medicine_counter is blocked.", action="approach"
     )
-    # Nobody in sight: nobody is asked to move it (issue 34); someone there is.
     assert propose(RecoveryRequest("approach(medicine_counter)", path, scene=scene)) == [
-        "say('The path to medicine_counter is blocked. I cannot fix this myself: nobody here "
-        "may move it out of the way for me.')"
-    ]
-    data["humans"] = [{"id": "p", "name": "Adriana", "position": {"x": 1.0, "z": 0.5}}]
-    assert propose(RecoveryRequest("approach(medicine_counter)", path, scene=Scene(data))) == [
         "ask('Could you move the Chair out of the way, please?')",
         "approach('medicine_counter')",
+    ]
+    # With a declared policy nobody is sent on an errand with nobody in sight (issue 34).
+    declared = Scene({**data, "policy": {"absent": "fail"}})
+    assert propose(RecoveryRequest("approach(medicine_counter)", path, scene=declared)) == [
+        "say('The path to medicine_counter is blocked. I cannot fix this myself: nobody here "
+        "may move it out of the way for me.')"
     ]
 
 
@@ -227,12 +227,9 @@ def test_symbolic_wrong_state(small_kitchen: Scene) -> None:
     busy = Verdict(Category.WRONG_STATE, "The Fridge is closed.", action="place")
     assert propose(
         RecoveryRequest("place(Mug, Fridge)", busy, holding=["Mug"], scene=small_kitchen)
-    ) == [  # nobody in sight to ask (issue 34)
-        "say('The Fridge is closed. I cannot fix this myself: nobody here may open the Fridge "
-        "for me.')"
-    ]
-    assert propose(RecoveryRequest("place(Mug, Fridge)", busy, holding=["Mug"])) == [
+    ) == [
         "ask('Could you open the Fridge for me, please?')",
+        "move_to('Fridge')",
         "place('Mug', 'Fridge')",
     ]
     already = Verdict(Category.WRONG_STATE, "The Fridge is already closed.", action="close")
@@ -741,14 +738,6 @@ def test_with_no_free_surface_the_blocker_is_not_put_on_an_invented_one() -> Non
         action="open",
     )
     code = SymbolicRecoveryPlanner().propose(RecoveryRequest("open(Fridge)", blocked, scene=scene))
-    assert code.splitlines() == [  # and nobody in sight to ask (issue 34)
-        "say('The Fridge cannot be opened: the Apple is in the way. I cannot fix this myself: "
-        "nobody here may move it out of the way for me.')"
-    ]
-    data["humans"] = [{"id": "p", "name": "Adriana", "position": {"x": 1.0, "z": 0.5}}]
-    code = SymbolicRecoveryPlanner().propose(
-        RecoveryRequest("open(Fridge)", blocked, scene=Scene(data))
-    )
     assert code.splitlines() == [
         "ask('Could you move the Apple out of the way, please?')",
         "open('Fridge')",
