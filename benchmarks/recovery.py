@@ -95,7 +95,7 @@ from pathlib import Path
 from typing import Any
 
 from cases import build_cases
-from recovery_people import KINDS, Gold, Person, gold_for, stranger_gold
+from recovery_people import KINDS, STRANGER, Gold, Person, gold_for, stranger_gold
 
 HERE = Path(__file__).resolve().parent
 SETS = (
@@ -215,13 +215,18 @@ def run_case(
     first = checker.check(scene, query)
     parsed = parse_query(case["query"])
     gold = gold_for(case, scene, first, parsed)
+    if kind == "stranger" and case["category"] == "not_present" and gold.recoverable:
+        # The one in sight is a stranger, recognised as Zoe: never the person named.
+        phrases = list(first.grounding) or [a.text for a in parsed.args]
+        gold = stranger_gold(gold, phrases[-1] if phrases else None)
+        scene_dict = copy.deepcopy(scene_dict)
+        for h in scene_dict.get("humans") or []:
+            if h.get("id") == gold.person:
+                h["name"] = STRANGER
+        first = checker.check(Scene(scene_dict), query)
     world = SimWorld(scene_dict)
     robot = SyncRobot(world)
     child_robot = _Recording(world)  # the guarded action's own calls, apart from recovery's
-    if kind == "stranger" and case["category"] == "not_present" and gold.recoverable:
-        # The designated person is not recognised; the one in sight is a stranger.
-        phrases = list(first.grounding) or [a.text for a in parsed.args]
-        gold = stranger_gold(gold, phrases[-1] if phrases else None)
     person = Person(
         "cooperative" if kind == "stranger" else kind, world, gold, style, kind == "stranger"
     )
