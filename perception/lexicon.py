@@ -314,6 +314,11 @@ class CategoryLexicon:
                 return hit
         return self._of_phrase(key) or self._part_phrase(key)
 
+    def names_a_thing(self, words: set[str]) -> bool:
+        """Whether a word of ``words`` is a noun of a thing ("ana_door" holds a door): such an
+        argument is grounded among objects only, never to a person named in it."""
+        return any(self.types_for(w) for w in words)
+
     def own_word(self, noun: str) -> frozenset[str] | None:
         """What the lexicon says ``noun`` itself means, before any plural is read: its
         synonym's types, an empty set for a word that is no type (``not_types``), else None."""

@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from bt_raider.checking.verdict import Category
 from bt_raider.checking.vocabulary import ACTIONS
 from bt_raider.errors import QueryError
 
@@ -49,6 +50,47 @@ KIND_ARGS: dict[str, tuple[tuple[str, tuple[str, ...], bool], ...]] = {
     "approach": (("target", ("destination", "recipient"), True),),
     "handover": (("object", ("object",), True), ("person", ("recipient",), True)),
 }
+
+
+#: The conditions a new kind may declare, in the scene contract's terms: name -> (category when
+#: it does not hold, what it means).
+CONDITIONS: dict[str, tuple[Category, str]] = {
+    "reachable": (Category.OUT_OF_REACH, "the object is within the robot's reach"),
+    "holding": (Category.ROBOT_STATE, "the robot holds the object"),
+    "hand_free": (Category.ROBOT_STATE, "the robot's hand is free"),
+    "open": (Category.WRONG_STATE, "the object is open (isOpen)"),
+    "closed": (Category.WRONG_STATE, "the object is closed"),
+    "on": (Category.WRONG_STATE, "the object is on (isToggled)"),
+    "off": (Category.WRONG_STATE, "the object is off"),
+    "person_present": (Category.NOT_PRESENT, "someone is recognised in sight"),
+    "within_handover": (Category.OUT_OF_REACH, "a person is within the handover distance"),
+    "route_free": (Category.OBSTRUCTED, "nothing blocks the way to the object"),
+}
+
+#: Effects a new kind may declare, for look-ahead: name -> (flag, value) on the object.
+EFFECTS: dict[str, tuple[str, bool]] = {
+    "on": ("isToggled", True),
+    "off": ("isToggled", False),
+    "open": ("isOpen", True),
+    "closed": ("isOpen", False),
+}
+
+
+def check_contract(contract: ActionContract) -> ActionContract:
+    """``contract`` when its preconditions and effects are known words, else a QueryError."""
+    for word in contract.preconditions:
+        if word not in CONDITIONS:
+            raise QueryError(
+                f"{contract.name}: precondition {word!r} is not a condition of the scene "
+                f"contract; conditions are {', '.join(CONDITIONS)}"
+            )
+    for word in contract.effects:
+        if word not in EFFECTS and word not in ("holding", "hand_free"):
+            raise QueryError(
+                f"{contract.name}: effect {word!r} is unknown; effects are "
+                f"{', '.join([*EFFECTS, 'holding', 'hand_free'])}"
+            )
+    return contract
 
 
 def _squash(name: str) -> str:
@@ -82,7 +124,7 @@ class ActionContract:
             preconditions.
         params: its arguments in order, each with its role and type.
         preconditions: for a new kind, what must hold, in the scene contract's terms
-            (:data:`bt_raider.checking.new_actions.CONDITIONS`).
+            (:data:`bt_raider.checking.action_contract.CONDITIONS`).
         effects: for a new kind, what holds after it (for look-ahead).
     """
 
@@ -190,8 +232,6 @@ class ActionContracts:
             raise QueryError(f"{name}: a new kind is a lower-case word, got {kind!r}")
         contract = ActionContract(name, kind, params, tuple(preconditions), tuple(effects))
         if contract.new:
-            from bt_raider.checking.new_actions import check_contract
-
             check_contract(contract)
         return self.add(contract)
 

@@ -209,9 +209,7 @@ class Grounder:
             if self._mentions_person(phrase):
                 return self.ground_person(phrase)
             found = self.ground_object(phrase)
-            # A word the lexicon knows as a thing ("the box") names no person: someone not
-            # recognised in sight is never taken for a missing box (issue 34).
-            thing = bool(self.lexicon.types_for(phrase.head or phrase.text))
+            thing = bool(self.lexicon.types_for(phrase.head or phrase.text))  # "box": no person
             if not found.candidates and self.scene.humans and not phrase.relation and not thing:
                 # "approach adriana" with nobody of that name: say so about people.
                 person = self.ground_person(phrase)
@@ -231,18 +229,11 @@ class Grounder:
                 return Place(name, pos)
         return None
 
-    def _names_a_thing(self, words: set[str], person: str = "") -> bool:
-        """Whether ``words`` hold a noun of a thing ("ana_door": a door) besides the name: an
-        argument is grounded only among objects of its kind, never a door to a person."""
-        return any(
-            w != person and w not in PERSON_WORDS and self.lexicon.types_for(w) for w in words
-        )
-
     def _mentions_person(self, phrase: ArgPhrase) -> bool:
         words = set(re.split(r"[\s_\-]+", phrase.text.lower()))
         if words & PERSON_WORDS:
             return True
-        if self._names_a_thing(words):
+        if self.lexicon.names_a_thing(words - PERSON_WORDS):  # "ana_door": a door
             return False
         for h in self.scene.humans:
             if h.id.lower() in words or _squash(h.id) == _squash(phrase.text):
@@ -269,11 +260,11 @@ class Grounder:
             name = entry.get("name")
             (recognised if name else unrecognised).append(h)
         matched: list[Human] = []
-        thing = self._names_a_thing(set(words))
+        thing = self.lexicon.names_a_thing(set(words) - PERSON_WORDS)
         for h in recognised:
             name = (h.name or "").lower()
             if thing and _squash(name) != _squash(phrase.text):
-                continue  # "ana_door" is a door, not Ana
+                continue  # a door named after Ana is no person
             if name and (name in words or _squash(name) == _squash(phrase.text)):
                 matched.append(h)
             elif h.id.lower() in words or _squash(h.id) == _squash(phrase.text):
@@ -588,12 +579,9 @@ class Grounder:
 
     def _types_of_phrase(self, phrase: str, scene_types: set[str]) -> tuple[set[str], str] | None:
         for n, form in enumerate((phrase, *singulars(phrase))):
-            if n == 1:
-                # The words' own meaning before a plural's: "glasses" the eyewear (a synonym,
-                # or a word that is no type) is not two of the Glass in the scene.
-                own = self.lexicon.own_word(phrase)
-                if own is not None:
-                    return (set(own), "AS") if own else None
+            own = self.lexicon.own_word(phrase) if n == 1 else None  # "glasses": no plural
+            if own is not None:
+                return (set(own), "AS") if own else None
             key = _squash(form)
             hit = {t for t in scene_types if t.lower() == key}
             if hit:

@@ -1,7 +1,7 @@
 """New action kinds without code of ours: declared preconditions and effects, checked like ours.
 
 A user declares a kind the nine do not cover (``PressButton(call_button)``) with what must hold,
-in the scene contract's own terms (:data:`CONDITIONS`), and what holds after it (for look-ahead
+in the scene contract's own terms (:data:`~bt_raider.checking.action_contract.CONDITIONS`), and what holds after it (for look-ahead
 and plan verification)::
 
     contracts = ActionContracts()
@@ -22,52 +22,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from bt_raider.checking.action_contract import CONDITIONS, EFFECTS, ActionContract
 from bt_raider.checking.verdict import Category
-from bt_raider.errors import QueryError
 
 if TYPE_CHECKING:
-    from bt_raider.checking.action_contract import ActionContract
     from bt_raider.perception.scene import Scene
-
-#: The conditions a new kind may declare, in the scene contract's terms: name -> (category when
-#: it does not hold, what it means).
-CONDITIONS: dict[str, tuple[Category, str]] = {
-    "reachable": (Category.OUT_OF_REACH, "the object is within the robot's reach"),
-    "holding": (Category.ROBOT_STATE, "the robot holds the object"),
-    "hand_free": (Category.ROBOT_STATE, "the robot's hand is free"),
-    "open": (Category.WRONG_STATE, "the object is open (isOpen)"),
-    "closed": (Category.WRONG_STATE, "the object is closed"),
-    "on": (Category.WRONG_STATE, "the object is on (isToggled)"),
-    "off": (Category.WRONG_STATE, "the object is off"),
-    "person_present": (Category.NOT_PRESENT, "someone is recognised in sight"),
-    "within_handover": (Category.OUT_OF_REACH, "a person is within the handover distance"),
-    "route_free": (Category.OBSTRUCTED, "nothing blocks the way to the object"),
-}
-
-#: Effects a new kind may declare, for look-ahead: name -> (flag, value) on the object.
-EFFECTS: dict[str, tuple[str, bool]] = {
-    "on": ("isToggled", True),
-    "off": ("isToggled", False),
-    "open": ("isOpen", True),
-    "closed": ("isOpen", False),
-}
-
-
-def check_contract(contract: ActionContract) -> ActionContract:
-    """``contract`` when its preconditions and effects are known words, else a QueryError."""
-    for word in contract.preconditions:
-        if word not in CONDITIONS:
-            raise QueryError(
-                f"{contract.name}: precondition {word!r} is not a condition of the scene "
-                f"contract; conditions are {', '.join(CONDITIONS)}"
-            )
-    for word in contract.effects:
-        if word not in EFFECTS and word not in ("holding", "hand_free"):
-            raise QueryError(
-                f"{contract.name}: effect {word!r} is unknown; effects are "
-                f"{', '.join([*EFFECTS, 'holding', 'hand_free'])}"
-            )
-    return contract
 
 
 def answer(check: Any, contract: ActionContract) -> None:
