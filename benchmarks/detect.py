@@ -384,6 +384,7 @@ def alfred_records(path: Path = ALFRED) -> list[dict[str, Any]]:
                 if want is None:
                     last.extend(a.head for p in parsed for a in p.args if a.head not in _PRONOUNS)
                     continue
+                left = left_over_words(parsed)
                 name = step["action"]
                 found = [p for p in parsed if p.action in want]
                 # A route ends at its destination: its last approach; other actions: the first.
@@ -403,6 +404,8 @@ def alfred_records(path: Path = ALFRED) -> list[dict[str, Any]]:
                     # Every annotated argument is named somewhere in the step (or by "it").
                     "named": all(a.lower() in named for a in step["args"]),
                     "found": match is not None,
+                    # Words of its phrases the one reader cannot account for: the check asks.
+                    "left_over": left,
                     "args_ok": False,
                     "args": [],
                 }
@@ -451,6 +454,45 @@ def alfred_records(path: Path = ALFRED) -> list[dict[str, Any]]:
     return records
 
 
+def left_over_words(parsed: list[Any]) -> list[tuple[str, tuple[str, ...]]]:
+    """``(phrase, words)`` for each object phrase of ``parsed`` queries (natural language) with
+    words the one reader (:mod:`bt_raider.perception.reference`) cannot account for: where the
+    check now asks ("I did not understand ...") instead of acting."""
+    from bt_raider.checking.designation import left_over
+
+    out = []
+    for p in parsed:
+        if p.source != "natural":
+            continue
+        for arg in p.args:
+            if arg.role == "person" or arg.head in ("me", "it", ""):
+                continue
+            words = left_over(arg.text)
+            if words:
+                out.append((arg.text, words))
+    return out
+
+
+def left_over_table(records: list[dict[str, Any]], title: str, examples: int = 0) -> None:
+    """The share of steps whose words leave one over (the check asks), with examples."""
+    asked = [r for r in records if r["left_over"]]
+    print(
+        f"  {title:34} {len(records):5d} steps, asked because a word was left over: "
+        f"{100.0 * len(asked) / max(1, len(records)):5.1f}% ({len(asked)})"
+    )
+    if examples:
+        counts: dict[str, int] = {}
+        for r in asked:
+            for _phrase, words in r["left_over"]:
+                for w in words:
+                    counts[w] = counts.get(w, 0) + 1
+        common = sorted(counts.items(), key=lambda kv: -kv[1])[:15]
+        print("    commonest words left over: " + ", ".join(f"{w} ({n})" for w, n in common))
+        for r in asked[:: max(1, len(asked) // examples)][:examples]:
+            phrase, words = r["left_over"][0]
+            print(f"    {r['text'][:70]!r}: {phrase!r} -> {', '.join(map(repr, words))}")
+
+
 def alfred_table(records: list[dict[str, Any]], title: str) -> None:
     """Print the action and argument figures of ``records`` per ALFRED action.
 
@@ -492,6 +534,10 @@ def alfred_parse_check(path: Path = ALFRED, misses: int = 0) -> None:
         [r for r in records if r["held_out"]], "held-out tasks (1/5, sha256(task_id) % 5 == 0)"
     )
     alfred_table(records, "valid_seen, all tasks")
+    print("\nALFRED: steps the check asks about because a word was left over (the one reader)")
+    left_over_table(dev, "development tasks (4/5)")
+    left_over_table([r for r in records if r["held_out"]], "held-out tasks (1/5)")
+    left_over_table(records, "valid_seen, all tasks", examples=12)
     huric_parse_check()
     if misses:
         alfred_misses(dev, misses)
@@ -572,6 +618,7 @@ def huric_parse_check(path: Path = HURIC) -> None:
         print(f"HuRIC commands not found at {path}")
         return
     total = hits = args = 0
+    sentences: list[dict[str, Any]] = []
     for line in path.read_text().splitlines():
         cmd = json.loads(line)
         parsed = []
@@ -580,6 +627,7 @@ def huric_parse_check(path: Path = HURIC) -> None:
                 parsed.append(parse_query(piece))
             except QueryError:
                 continue
+        sentences.append({"text": cmd["sentence"], "left_over": left_over_words(parsed)})
         for frame in cmd["frames"]:
             spec = HURIC_ACTIONS.get(frame["frame"])
             if spec is None:
@@ -602,6 +650,7 @@ def huric_parse_check(path: Path = HURIC) -> None:
         f"  {'HuRIC frames':14} {total:5d} {100.0 * hits / max(1, total):7.1f}%"
         f" {100.0 * args / max(1, hits):7.1f}% {100.0 * args / max(1, total):7.1f}%"
     )
+    left_over_table(sentences, "HuRIC commands", examples=6)
 
 
 def main(argv: list[str] | None = None) -> int:

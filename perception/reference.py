@@ -15,8 +15,8 @@ same two functions, in the style of CLEVR-Ref+'s functional programs:
   any or several are meant, and the words it could not read.
 
 **Every word is accounted for.** A word is consumed by the program or is on
-:data:`IGNORED` (words that cannot change the referent: "please", "the", "now" ...). Any
-other word (a negator, quantifier, comparative, possessive, conditional or unknown modifier)
+:data:`~bt_raider.perception.reference_words.IGNORED` (words that cannot change the referent:
+"please", "the", "now" ...). Any other word (a negator, quantifier, comparative, possessive, conditional or unknown modifier)
 is *unread*: the designation is then unclear, never a choice (``Designation.unclear``).
 
 **Frames.** "my left", "in front of me", "near me" are read from the speaker (``speaker``: a
@@ -28,8 +28,10 @@ The core of a part (its type, colours, states, relations) is grounded by the cal
 function, so the check grounds it through its perception tools and a reply through the same
 grounder (:func:`bt_raider.checking.designation.designate` wires both); the grammar is here.
 Public API: :func:`read`, :func:`designate`, :class:`Reference`, :class:`Part`,
-:class:`Select`, :class:`Designation`, :class:`Core`, :func:`speaker_view`, :data:`IGNORED`,
-:data:`LEAD_INS`.
+:class:`~bt_raider.perception.reference_words.Select`, :class:`Designation`, :class:`Core`,
+:func:`speaker_view`; the word lists (:data:`~bt_raider.perception.reference_words.IGNORED`,
+:data:`~bt_raider.perception.reference_words.LEAD_INS`) in
+:mod:`~bt_raider.perception.reference_words`.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ from bt_raider.perception.reference_words import (
     NOT_BEFORE,
     NUMBER_WORDS,
     POSSESSIVES,
-    ROOM_WORDS,
+    RELATION_STARTS,
     Select,
     at,
     axis_ordinals,
@@ -65,14 +67,10 @@ from bt_raider.perception.reference_words import (
 )
 
 __all__ = [
-    "IGNORED",
-    "LEAD_INS",
-    "ROOM_WORDS",
     "Core",
     "Designation",
     "Part",
     "Reference",
-    "Select",
     "designate",
     "read",
     "speaker_view",
@@ -346,6 +344,10 @@ def _read_part(
     selects = axis_ordinals(selects, unread)
     # The core keeps its glue ("on the left of the sink"); only-ignorable words are no core.
     core = [(w, o) for w, o in core if w != "," and w not in NOISE]
+    while core and core[0][0] in ("the", "a", "an", "that", "which", "is", "are"):
+        core = core[1:]
+    if core and core[0][0] in RELATION_STARTS:
+        core = [("one", "one"), *core]  # "(not) in the sink": any one in the sink
     core_text = " ".join(o for _, o in core) if any(w not in IGNORED for w, _ in core) else ""
     if not (core_text or selects or ex_parts or ids or other) and quantifier == "one":
         return None, quantifier, unread, other
@@ -471,6 +473,10 @@ class _Eval:
             unclear += unsure_sel
             if why:
                 reason = why
+            if len(pool) > 1 or unsure_sel:
+                # "the one on the right" of three on the right: none is it for certain, so
+                # "not the one on the right" excludes none of them.
+                sure = set()
         if not pool and not reason:
             reason = "nothing fits"
         return pool, sure & {o.id for o in pool}, reason, unread, unclear

@@ -145,6 +145,12 @@ ORDINAL_WORDS = {
     "last": -1,
 }
 NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+#: Words a relation may start with: a core that starts with one names "one" that relates
+#: ("not in the sink", "the one under the table" after "the one" is read).
+RELATION_STARTS = frozenset(
+    "in inside into on onto under below beneath underneath above over near next beside by "
+    "from within atop upon left right to closest nearest behind".split()
+)
 #: Who a frame word names: the speaker, or the robot.
 SPEAKER_FRAME = frozenset({"me", "myself", "us", "my", "our"})
 ROBOT_FRAME = frozenset({"you", "yourself", "your", "robot", "robot's"})

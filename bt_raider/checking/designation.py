@@ -75,4 +75,14 @@ def left_over(text: str, *, lexicon: CategoryLexicon | None = None) -> tuple[str
     the check ask ("unless it is cold", "my", "top"). Read against an empty scene, so a noun
     counts as read when the lexicon knows it (``benchmarks/detect.py --alfred`` measures the
     share of people's step descriptions with such words)."""
-    return designate(Scene({"objects": []}), text, speaker=None, lexicon=lexicon).unread
+    global _EMPTY
+    if _EMPTY is None:
+        from bt_raider.perception.tools import default_tools
+
+        _EMPTY = Scene({"objects": []}), default_tools()
+    scene, tools = _EMPTY
+    return designate(scene, text, speaker=None, lexicon=lexicon, tools=tools).unread
+
+
+#: An empty scene and the default tools, made once for :func:`left_over`.
+_EMPTY: tuple[Scene, Any] | None = None

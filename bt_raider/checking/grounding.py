@@ -41,7 +41,7 @@ from bt_raider.checking.wording import (
     tool_name,
 )
 from bt_raider.errors import ToolError
-from bt_raider.perception import attributes, reference, relations
+from bt_raider.perception import attributes, reference, reference_words, relations
 from bt_raider.perception.lexicon import CategoryLexicon, split_type
 from bt_raider.perception.scene import Human, SceneObject
 from bt_raider.perception.tools import Place, relation_among
@@ -341,7 +341,15 @@ class Grounder:
         every object perception reports.
         """
         domain = list(among) if among is not None else self.present()
-        if self.literal or phrase.relation is None and self._exact(phrase, self.present()):
+        ref = reference.read(phrase.text)
+        plain = ref.quantifier == "one" and not ref.unread and not ref.other and len(ref.parts) == 1
+        plain = plain and not (ref.parts[0].selects or ref.parts[0].excluded or ref.parts[0].ids)
+        if (
+            self.literal
+            or plain
+            and phrase.relation is None
+            and self._exact(phrase, self.present())
+        ):
             # A name ("Cup_1", an objectId, a PDDL argument): what it names, nothing to read.
             found = self._ground_core(phrase)
             inside = {o.id for o in domain}
@@ -360,7 +368,6 @@ class Grounder:
                 certain = [c for c in found.candidates if attributes.colours_of(c) is not None]
             return reference.Core(found.candidates, tuple(unread), found.reason, certain)
 
-        ref = reference.read(phrase.text)
         before = len(self._unclear)
         got = reference.designate(
             ref, domain, core, scene=self.scene, order=order, speaker=self.speaker
@@ -753,8 +760,8 @@ class Grounder:
 _LEVELS = ("AS", "AN", "AC", "AR")
 #: Words a core phrase may hold that its parse reads (determiners, fillers of a clause).
 _ACCOUNTED = frozenset(
-    reference.IGNORED
-    | reference.ROOM_WORDS
+    reference_words.IGNORED
+    | reference_words.ROOM_WORDS
     | {"to", "the", "of", "it", "its", "them", "their", "some", "any", "located", "placed"}
     | {"sitting", "lying", "standing", "currently", "resting", "kept", "hanging", "directly"}
     | {"immediately", "slightly", "sits", "sit", "sat", "stands", "lies"}
@@ -783,7 +790,7 @@ _COLOUR_SHADES = frozenset({"dark", "light", "pale", "bright"})
 
 def _plain_words(text: str) -> list[str]:
     """The lower-case words of a phrase (an objectId whole)."""
-    return [w for w, _ in reference.tokens(text) if w != ","]
+    return [w for w, _ in reference_words.tokens(text) if w != ","]
 
 
 def _vocab(lexicon: CategoryLexicon) -> Vocab:

@@ -37,7 +37,8 @@ from bt_raider.checking.designation import FROM_SCENE, designate
 from bt_raider.errors import BtRaiderError
 from bt_raider.perception.attributes import Viewer
 from bt_raider.perception.lexicon import CategoryLexicon
-from bt_raider.perception.reference import IGNORED, Designation
+from bt_raider.perception.reference import Designation
+from bt_raider.perception.reference_words import IGNORED
 from bt_raider.recovery import replies, wording
 
 # Re-exported: these were answers' own names before replies.py was split out.

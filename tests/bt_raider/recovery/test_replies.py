@@ -102,10 +102,10 @@ def test_a_correction_is_what_follows_the_last_marker(text, split) -> None:
 @pytest.mark.parametrize(
     ("text", "asked", "excluded"),
     [
-        ("not the clean one", "", ["the clean one"]),
-        ("the cup, not the clean one", "cup", ["the clean one"]),
-        ("not the red one, the blue one", "the blue one", ["the red one"]),
-        ("I don't want the red one", "", ["the red one"]),
+        ("not the clean one", "", ["clean one"]),
+        ("the cup, not the clean one", "cup", ["clean one"]),
+        ("not the red one, the blue one", "blue one", ["red one"]),
+        ("I don't want the red one", "", ["red one"]),
         ("the blue one", "blue one", []),
     ],
 )

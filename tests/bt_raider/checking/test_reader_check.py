@@ -1,0 +1,190 @@
+"""Issue 32, "Why" 1 and 2: the check reads an instruction with the one reader.
+
+Negation and exclusion of colours and relations, coordination, left-over words and the
+speaker's frame, each with the verdict and ``Verdict.grounding`` (exactly the designation).
+Scenes are built here: the robot at the origin facing +z, so +x is its right.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import bt_raider
+from bt_raider.checking.verdict import Category
+
+
+def _obj(oid: str, x: float, z: float = 0.8, **more: Any) -> dict[str, Any]:
+    return {
+        "objectId": oid,
+        "objectType": oid.split("|", 1)[0],
+        "position": {"x": x, "y": 0.9, "z": z},
+        **more,
+    }
+
+
+def _scene(*objects: dict[str, Any], humans: list[dict[str, Any]] | None = None) -> dict:
+    data: dict[str, Any] = {
+        "agent": {"position": {"x": 0.0, "y": 0.9, "z": 0.0}, "rotation": {"y": 0.0}},
+        "objects": list(objects),
+    }
+    if humans is not None:
+        data["humans"] = humans
+    return data
+
+
+RED, BLUE = "Box|red", "Box|blue"
+BOXES = _scene(
+    _obj(RED, -0.3, pickupable=True, color="red"), _obj(BLUE, 0.3, pickupable=True, color="blue")
+)
+CUPS = _scene(
+    _obj("Cup|red", -0.3, pickupable=True, color="red"),
+    _obj("Cup|gold", 0.3, pickupable=True, color="gold"),
+)
+SINK, IN_SINK, ON_COUNTER = "Sink|1", "Mug|sink", "Mug|counter"
+MUGS = _scene(
+    _obj(SINK, 0.5, receptacle=True),
+    _obj(IN_SINK, 0.5, pickupable=True, parentReceptacles=[SINK]),
+    _obj("CounterTop|1", -0.5, receptacle=True),
+    _obj(ON_COUNTER, -0.5, pickupable=True, parentReceptacles=["CounterTop|1"]),
+)
+
+
+@pytest.mark.parametrize(
+    ("scene", "query", "meant"),
+    [
+        (BOXES, "pick the box that is not red", BLUE),
+        (BOXES, "pick the box that isn't red", BLUE),
+        (BOXES, "pick any box except the red one", BLUE),
+        (BOXES, "pick the box other than the red one", BLUE),
+        (BOXES, "pick the blue box rather than the red one", BLUE),
+        (CUPS, "pick the cup, not the red one", "Cup|gold"),
+        (CUPS, "pick the golden cup", "Cup|gold"),
+        (MUGS, "pick the mug that is not in the sink", ON_COUNTER),
+        (MUGS, "pick the mug that isn't in the sink", ON_COUNTER),
+        (MUGS, "pick the mug, not the one in the sink", ON_COUNTER),
+        (MUGS, "pick the mug in the sink", IN_SINK),
+    ],
+)
+def test_negation_and_exclusion_ground_to_what_is_left(scene, query, meant) -> None:
+    verdict = bt_raider.check(scene, query)
+    assert verdict.category is Category.NONE, verdict.explanation
+    # The grounding is exactly the designation: never the excluded object.
+    assert list(verdict.grounding.values()) == [[meant]]
+
+
+def test_a_compound_whose_last_clause_excludes_a_bowl_places_in_the_other() -> None:
+    scene = _scene(
+        _obj("Apple|1", 0.0, 0.5, pickupable=True),
+        _obj("Bowl|red", -0.3, receptacle=True, color="red"),
+        _obj("Bowl|blue", 0.3, receptacle=True, color="blue"),
+    )
+    verdict = bt_raider.check(scene, "pick the apple and put it in the bowl, not the red one")
+    assert verdict.category is Category.NONE, verdict.explanation
+    bowls = [ids for phrase, ids in verdict.grounding.items() if "bowl" in phrase]
+    assert bowls == [["Bowl|blue"]]
+    assert "Bowl|red" not in verdict.objects
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "pick the red box or the blue box",
+        "pick the red box and the blue box",
+        "pick both boxes",
+    ],
+)
+def test_coordination_is_several_never_one_of_them(query) -> None:
+    verdict = bt_raider.check(BOXES, query)
+    assert verdict.category is Category.AMBIGUITY, verdict.explanation
+    (ids,) = verdict.grounding.values()
+    assert len(ids) != 1
+
+
+@pytest.mark.parametrize(
+    "phrase", ["any box", "either the red box or the blue box", "whichever box you choose"]
+)
+def test_any_member_will_do_the_robot_chooses_and_the_grounding_keeps_them_all(phrase) -> None:
+    verdict = bt_raider.check(BOXES, f"pick {phrase}")
+    assert verdict.category is Category.NONE, verdict.explanation
+    assert sorted(verdict.grounding[phrase]) == sorted([RED, BLUE])
+
+
+@pytest.mark.parametrize(
+    ("query", "words"),
+    [
+        ("pick the box unless it is cold", "'unless it is cold'"),
+        ("pick the box if it is cold", "'if it is cold'"),
+        ("pick Adriana's box", '"Adriana\'s"'),
+        ("pick my box", "'my'"),
+        ("pick the other box", ""),
+        ("pick the same box", "'same'"),
+        ("pick the second box", "I cannot count 'second'"),
+    ],
+)
+def test_a_word_left_over_asks_and_names_it_never_none(query, words) -> None:
+    one_box = _scene(_obj(BLUE, 0.3, pickupable=True, color="blue"))
+    for scene in (one_box, BOXES):
+        verdict = bt_raider.check(scene, query)
+        assert verdict.category is Category.AMBIGUITY, (query, verdict.explanation)
+        assert words.strip("'\"") in verdict.explanation
+
+
+# --------------------------------------------------------------------------- speaker frames
+PERSON = {"id": "h1", "name": "Ada", "position": {"x": 0.0, "z": 2.0}, "rotation": {"y": 180.0}}
+# Ada faces the robot: her right is the robot's left (-x).
+GLASSES = [_obj("Cup|robots_left", -0.4, 1.0, pickupable=True), _obj("Cup|robots_right", 0.4, 1.0, pickupable=True)]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("query", "meant"),
+    [
+        ("pick the cup on my right", "Cup|robots_left"),
+        ("pick the cup to my left", "Cup|robots_right"),
+        ("pick the cup on your left", "Cup|robots_left"),
+        ("pick the cup on your right", "Cup|robots_right"),
+        ("pick the cup on the left", "Cup|robots_left"),
+    ],
+)
+def test_my_left_is_the_speakers_and_your_left_the_robots(query, meant) -> None:
+    verdict = bt_raider.check(_scene(*GLASSES, humans=[PERSON]), query)
+    assert verdict.category is Category.NONE, verdict.explanation
+    assert list(verdict.grounding.values()) == [[meant]]
+
+
+def test_my_left_without_the_speakers_heading_is_asked_never_guessed() -> None:
+    facing_unknown = {k: v for k, v in PERSON.items() if k != "rotation"}
+    verdict = bt_raider.check(_scene(*GLASSES, humans=[facing_unknown]), "pick the cup on my right")
+    assert verdict.category is Category.AMBIGUITY
+    assert "which way you face" in verdict.explanation
+
+
+def test_my_left_with_nobody_or_two_people_unmarked_is_asked() -> None:
+    other = {"id": "h2", "name": "Bo", "position": {"x": 1.0, "z": 2.0}, "rotation": {"y": 0.0}}
+    for humans in ([], [PERSON, other]):
+        verdict = bt_raider.check(_scene(*GLASSES, humans=humans), "pick the cup on my right")
+        assert verdict.category is Category.AMBIGUITY
+        assert "who is speaking" in verdict.explanation
+    # The person marked as the user speaks.
+    marked = [dict(PERSON, user=True), other]
+    verdict = bt_raider.check(_scene(*GLASSES, humans=marked), "pick the cup on my right")
+    assert verdict.ok and list(verdict.grounding.values()) == [["Cup|robots_left"]]
+
+
+def test_near_me_is_measured_from_the_speaker() -> None:
+    near_ada = _obj("Cup|near_ada", 0.0, 1.8, pickupable=True)
+    near_robot = _obj("Cup|near_robot", 0.0, 0.5, pickupable=True)
+    scene = _scene(near_ada, near_robot, humans=[PERSON])
+    assert bt_raider.check(scene, "pick the cup near me").grounding == {
+        "the cup near me": ["Cup|near_ada"]
+    }
+    assert bt_raider.check(scene, "pick the cup closest to you").grounding == {
+        "the cup closest to you": ["Cup|near_robot"]
+    }
+
+
+def test_a_speakers_heading_that_is_no_number_fails_closed() -> None:
+    bad = dict(PERSON, rotation={"y": "north"})
+    verdict = bt_raider.check(_scene(*GLASSES, humans=[bad]), "pick the cup on my right")
+    assert verdict.category is Category.UNKNOWN

@@ -1,0 +1,137 @@
+"""The one reader in someone else's tree: a plain py_trees pick and a robot written here.
+
+The guard's child acts on the object the words designate: the box that is not red, the cup on
+the speaker's right; without the speaker's heading the robot asks, and acts on the answer.
+Every tick asserts the guard's and the child's status.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import py_trees
+from py_trees.common import Status
+
+from bt_raider import (
+    ActionState,
+    Progress,
+    RaiderGuard,
+    Recovery,
+    ScriptedHuman,
+    SymbolicReasoner,
+    SymbolicRecoveryPlanner,
+)
+
+
+def _obj(oid: str, x: float, z: float, colour: str) -> dict[str, Any]:
+    return {
+        "objectId": oid,
+        "objectType": oid.split("|", 1)[0],
+        "position": {"x": x, "y": 0.9, "z": z},
+        "pickupable": True,
+        "color": colour,
+    }
+
+
+class TeamRobot:
+    """A team's robot: each action takes two polls; it keeps its scene as a dict."""
+
+    def __init__(self, scene: dict[str, Any]) -> None:
+        self.scene, self.log, self.polls = scene, [], {}
+
+    def start(self, action: str, args: list[Any]) -> int:
+        self.log.append((action, list(args)))
+        self.polls[len(self.log)] = 2
+        return len(self.log)
+
+    def poll(self, handle: int) -> Progress:
+        self.polls[handle] -= 1
+        done = self.polls[handle] <= 0
+        return Progress(ActionState.SUCCEEDED if done else ActionState.RUNNING)
+
+    def cancel(self, handle: int) -> None:
+        self.polls.pop(handle, None)
+
+    def observe(self) -> dict[str, Any]:
+        return self.scene
+
+
+class TeamPick(py_trees.behaviour.Behaviour):
+    """A team's own pick; ``retarget`` is what a guard calls with what its check resolved."""
+
+    def __init__(self, target: str, robot: TeamRobot) -> None:
+        super().__init__(f"Pick {target}")
+        self.target, self.robot, self.resolved, self.handle = target, robot, None, 0
+
+    def retarget(self, resolved: Any) -> None:
+        self.resolved = resolved
+
+    def initialise(self) -> None:
+        target = self.resolved.args[0] if self.resolved else self.target
+        self.handle = self.robot.start("pick", [target])
+
+    def update(self) -> Status:
+        state = self.robot.poll(self.handle).state
+        if state is ActionState.RUNNING:
+            return Status.RUNNING
+        return Status.SUCCESS if state is ActionState.SUCCEEDED else Status.FAILURE
+
+
+def _run(scene: dict[str, Any], query: str, answers: list[str]) -> tuple[TeamRobot, list, Any]:
+    robot = TeamRobot(scene)
+    pick = TeamPick("the thing", robot)
+    human = ScriptedHuman(answers)
+    guard = RaiderGuard(
+        pick,
+        query=query,
+        checker=SymbolicReasoner(),
+        scene=robot.observe,
+        recovery=Recovery(SymbolicRecoveryPlanner(), robot, human),
+    )
+    ticks: list[tuple[Status, Status]] = []
+    for _ in range(3000):  # the check runs off the tick: tick every 5 ms, 15 s at most
+        time.sleep(0.005)
+        guard.tick_once()
+        ticks.append((guard.status, pick.status))
+        if not robot.log:
+            # Nothing acted yet: the child has not run (the check or the recovery is on).
+            assert pick.status is Status.INVALID and guard.status is Status.RUNNING, ticks[-1]
+        if guard.status in (Status.SUCCESS, Status.FAILURE):
+            break
+    return robot, ticks, human
+
+
+ROBOT_AT_ORIGIN = {"position": {"x": 0.0, "y": 0.9, "z": 0.0}, "rotation": {"y": 0.0}}
+
+
+def test_the_child_picks_the_box_that_is_not_red() -> None:
+    scene = {
+        "agent": ROBOT_AT_ORIGIN,
+        "objects": [_obj("Box|red", -0.3, 0.8, "red"), _obj("Box|blue", 0.3, 0.8, "blue")],
+    }
+    robot, ticks, _ = _run(scene, "pick the box that is not red", [])
+    assert ticks[-1] == (Status.SUCCESS, Status.SUCCESS)
+    assert robot.log == [("pick", ["Box|blue"])]
+
+
+ADA = {"id": "h1", "name": "Ada", "position": {"x": 0.0, "z": 2.0}, "rotation": {"y": 180.0}}
+GLASSES = [_obj("Cup|robots_left", -0.4, 1.0, "blue"), _obj("Cup|robots_right", 0.4, 1.0, "red")]
+
+
+def test_the_child_picks_the_cup_on_the_speakers_right() -> None:
+    scene = {"agent": ROBOT_AT_ORIGIN, "objects": GLASSES, "humans": [ADA]}
+    robot, ticks, human = _run(scene, "pick the cup on my right", [])
+    assert ticks[-1] == (Status.SUCCESS, Status.SUCCESS)
+    # Ada faces the robot: her right is the robot's left.
+    assert robot.log == [("pick", ["Cup|robots_left"])]
+    assert not human.transcript  # nothing to ask
+
+
+def test_without_the_speakers_heading_the_robot_asks_and_picks_the_answer() -> None:
+    facing_unknown = {k: v for k, v in ADA.items() if k != "rotation"}
+    scene = {"agent": ROBOT_AT_ORIGIN, "objects": GLASSES, "humans": [facing_unknown]}
+    robot, ticks, human = _run(scene, "pick the cup on my right", ["the red one"])
+    assert ticks[-1] == (Status.SUCCESS, Status.SUCCESS)
+    assert robot.log == [("pick", ["Cup|robots_right"])]  # what the person said, never a guess
+    assert [e.kind for e in human.transcript][:1] == ["ask"]
