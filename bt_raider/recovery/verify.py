@@ -381,6 +381,15 @@ def _substitute(label: str, refs: list[str], designation: Designation) -> str:
     )
 
 
+def _in_sight(scene: Scene, ref: str) -> bool:
+    """Whether ``ref`` is an object of ``scene`` that perception reports as visible."""
+    try:
+        obj = scene.by_id(ref)
+    except BtRaiderError:
+        return False
+    return obj.raw.get("visible", True) is not False
+
+
 def _resume_outside(
     work: Scene,
     plan: RecoveryPlan,
@@ -402,7 +411,7 @@ def _resume_outside(
         for i, ref in enumerate(refs[: len(allowed)]):
             if allowed[i] is not None:
                 continue
-            if _known(work, ref) and ref not in work.locations:
+            if _in_sight(work, ref):
                 return (
                     f"{label}: {ref} is in sight and {one.phrases[i]!r} matched nothing in "
                     "sight; never act on something else in place of what was asked"

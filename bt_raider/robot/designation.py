@@ -65,12 +65,16 @@ class Designated:
             the first check grounded it to nothing (open: re-read in the scene of the release).
         chosen: per phrase, the person's answer that narrowed it (an objectId or a name), or
             None.
+        others: what the check grounded the action's other arguments to (a PDDL instance's
+            place and hand, which the parser does not count as phrases): allowed where the
+            released call's arguments cannot be matched to the phrases one by one.
     """
 
     action: str | None
     phrases: tuple[str, ...]
     allowed: tuple[frozenset[str] | None, ...]
     chosen: tuple[str | None, ...] = ()
+    others: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if len(self.allowed) != len(self.phrases):
@@ -84,8 +88,8 @@ class Designated:
         return any(a is None for a in self.allowed)
 
     def all_allowed(self) -> frozenset[str]:
-        """Every object any phrase allows."""
-        return frozenset(i for a in self.allowed if a is not None for i in a)
+        """Every object any phrase (or other argument) allows."""
+        return frozenset(i for a in self.allowed if a is not None for i in a) | self.others
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -93,6 +97,7 @@ class Designated:
             "phrases": list(self.phrases),
             "allowed": [None if a is None else sorted(a) for a in self.allowed],
             "chosen": list(self.chosen),
+            "others": sorted(self.others),
         }
 
 
@@ -124,7 +129,14 @@ class Designation:
             if not phrases:  # text the parser cannot split: the checker's own phrases
                 phrases = tuple(str(k) for k in grounding)
             allowed = tuple(_lookup(p, grounding) for p in phrases)
-            actions.append(Designated(action, tuple(phrases), allowed))
+            folded = {p.strip().casefold() for p in phrases}
+            others = frozenset(
+                str(i)
+                for k, ids in grounding.items()
+                if str(k).strip().casefold() not in folded
+                for i in ids
+            )
+            actions.append(Designated(action, tuple(phrases), allowed, others=others))
         return cls(query, tuple(actions))
 
     @property
@@ -241,13 +253,27 @@ def outside(
         union = want.all_allowed()
         written = {p.strip().casefold() for p in want.phrases}
         for arg in got.args:
-            if arg.strip().casefold() in written or arg in union:
+            if arg.strip().casefold() in written or _as_id(scene, arg) in union:
                 continue
             shown = ", ".join(sorted(union)) or "nothing in sight"
             out.append(
                 f"{where}{arg} in {call} is none of what the instruction designates ({shown})"
             )
     return out
+
+
+def _as_id(scene: Scene | None, arg: str) -> str:
+    """The objectId ``arg`` stands for: itself, or the object of that exact display name (a
+    checker that grounds nothing leaves "Medicine_2" as written)."""
+    if scene is None:
+        return arg
+    low = arg.strip().casefold()
+    for obj in scene.objects:
+        if obj.id == arg:
+            return arg
+        if obj.name.casefold() == low:
+            return obj.id
+    return arg
 
 
 def _one(
@@ -261,6 +287,7 @@ def _one(
 ) -> list[str]:
     if arg.strip().casefold() == phrase.strip().casefold():
         return []  # the child's own argument, as the instruction wrote it
+    arg = _as_id(scene, arg)
     if allowed is None or arg not in allowed:
         what = "nothing in sight" if allowed is None else ", ".join(sorted(allowed))
         return [f"{where}{arg} is not what {phrase!r} designates (it allows: {what})"]

@@ -84,6 +84,18 @@ def verdict_key(guard_id: str) -> str:
     return f"{VERDICTS_NAMESPACE}/{guard_id.replace('/', '_').replace('.', '_')}"
 
 
+_READER: list[Checker] = []
+
+
+def _words_reader() -> Checker:
+    """The symbolic reasoner that reads an instruction's words on a scene (made once)."""
+    if not _READER:
+        from bt_raider.checking.symbolic import SymbolicReasoner
+
+        _READER.append(SymbolicReasoner())
+    return _READER[0]
+
+
 def _describe(exc: BaseException) -> str:
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
@@ -204,11 +216,20 @@ class _Checking(py_trees.decorators.Decorator):
         self, scene: Any, reread: tuple[tuple[int, str], ...], cancel: Any
     ) -> dict[int, dict[str, list[str]]]:
         """What the original words of each recovered action ground to in ``scene`` (the one a
-        passing re-check saw): the designation of a phrase that grounded to nothing at first."""
+        passing re-check saw): the designation of a phrase that grounded to nothing at first.
+
+        Read by the symbolic reasoner's grounding, whatever the guard's checker: the words are
+        read from the scene's facts, and a model checker is not asked twice.
+        """
+        if not isinstance(scene, Scene):
+            return {}  # nothing to read the words on: the phrase stays open (refused)
         out: dict[int, dict[str, list[str]]] = {}
+        reader = _words_reader()
         for index, text in reread:
+            if cancel.is_set():
+                break
             try:
-                verdict = self._check_one(scene, text, cancel)
+                verdict = reader.check(scene, text)
             except Exception:  # noqa: BLE001 - nothing re-read: the phrase stays open (refused)
                 continue
             if isinstance(verdict, Verdict):
@@ -290,6 +311,7 @@ class _Checking(py_trees.decorators.Decorator):
         )
         if checked.steps and not self.steps:  # a query built on the worker: its steps
             self.steps = list(checked.steps)
+            self._original_steps = list(checked.steps)
         self.step_verdicts = checked.step_verdicts or []
         if not isinstance(verdict, Verdict):
             reason = f"the checker returned {verdict!r} for {self.query}, not a Verdict"

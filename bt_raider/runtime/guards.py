@@ -313,6 +313,7 @@ class RaiderGuard(_Checking, _Recovering, py_trees.decorators.Decorator):
         self.designation = None
         self.refusal = None
         self.steps, self.step_verdicts = [], []
+        self._original_steps = []
         self._recovering_step = None
         self._recovered_steps = set()
         early = self.early_verdict  # used by one run only

@@ -37,9 +37,12 @@ def thing(object_id: str, kind: str, x: float, z: float = 0.5, **more: Any) -> d
     }
 
 
-def kitchen(*, apples: int = 1, far_clean_cup: bool = False) -> dict[str, Any]:
+def kitchen(
+    *, apples: int = 1, far_clean_cup: bool = False, hidden_apple: bool = False
+) -> dict[str, Any]:
     """Two cups (one clean, one dirty), one or two apples, a knife and a bowl, all in reach
-    (the clean cup 2.5 m away with ``far_clean_cup``)."""
+    (the clean cup 2.5 m away with ``far_clean_cup``; with ``hidden_apple``, no apple: the
+    robot sees it once it moves, see :class:`OneArmRobot`)."""
     objects = [
         thing(CLEAN_CUP, "Cup", 0.3, 2.5 if far_clean_cup else 0.4, dirtyable=True, isDirty=False),
         thing(DIRTY_CUP, "Cup", -0.3, 0.4, dirtyable=True, isDirty=True),
@@ -49,6 +52,8 @@ def kitchen(*, apples: int = 1, far_clean_cup: bool = False) -> dict[str, Any]:
     ]
     if apples == 2:
         objects.append(thing(OTHER_APPLE, "Apple", 0.2, 0.6))
+    if hidden_apple:
+        objects = [o for o in objects if o["objectType"] != "Apple"]
     return {
         "agent": {"position": {"x": 0.0, "y": 0.9, "z": 0.0}, "rotation": {"y": 0.0}},
         "objects": objects,
@@ -63,6 +68,10 @@ class OneArmRobot:
     def __init__(self, scene: dict[str, Any], arms: int = 1) -> None:
         self.scene = scene
         self.arms = arms
+        #: What perception reports once the robot moves (the apple behind the bowl).
+        self.arriving: list[dict[str, Any]] = []
+        if not any(o["objectType"] == "Apple" for o in scene["objects"]):
+            self.arriving.append(thing(APPLE, "Apple", 0.0, 0.5))
         if arms > 1:
             scene["robot"] = {"arms": arms}
         self.log: list[tuple[str, list[str]]] = []
@@ -87,6 +96,9 @@ class OneArmRobot:
             by_id[args[0]]["isPickedUp"] = True
             kind = by_id[args[0]]["objectType"]
             self.scene["inventoryObjects"].append({"objectId": args[0], "objectType": kind})
+        elif action == "move_to":  # what was out of sight is in sight from there
+            self.scene["objects"].extend(self.arriving)
+            self.arriving = []
         elif action == "place" and args and args[0] in by_id:
             by_id[args[0]]["isPickedUp"] = False
             held = self.scene["inventoryObjects"]

@@ -21,6 +21,7 @@ from bt_raider.runtime.guards import Phase, RaiderGuard
 from bt_raider.testing.run import run_tree
 from tests.bt_raider.runtime.intent_world import (
     APPLE,
+    BOWL,
     CLEAN_CUP,
     DIRTY_CUP,
     KNIFE,
@@ -150,6 +151,44 @@ def test_a_second_pick_with_a_full_hand_is_refused(verify: bool) -> None:
     else:  # the robot picked (the plan ran), and the re-check found the hand full
         assert robot.picks() == [OTHER_APPLE]
         assert "robot" in guard.feedback_message.lower()
+
+
+@pytest.mark.parametrize("verify", [True, False])
+def test_an_object_out_of_sight_is_designated_by_the_words_where_the_robot_looks(
+    verify: bool,
+) -> None:
+    # "the apple" grounds to nothing at first: its designation is read again, with the same
+    # words, where the recovery took the robot. The apple it finds there is released.
+    guard, child, robot = guarded(
+        "pick the apple", f"move_to('{BOWL}')\npick('{APPLE}')", verify=verify, hidden_apple=True
+    )
+
+    rows = run(guard, child)
+
+    assert all(c is I for _, c, phase in rows if phase is not Phase.ACTING), rows
+    assert rows[-1] == (S, S, Phase.ACTING), guard.feedback_message
+    assert guard.designation is not None
+    assert guard.designation.actions[0].allowed == (frozenset({APPLE}),)  # read where it looked
+    assert robot.log == [("move_to", [BOWL]), ("pick", [APPLE])]
+
+
+@pytest.mark.parametrize("verify", [True, False])
+def test_an_object_out_of_sight_is_not_replaced_by_one_in_sight(verify: bool) -> None:
+    guard, child, robot = guarded(
+        "pick the apple", f"move_to('{BOWL}')\npick('{KNIFE}')", verify=verify, hidden_apple=True
+    )
+
+    rows = run(guard, child)
+
+    refused_rows(rows)
+    assert child.picked == []
+    if verify:  # the knife is in sight and "the apple" matched nothing in sight
+        assert robot.log == [] and "Knife|1 is in sight" in guard.feedback_message
+    else:  # the robot moved; where it looks, "the apple" is the apple, not the knife
+        assert robot.log == [("move_to", [BOWL])]
+        assert guard.designation is not None
+        assert guard.designation.actions[0].allowed == (frozenset({APPLE}),)
+        assert f"{KNIFE} is not what 'the apple' designates" in str(guard.refusal)
 
 
 def two_guards(name_a: str, name_b: str) -> tuple[py_trees.composites.Parallel, list[RaiderGuard]]:
