@@ -25,7 +25,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
 
-    from bt_raider import RaiderGuard
     from bt_raider.examples import care_home
     from bt_raider.testing.explore_domain import PROPERTIES, explore_domain
 
@@ -37,21 +36,12 @@ def main(argv: list[str] | None = None) -> int:
         "place": "PutDown",
     }
 
-    def guard(node, query, robot, human):  # type: ignore[no-untyped-def]
-        return RaiderGuard(
-            node,
-            query,
-            care_home.checker(),
-            scene=robot.observe,
-            recovery=care_home.recovery(robot, human),
-        )
-
     ends: collections.Counter[tuple[str, str]] = collections.Counter()
     start = time.monotonic()
     report = explore_domain(
         care_home.SCENE,
         names,
-        guard,
+        care_home.guard,
         count=args.episodes,
         seed=args.seed,
         words=("PillOrganiser", "pill box", "pills"),

@@ -61,7 +61,8 @@ HUMAN_KEYS = frozenset(
         "role",
     }
 )
-#: Keys of an object the contract reads (AI2-THOR's names).
+#: Keys of an object the contract reads besides its flags (AI2-THOR's names; the capability and
+#: state flags come from the validator, ``flags`` of :func:`check_scene_keys`).
 OBJECT_KEYS = frozenset(
     {
         "objectId",
@@ -74,24 +75,6 @@ OBJECT_KEYS = frozenset(
         "receptacleObjectIds",
         "color",
         "visible",
-        "pickupable",
-        "openable",
-        "toggleable",
-        "sliceable",
-        "receptacle",
-        "dirtyable",
-        "canFillWithLiquid",
-        "cookable",
-        "breakable",
-        "moveable",
-        "isOpen",
-        "isToggled",
-        "isSliced",
-        "isDirty",
-        "isFilledWithLiquid",
-        "isCooked",
-        "isBroken",
-        "isPickedUp",
     }
 )
 #: Keys of AI2-THOR's metadata the contract does not read: known, so never taken for typos.
@@ -204,11 +187,14 @@ def _valid_names(data: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def check_scene_keys(data: dict[str, Any], source: str = "<dict>") -> None:
+def check_scene_keys(
+    data: dict[str, Any], source: str = "<dict>", flags: Iterable[str] = ()
+) -> None:
     """Refuse a hazard map that names nothing; warn about a key that looks like a known one.
 
     Called by :func:`~bt_raider.perception.validation.validate_scene` once the structure is
-    known good (``objects`` a list of objects with ids and types, ``blocked`` a dict).
+    known good (``objects`` a list of objects with ids and types, ``blocked`` a dict), with
+    the capability and state ``flags`` an object may have.
 
     Raises:
         SceneError: one line naming the key and the nearest valid name.
@@ -246,10 +232,11 @@ def check_scene_keys(data: dict[str, Any], source: str = "<dict>") -> None:
             meant = _nearest_key(key, HUMAN_KEYS) if isinstance(key, str) else None
             if meant is not None:
                 _warn(f"{source}: humans[{i}]: {key!r} is not read; did you mean {meant!r}?")
+    known = OBJECT_KEYS | frozenset(flags)
     for i, obj in enumerate(data.get("objects") or []):
-        extra = obj.keys() - OBJECT_KEYS - AI2THOR_KEYS
+        extra = obj.keys() - known - AI2THOR_KEYS
         for key in extra:
-            meant = _nearest_key(key, OBJECT_KEYS) if isinstance(key, str) else None
+            meant = _nearest_key(key, known) if isinstance(key, str) else None
             if meant is not None:
                 _warn(
                     f"{source}: objects[{i}] ({obj['objectId']}): {key!r} is not read; "

@@ -507,4 +507,4 @@ def validate_scene(data: Any, source: str = "<dict>") -> None:
     for key, val in (locations or {}).items():
         as_xyz(val, f"{source}: locations.{key}")
     _check_numbers(data, source)
-    check_scene_keys(data, source)  # a typo that would remove a hazard is refused
+    check_scene_keys(data, source, _FLAGS)  # a typo that would remove a hazard is refused

@@ -472,10 +472,10 @@ class SymbolicRecoveryPlanner:
         closed = [o for o in map(ctx.obj, blockers) if o is not None and _a_closed_door(o)]
         if len(closed) == len(blockers) and all(ctx.can("open", o.type) for o in closed):
             # A closed door on the way: the robot opens it itself, nobody is asked.
-            lines = []
+            opened: list[str] = []
             for door in closed:
-                lines += [*ctx.reach_first(door.name), ctx.do("open", door.name, kind=door.type)]
-            return [*lines, *ctx.resume()]
+                opened += [*ctx.reach_first(door.name), ctx.do("open", door.name, kind=door.type)]
+            return [*opened, *ctx.resume()]
         movable = all((o := ctx.obj(b)) is not None and o.flag("pickupable") for b in blockers)
         try:
             spot = ctx.free if movable else None

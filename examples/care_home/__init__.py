@@ -14,8 +14,19 @@ from bt_raider.examples.care_home.home import (
     SCENE,
     checker,
     contracts,
+    guard,
     lexicon,
     recovery,
 )
 
-__all__ = ["ACTIONS", "DOMAIN", "LEXICON", "SCENE", "checker", "contracts", "lexicon", "recovery"]
+__all__ = [
+    "ACTIONS",
+    "DOMAIN",
+    "LEXICON",
+    "SCENE",
+    "checker",
+    "contracts",
+    "guard",
+    "lexicon",
+    "recovery",
+]

@@ -19,6 +19,7 @@ from bt_raider.checking.symbolic import SymbolicReasoner
 from bt_raider.perception.lexicon import CategoryLexicon
 from bt_raider.recovery.pipeline import Recovery
 from bt_raider.recovery.symbolic import SymbolicRecoveryPlanner
+from bt_raider.runtime.guards import RaiderGuard
 
 HERE = Path(__file__).resolve().parent
 #: The home's PDDL domain (``navigate-to ?r ?from ?to ?door``).
@@ -71,3 +72,8 @@ def recovery(robot: Any, human: Any, **kw: Any) -> Recovery:
         contracts=contracts(),
         **kw,
     )
+
+
+def guard(node: Any, query: str, robot: Any, human: Any) -> RaiderGuard:
+    """The home's guard around one of its nodes: its checker, its recovery, the robot's view."""
+    return RaiderGuard(node, query, checker(), scene=robot.observe, recovery=recovery(robot, human))

@@ -10,7 +10,15 @@ from typing import Any
 
 import py_trees
 
-from bt_raider import ActionState, Progress
+from bt_raider import (
+    ActionState,
+    Progress,
+    RaiderGuard,
+    Recovery,
+    ScriptedHuman,
+    SymbolicReasoner,
+    SymbolicRecoveryPlanner,
+)
 
 Status = py_trees.common.Status
 
@@ -162,3 +170,28 @@ def tick(root: py_trees.behaviour.Behaviour, limit: int = 600) -> list[Status]:
             break
         time.sleep(0.003)
     return statuses
+
+
+def guarded(
+    query: str,
+    action: str,
+    args: list[str],
+    scene: dict[str, Any],
+    answers: list[str],
+    actions: Any = ACTIONS,
+    **recovery: Any,
+) -> tuple[RaiderGuard, Act, CareRobot, ScriptedHuman]:
+    """The user's node for ``action`` under a guard for ``query``, with symbolic recovery on a
+    care robot over ``scene`` and a person who answers ``answers``."""
+    robot = CareRobot(scene)
+    human = ScriptedHuman(answers)
+    node = Act(action, args, robot)
+    guard = RaiderGuard(
+        node,
+        query,
+        SymbolicReasoner(),
+        scene=robot.observe,
+        recovery=Recovery(SymbolicRecoveryPlanner(), robot, human, actions=actions, **recovery),
+        name=f"guard {query}",
+    )
+    return guard, node, robot, human

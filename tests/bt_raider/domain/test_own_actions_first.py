@@ -3,19 +3,11 @@ actions can do (OpenDoor, NavigateTo); a policy says who may be asked what. Fail
 
 from __future__ import annotations
 
-from bt_raider import (
-    RaiderGuard,
-    Recovery,
-    ScriptedHuman,
-    SymbolicReasoner,
-    SymbolicRecoveryPlanner,
-)
 from bt_raider.recovery.robot_actions import RobotActions
 from tests.bt_raider.domain.care_home import (
     ACTIONS,
-    Act,
-    CareRobot,
     Status,
+    guarded,
     lounge,
     person,
     thing,
@@ -27,20 +19,6 @@ RESIDENTS = [
     person("h2", "Bob", -0.4, 0.3, role="resident"),
 ]
 GLASSES = thing("ReadingGlasses|1", "ReadingGlasses", 3.0, 3.0, pickupable=True)
-
-
-def guarded(query, action, args, scene, answers, actions=ACTIONS, **recovery):
-    robot = CareRobot(scene)
-    human = ScriptedHuman(answers)
-    node = Act(action, args, robot)
-    guard = RaiderGuard(
-        node,
-        query,
-        SymbolicReasoner(),
-        scene=robot.observe,
-        recovery=Recovery(SymbolicRecoveryPlanner(), robot, human, actions=actions, **recovery),
-    )
-    return guard, node, robot, human
 
 
 def test_a_closed_door_on_the_route_is_opened_with_the_robots_own_opendoor():

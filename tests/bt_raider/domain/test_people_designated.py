@@ -8,31 +8,15 @@ from __future__ import annotations
 
 import pytest
 
-from bt_raider import (
-    RaiderGuard,
-    Recovery,
-    ScriptedHuman,
-    SymbolicReasoner,
-    SymbolicRecoveryPlanner,
+from tests.bt_raider.domain.care_home import (
+    Status,
+    guarded,
+    lounge,
+    person,
+    tick,
 )
-from tests.bt_raider.domain.care_home import ACTIONS, Act, CareRobot, Status, lounge, person, tick
 
 PILLS = "PillOrganiser|1"
-
-
-def guarded(query, action, args, scene, answers, **recovery):
-    robot = CareRobot(scene)
-    human = ScriptedHuman(answers)
-    node = Act(action, args, robot)
-    guard = RaiderGuard(
-        node,
-        query,
-        SymbolicReasoner(),
-        scene=robot.observe,
-        recovery=Recovery(SymbolicRecoveryPlanner(), robot, human, actions=ACTIONS, **recovery),
-        name=f"guard {query}",
-    )
-    return guard, node, robot, human
 
 
 def run(guard, node):

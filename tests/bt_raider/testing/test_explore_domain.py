@@ -35,22 +35,11 @@ NAMES = {
 Status = py_trees.common.Status
 
 
-def home_guard(node, query, robot, human):
-    """The care home's guard: its checker (words, contract) and recovery (actions, policy)."""
-    return RaiderGuard(
-        node,
-        query,
-        care_home.checker(),
-        scene=robot.observe,
-        recovery=care_home.recovery(robot, human),
-    )
-
-
 def test_the_care_home_explored_in_its_own_terms_has_no_violation():
     report = explore_domain(
         care_home.SCENE,
         NAMES,
-        home_guard,
+        care_home.guard,
         count=60,
         seed=3,
         words=("PillOrganiser", "pill box", "pills"),
