@@ -19,7 +19,7 @@ Anything else is handed to the checker unchanged (a checker with a world model o
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any, TypeAlias
 
 from bt_raider.perception.scene import Scene
@@ -51,7 +51,7 @@ def scene_source(scene: SceneLike) -> Any:
     if callable(scene):
         return scene
     if isinstance(scene, (str, PurePath)):
-        return Scene.load(scene)
+        return Scene.load(Path(scene))
     return as_scene(scene, source="the scene dict")
 
 

@@ -317,7 +317,7 @@ class DomainReport:
         try:
             rel = Path(os.path.relpath(Path(room_path).resolve(), Path(project).resolve()))
         except ValueError:  # another drive: the name alone
-            rel = Path(room_path).name
+            rel = Path(Path(room_path).name)
         ep = outcome.episode
         return (
             f"# {prop} ({PROPERTIES[prop]}): {outcome.violations[prop]}\n"
