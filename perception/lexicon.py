@@ -8,6 +8,8 @@ knowledge that is *data*, not code: ``perception/data/categories.json`` holds
 - ``synonyms`` {noun phrase: [objectTypes]} ("refrigerator" -> Fridge; "knife" -> Knife and
   ButterKnife, since both slice in AI2-THOR),
 - ``states`` {adjective: {flag: bool}} ("clean" -> isDirty false),
+- ``not_types`` [words]: words that name no type of their own, never read as a plural or a
+  head noun ("glasses", the eyewear, is not two of "glass"); a synonym may still give one,
 
 and a user merges a file of their own over it with :meth:`CategoryLexicon.load`. Custom object types
 (the medicine demo's ``Medicine`` and ``PillBottle``) are just more strings.
@@ -37,7 +39,7 @@ from bt_raider.words import plural, singulars
 DEFAULT_PATH = Path(__file__).resolve().parent / "data" / "categories.json"
 #: State flags an adjective may constrain (the AI2-THOR state flags of the scene format).
 STATE_FLAGS = frozenset(STATES)
-SECTIONS = ("object_types", "categories", "category_aliases", "synonyms", "states")
+SECTIONS = ("object_types", "categories", "category_aliases", "synonyms", "states", "not_types")
 _DETERMINERS = frozenset(
     "the a an some any all my your his her their our this that these those one".split()
 )
@@ -140,6 +142,9 @@ class CategoryLexicon:
                     f"{source}: unknown section {key!r}: expected one of {', '.join(SECTIONS)}"
                 )
         self._object_types = tuple(self._strings(data.get("object_types", []), "object_types"))
+        self._not_types = frozenset(
+            clean_phrase(w) for w in self._strings(data.get("not_types", []), "not_types")
+        )
         self._categories: dict[str, tuple[str, ...]] = {}
         for name, types in self._section(data, "categories").items():
             self._categories[clean_phrase(name)] = tuple(self._strings(types, f"categories.{name}"))
@@ -258,7 +263,7 @@ class CategoryLexicon:
                 raise LexiconError(
                     f"{source}: unknown section {key!r}: expected one of {', '.join(SECTIONS)}"
                 )
-            if key == "object_types":
+            if key in ("object_types", "not_types"):
                 extra = value if isinstance(value, list) else [value]
                 merged[key] = list(dict.fromkeys([*merged.get(key, []), *extra]))
                 continue
@@ -301,11 +306,28 @@ class CategoryLexicon:
         key = clean_phrase(raw)
         if not key:
             return set()
+        if key in self._not_types:  # "glasses": the eyewear, unless a synonym says a type
+            return set(self._synonyms.get(key, ()))
         for form in (key, *singulars(key)):
             hit = self._lookup(form)
             if hit:
                 return hit
         return self._of_phrase(key) or self._part_phrase(key)
+
+    def names_a_thing(self, words: set[str]) -> bool:
+        """Whether a word of ``words`` is a noun of a thing ("ana_door" holds a door): such an
+        argument is grounded among objects only, never to a person named in it."""
+        return any(self.types_for(w) for w in words)
+
+    def own_word(self, noun: str) -> frozenset[str] | None:
+        """What the lexicon says ``noun`` itself means, before any plural is read: its
+        synonym's types, an empty set for a word that is no type (``not_types``), else None."""
+        key = clean_phrase(noun)
+        if key in self._synonyms:
+            return frozenset(self._synonyms[key])
+        if key in self._not_types:
+            return frozenset()
+        return None
 
     def _part_phrase(self, key: str) -> set[str]:
         """ "X door", "X handle", "X lid" name X ("the microwave door", "the toilet tank")

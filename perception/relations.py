@@ -382,9 +382,20 @@ def blocker_ids(scene: Any, keys: Iterable[str]) -> list[str]:
     for key, ids in scene.blocked.items():
         if str(key).lower() in wanted:
             for i in ids:
-                if i not in out:
+                if i not in out and not _open_door(scene, str(i)):
                     out.append(str(i))
     return out
+
+
+def _open_door(scene: Any, object_id: str) -> bool:
+    """A door (or gate) listed as an obstacle that is open now: the way through is free."""
+    try:
+        o = scene.by_id(object_id)
+    except Exception:
+        return False
+    return bool(
+        o.type.lower().endswith(("door", "gate")) and o.flag("openable") and o.flag("isOpen")
+    )
 
 
 def keys_for(target: Any) -> list[str]:

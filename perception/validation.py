@@ -21,6 +21,7 @@ from itertools import chain, repeat
 from typing import Any
 
 from bt_raider.errors import SceneError
+from bt_raider.perception.scene_keys import check_scene_keys
 from bt_raider.perception.values import (
     _FLOAT_MAX,
     MAX_MAGNITUDE,
@@ -506,3 +507,4 @@ def validate_scene(data: Any, source: str = "<dict>") -> None:
     for key, val in (locations or {}).items():
         as_xyz(val, f"{source}: locations.{key}")
     _check_numbers(data, source)
+    check_scene_keys(data, source, _FLAGS)  # a typo that would remove a hazard is refused

@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import py_trees
 
+from bt_raider.checking.action_contract import ActionContracts
+from bt_raider.checking.contract import Query
 from bt_raider.errors import PlanningError
 from bt_raider.planners.pddl import Step, pddl_text, plan_steps
 from bt_raider.recovery.robot_actions import RobotActions
@@ -59,6 +61,8 @@ class ActionRegistry:
     def __init__(self, fallback: BehaviourFactory | None = None) -> None:
         self._factories: dict[str, BehaviourFactory] = {}
         self.fallback = fallback
+        #: The action contract declared next to the actions (``action(name, kind=, role=type)``).
+        self.contracts = ActionContracts()
 
     def register(self, name: str, factory: BehaviourFactory) -> None:
         """Register a Behaviour class or factory for the action ``name`` (replacing any)."""
@@ -66,8 +70,15 @@ class ActionRegistry:
             raise TypeError(f"action {name!r}: expected a Behaviour class or a factory")
         self._factories[name.lower()] = factory
 
-    def action(self, name: str) -> Callable[[F], F]:
-        """Decorator form of :meth:`register`; returns the class or function unchanged."""
+    def action(self, name: str, *, kind: str | None = None, **roles: str) -> Callable[[F], F]:
+        """Decorator form of :meth:`register`; returns the class or function unchanged.
+
+        With ``kind`` the action's contract is declared here too, each argument in order as
+        ``role=type``: ``@registry.action("HandTo", kind="handover", object="item",
+        recipient="person")`` (:class:`~bt_raider.checking.action_contract.ActionContracts`).
+        """
+        if kind is not None:
+            self.contracts.declare(name, kind, **roles)
 
         def decorate(factory: F) -> F:
             self.register(name, factory)
@@ -101,6 +112,8 @@ class ActionRegistry:
         """A copy with the same registrations (and ``fallback`` if given, else this one's)."""
         new = ActionRegistry(fallback if fallback is not None else self.fallback)
         new._factories.update(self._factories)
+        for contract in self.contracts:
+            new.contracts.add(contract)
         return new
 
     def build(self, step: Step) -> py_trees.behaviour.Behaviour:
@@ -178,6 +191,7 @@ def raider_guards(
     scene: Any,
     recovery: Any = None,
     preconditions: PreconditionSource | None = None,
+    contracts: ActionContracts | None = None,
     **kw: Any,
 ) -> Guard:
     """A ``guard`` for :func:`plan_to_tree` wrapping each step in a ``RaiderGuard``.
@@ -189,17 +203,29 @@ def raider_guards(
         preconditions: when given (e.g. a PddlWorld), each guard's query is built at check
             time, so its preconditions and unsatisfied ones come from the *current* state;
             otherwise the query is the step's PDDL text.
+        contracts: the domain's action contract
+            (:func:`~bt_raider.planners.contracts.derive_contracts`): each step is checked on
+            the arguments its kind acts on, by role (``(navigate-to r corridor lounge door)``
+            is checked as ``navigate-to(lounge)``), never by position.
         **kw: more RaiderGuard options (``max_attempts``, ...).
     """
 
     def wrap(child: py_trees.behaviour.Behaviour, step: Step) -> py_trees.behaviour.Behaviour:
         if preconditions is None:
             query: Any = pddl_text(step)
+            if contracts is not None and step.name in contracts:
+                query = contracts.query(query)
         else:
             source = preconditions
 
             def query() -> Any:
-                return source.query(step)
+                q = source.query(step)
+                if contracts is None or step.name not in contracts:
+                    return q
+                contract = contracts.get(step.name)
+                values = list(q.bindings.values())
+                args = values if len(values) == len(step.args) else list(step.args)
+                return Query(contract.query(args), q.preconditions, q.unsatisfied)  # type: ignore[union-attr]
 
         return RaiderGuard(child, query, checker, scene=scene, recovery=recovery, **kw)
 

@@ -209,7 +209,8 @@ class Grounder:
             if self._mentions_person(phrase):
                 return self.ground_person(phrase)
             found = self.ground_object(phrase)
-            if not found.candidates and self.scene.humans and not phrase.relation:
+            thing = bool(self.lexicon.types_for(phrase.head or phrase.text))  # "box": no person
+            if not found.candidates and self.scene.humans and not phrase.relation and not thing:
                 # "approach adriana" with nobody of that name: say so about people.
                 person = self.ground_person(phrase)
                 if person.unrecognised:
@@ -232,6 +233,8 @@ class Grounder:
         words = set(re.split(r"[\s_\-]+", phrase.text.lower()))
         if words & PERSON_WORDS:
             return True
+        if self.lexicon.names_a_thing(words - PERSON_WORDS):  # "ana_door": a door
+            return False
         for h in self.scene.humans:
             if h.id.lower() in words or _squash(h.id) == _squash(phrase.text):
                 return True
@@ -257,8 +260,11 @@ class Grounder:
             name = entry.get("name")
             (recognised if name else unrecognised).append(h)
         matched: list[Human] = []
+        thing = self.lexicon.names_a_thing(set(words) - PERSON_WORDS)
         for h in recognised:
             name = (h.name or "").lower()
+            if thing and _squash(name) != _squash(phrase.text):
+                continue  # a door named after Ana is no person
             if name and (name in words or _squash(name) == _squash(phrase.text)):
                 matched.append(h)
             elif h.id.lower() in words or _squash(h.id) == _squash(phrase.text):
@@ -579,7 +585,10 @@ class Grounder:
         return self._longest[1]
 
     def _types_of_phrase(self, phrase: str, scene_types: set[str]) -> tuple[set[str], str] | None:
-        for form in (phrase, *singulars(phrase)):
+        for n, form in enumerate((phrase, *singulars(phrase))):
+            own = self.lexicon.own_word(phrase) if n == 1 else None  # "glasses": no plural
+            if own is not None:
+                return (set(own), "AS") if own else None
             key = _squash(form)
             hit = {t for t in scene_types if t.lower() == key}
             if hit:

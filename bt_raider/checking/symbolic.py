@@ -39,10 +39,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+from bt_raider.checking import new_actions
+from bt_raider.checking.action_contract import ActionContract, ActionContracts
 from bt_raider.checking.action_rules import _ActionRules
 from bt_raider.checking.contract import Query, as_query
 from bt_raider.checking.grounding import Grounded, Grounder
 from bt_raider.checking.parse import ParsedQuery, parse_query
+from bt_raider.checking.phrases import parse_phrase
 from bt_raider.checking.steps import check_steps, split_steps
 from bt_raider.checking.tool_runner import ToolFailure, ToolRunner
 from bt_raider.checking.verdict import PRIORITY, Category, ToolCall, Verdict
@@ -73,6 +76,10 @@ class SymbolicReasoner:
         lexicon: nouns, categories and state adjectives (default: the bundled lexicon).
         time_limit: seconds a check may take; past it the verdict is ``unknown``.
         single_slot: object types that hold one item at a time.
+        contracts: the user's action contract
+            (:class:`~bt_raider.checking.action_contract.ActionContracts`): a call of one of its
+            actions is checked on the arguments its kind acts on, by role; a new kind by its
+            declared preconditions (:mod:`bt_raider.checking.new_actions`).
     """
 
     def __init__(
@@ -82,7 +89,9 @@ class SymbolicReasoner:
         *,
         time_limit: float | None = None,
         single_slot: frozenset[str] | set[str] = SINGLE_SLOT_TYPES,
+        contracts: ActionContracts | None = None,
     ) -> None:
+        self.contracts = contracts
         self.tools = tools if tools is not None else default_tools()
         self.lexicon = lexicon if lexicon is not None else CategoryLexicon.default()
         self.time_limit = time_limit
@@ -114,6 +123,16 @@ class SymbolicReasoner:
     def _check_one(
         self, scene: Scene, q: Query, cancel: threading.Event | None, deadline: float | None
     ) -> Verdict:
+        found = self.contracts.split(q.text) if self.contracts is not None else None
+        if found is not None and found[0].new:
+            contract, args = found
+            picked = contract.picked([q.bindings.get(a, a) for a in args])
+            phrases = [parse_phrase(value)._replace(role="object") for _, value, _ in picked]
+            parsed = ParsedQuery(contract.name, phrases, "structured", q.text)
+            return _Check(self, scene, q, parsed, cancel, deadline, contract).execute()
+        if found is not None:
+            text = found[0].query([q.bindings.get(a, a) for a in found[1]])
+            q = Query(text, q.preconditions, q.unsatisfied)
         parsed = parse_query(q.text, q.bindings, self.lexicon)
         if parsed.request and not scene.humans:
             # "I need the salt shaker" where the scene models nobody: fetching it is the action.
@@ -133,8 +152,10 @@ class _Check(_ActionRules):
         parsed: ParsedQuery,
         cancel: threading.Event | None,
         deadline: float | None,
+        contract: ActionContract | None = None,
     ) -> None:
         self.owner = owner
+        self.contract = contract  # a new kind's declared contract
         self.scene = scene
         self.query = query
         self.parsed = parsed
@@ -342,7 +363,10 @@ class _Check(_ActionRules):
             "approach": self.approach,
             "handover": self.handover,
         }
-        rules[self.action]()
+        if self.contract is not None:
+            new_actions.answer(self, self.contract)
+        else:
+            rules[self.action]()
         if self.query.preconditions or self.query.unsatisfied:
             # Imported for a plan's facts only: its 16 patterns compile at import.
             from bt_raider.checking.plan_facts import PlanFacts
@@ -374,8 +398,13 @@ class _Check(_ActionRules):
         )
 
     def _all_clear(self) -> str:
-        verb = VERBS[self.action][0]
         obj = self.one("object") or self.one("target")
+        if self.contract is not None:
+            facts = list(dict.fromkeys(self.positives))
+            reason = (": " + listing(facts, limit=6)) if facts else ""
+            what = f"({display(obj)})" if obj is not None else "()"
+            return f"The robot can {self.contract.name}{what}{reason}."
+        verb = VERBS[self.action][0]
         if self.action == "place":
             what = f"the {display(obj)} in the {display(self.one('destination'))}"
         elif self.action == "handover":

@@ -147,9 +147,13 @@ class AnswerSpace:
         open: bool = False,
         lexicon: CategoryLexicon | None = None,
         introductions: bool = False,
+        expect: Iterable[str] = (),
         speaker: Viewer | str | None = FROM_SCENE,
     ) -> None:
         self.candidates = list(dict((c.value, c) for c in candidates).values())
+        #: The names of the person designated by name: anyone else introducing herself is not
+        #: a substitute (the reading is ``absent``, final).
+        self.expect = tuple(e for e in expect if e)
         #: Who answers ("my left" is seen from there): a person's id or name (the one asked),
         #: ``FROM_SCENE`` (the person marked user, else the only one) or None (unknown).
         self.speaker = speaker
@@ -200,21 +204,44 @@ class AnswerSpace:
     def places(
         cls, scene: Scene, *, people: Iterable[str] = (), what: str = "place"
     ) -> AnswerSpace:
-        """Named locations, every object of the scene, and the people named in ``people``."""
+        """Named locations, every object of the scene, and the people named in ``people``.
+
+        Only those people: "where can I find the box?" answered "I'm Ana" names no place,
+        and the person answering never becomes where the robot goes.
+        """
         out = [Candidate(name, name, (name,)) for name in scene.locations]
         out += [Candidate(o.id, o.name, (o.name, o.id), o) for o in scene.objects]
-        return cls([*out, *_people(scene, people)], scene=scene, what=what)
+        named = {str(n).lower() for n in people}
+        them = [
+            Candidate(h.name, h.name, (h.name, h.id))
+            for h in scene.humans
+            if h.name and (h.name.lower() in named or h.id.lower() in named)
+        ]
+        return cls([*out, *them], scene=scene, what=what)
 
     @classmethod
     def people(
-        cls, scene: Scene | None, names: Iterable[str] = (), *, introductions: bool = False
+        cls,
+        scene: Scene | None,
+        names: Iterable[str] = (),
+        *,
+        introductions: bool = False,
+        expect: Iterable[str] = (),
     ) -> AnswerSpace:
         """The people expected by name (the action's person) and everyone recognised.
 
         With ``introductions`` (the action names a role, "the user", not a name), a reply
         that introduces someone by a name ("I'm Adriana", "It's Bob") gives that name; the
         guard's re-check then decides whether that person can be served.
+
+        With ``expect`` (the action designates a person by name), only those names are
+        candidates: "I'm Ana" for Bernadette reads as ``absent`` ("Ana is not Bernadette"),
+        final, never as a substitute.
         """
+        expect = [e for e in expect if e]
+        if expect:
+            cands = [Candidate(n, n, (n,)) for n in expect]
+            return cls(cands, scene=scene, what="person", introductions=True, expect=expect)
         return cls(_people(scene, names), scene=scene, what="person", introductions=introductions)
 
     @classmethod
@@ -275,7 +302,17 @@ class AnswerSpace:
         if self.introductions:
             found = _INTRODUCTION.match(" ".join(answer.split()))
             if found and found.group(1).lower() not in _STOP:
-                return Reading(Intent.CHOSEN, answer, value=found.group(1))
+                said = found.group(1)
+                if self.expect and said.lower() not in {e.lower() for e in self.expect}:
+                    whom = choices(list(self.expect))
+                    return Reading(
+                        Intent.ABSENT,
+                        answer,
+                        reason=f"{said} is not {whom}: {whom} is not here.",
+                    )
+                if self.expect:
+                    said = next(e for e in self.expect if e.lower() == said.lower())
+                return Reading(Intent.CHOSEN, answer, value=said)
         try:
             return self._read(answer)
         except (BtRaiderError, ValueError, IndexError, KeyError) as exc:

@@ -50,6 +50,7 @@ import py_trees
 from bt_raider.checking.parse import action_for_name, same_action, split_action
 from bt_raider.errors import BtRaiderError, RecoveryCodeError, UsageError
 from bt_raider.llm.replies import clean_code
+from bt_raider.perception.people import Policy, is_description
 from bt_raider.perception.scene import Scene
 from bt_raider.recovery.answers import AnswerSpace, Intent, Reading, strip_article
 from bt_raider.recovery.compiler import compile_program
@@ -110,6 +111,15 @@ class Recovery:
         verify: prove each plan before it starts (and again after each answer a later robot
             action depends on); a refuted plan is rejected with the reason. False: trust a
             plan once it parses (the behaviour before verification, for comparisons).
+        contracts: the user's action contract
+            (:class:`~bt_raider.checking.action_contract.ActionContracts`): plans ending in a
+            new kind (``PressButton``) are verified by its declared preconditions.
+        lexicon: the user's words (a :class:`~bt_raider.perception.lexicon.CategoryLexicon`,
+            e.g. ``CategoryLexicon.load("lexicon.json")``): replies are read with it, as the
+            check reads instructions with ``SymbolicReasoner(lexicon=...)``.
+        policy: who may be asked what (a :class:`~bt_raider.perception.people.Policy` or its JSON
+            form, ``docs/domain.md``); None: the scene's ``policy`` key, else the default
+            (residents are never sent on errands).
         verifier: the :class:`~bt_raider.recovery.verify.Verifier`; None: the planner's own
             (``planner.verifier``, e.g. ``PddlRecoveryPlanner``'s PDDL simulation) if it has one, else
             a :class:`~bt_raider.recovery.verify.SceneVerifier` with the symbolic checker.
@@ -139,6 +149,9 @@ class Recovery:
         max_asks: int = 3,
         verify: bool = True,
         verifier: Verifier | None = None,
+        policy: Any = None,
+        contracts: Any = None,
+        lexicon: Any = None,
     ) -> None:
         if not callable(getattr(planner, "propose", None)):
             raise UsageError(f"planner must have propose(request, *, cancel), got {planner!r}")
@@ -164,7 +177,14 @@ class Recovery:
             own = getattr(planner, "verifier", None)
             if not callable(getattr(own, "verify", None)):
                 own = None
+            if verifier is None and own is None and contracts is not None:
+                # The user's new kinds (PressButton) are checked by their declared contract.
+                from bt_raider.checking.symbolic import SymbolicReasoner
+
+                verifier = SceneVerifier(SymbolicReasoner(contracts=contracts))
             self.verifier = verifier or own or SceneVerifier()
+        self.policy = None if policy is None else Policy.from_data(policy, "Recovery(policy=)")
+        self.lexicon = lexicon
         self.unrecoverable: Unrecoverable | None = None
         self.proved = 0
         self.refuted = 0
@@ -187,6 +207,8 @@ class Recovery:
         """
         if self.actions is not None and request.actions is None:
             request = replace(request, actions=self.actions)
+        if self.policy is not None and request.policy is None:
+            request = replace(request, policy=self.policy)
         rejected: list[str] = []
         refuted: dict[str, str] = {}  # code -> why the verifier rejected it
         current = request
@@ -201,6 +223,9 @@ class Recovery:
                 self._check_actions(plan)
                 plan.aliases = scene_aliases(plan, request)
                 plan.answers = answer_spaces(plan, request, self.actions)
+                if self.lexicon is not None:
+                    for space in plan.answers.values():
+                        space._lexicon = self.lexicon  # the user's words in replies too
             except RecoveryCodeError as exc:
                 reason = self._hint(str(exc))
                 rejected.append(reason)
@@ -280,11 +305,29 @@ class Recovery:
         """Every step that runs must be one of the robot's actions."""
         if self.actions is None:
             return
+        scene = plan.request.scene if isinstance(plan.request.scene, Scene) else None
         for step in plan.run.steps:
             if step.action not in INTERACTION_ACTIONS and step.action not in self.actions:
                 raise RecoveryCodeError(
                     f"line {step.line}: {step.to_code()[:60]} cannot run: "
                     f"{self.actions.missing(step.action)}"
+                )
+            serves = self.actions.skill_type(step.action)
+            if serves is None or scene is None or not step.args or isinstance(step.args[0], Ref):
+                continue
+            ref = scene_ref(scene, str(step.args[0]))
+            kind = None
+            if ref is not None:
+                try:
+                    kind = scene.by_id(ref).type
+                except BtRaiderError:
+                    kind = None
+            if kind is None or not re.sub(r"[\s_-]", "", kind.lower()).endswith(serves):
+                # A skill for one type never serves another: a drawer is not a door.
+                raise RecoveryCodeError(
+                    f"line {step.line}: {step.to_code()[:60]} cannot run: {step.action} serves "
+                    f"objects of type {serves}, and {step.args[0]!r} is "
+                    + (f"a {kind}" if kind else "no object of the scene")
                 )
 
     def _hint(self, reason: str) -> str:
@@ -647,9 +690,11 @@ def answer_spaces(
             (str(st.args[0]) for st in plan.program.steps if st.target == var and st.args), ""
         )
         if roles == {"person"} or (re.search(r"\bwho\b", question, re.I) and names):
-            # "the user" is a role, not a name: whoever introduces herself may be it.
-            role = bool(names) and all(n[:1].islower() for n in names)
-            out[var] = AnswerSpace.people(scene, names, introductions=role)
+            # "the user" is a description: whoever introduces herself may be it (the re-check
+            # decides). "Bernadette" is a name: nobody else is a substitute.
+            described = bool(names) and all(is_description(n) for n in names)
+            expect = [] if described else names
+            out[var] = AnswerSpace.people(scene, names, introductions=described, expect=expect)
         elif "place" in roles:
             out[var] = AnswerSpace.places(scene, people=names)
         else:

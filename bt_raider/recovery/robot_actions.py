@@ -64,6 +64,21 @@ SYNONYMS: dict[str, str] = {
     "handto": "handover",
 }
 
+
+def typed_skill(name: str) -> tuple[str, str] | None:
+    """``OpenDoor`` -> ``("open", "Door")``: a verb's skill for one object type, or None.
+
+    The name is a RAIDER verb (or synonym) followed by a type: ``OpenDrawer``, ``open_drawer``,
+    ``PressButton`` is not (``press`` is no verb of ours: a new kind, ``docs/domain.md``).
+    """
+    parts = [p for p in re.split(r"[_\-\s]+|(?<=[a-z])(?=[A-Z])", str(name)) if p]
+    for cut in range(len(parts) - 1, 0, -1):
+        verb = verb_for_name("".join(parts[:cut]))
+        if verb is not None and verb not in ("move_to", "approach"):
+            return verb, "".join(p[:1].upper() + p[1:] for p in parts[cut:])
+    return None
+
+
 #: Arity assumed for a user's action that matches no RAIDER verb (unless given).
 DEFAULT_EXTRA_ARITY = (1, 2)
 
@@ -105,6 +120,8 @@ class RobotActions:
     ) -> None:
         self._names: dict[str, str] = {}  # verb (or own action) -> the robot's name
         self._verbs: dict[str, str] = {}  # the robot's name -> verb (or itself)
+        # verb -> object type (squashed) -> the robot's skill for that type (OpenDoor, OpenDrawer)
+        self._typed: dict[str, dict[str, str]] = {}
         arities = dict(arities or {})
         self._vocab = Vocabulary(defaults=False)
         for verb, name in mapping.items():
@@ -157,18 +174,47 @@ class RobotActions:
         pairs: dict[str, str] = dict(mapping or {})
         taken = set(pairs.values())
         extra: dict[str, int | Iterable[int]] = dict(arities or {})
+        typed: list[tuple[str, str, str]] = []
         for raw in names:
             name = re.sub(r"\W", "_", str(raw))
             if not name or name in taken or name in INTERACTION_ACTIONS:
                 continue
             verb = verb_for_name(name)
+            skill = typed_skill(name) if verb is None else None
             if verb is not None and verb not in pairs:
                 pairs[verb] = name
+            elif skill is not None:
+                typed.append((skill[0], skill[1], name))
             else:
                 pairs[name] = name
                 extra.setdefault(name, DEFAULT_EXTRA_ARITY)
             taken.add(name)
-        return cls(pairs, arities=extra)
+        out = cls(pairs, arities=extra)
+        for verb, kind, name in typed:
+            out.add_skill(verb, kind, name)
+        return out
+
+    def add_skill(self, verb: str, kind: str, name: str) -> RobotActions:
+        """Add ``name`` as the robot's skill for ``verb`` on objects of type ``kind``
+        (``add_skill("open", "Door", "OpenDoor")``); returns ``self``.
+
+        Raises:
+            RecoveryCodeError: ``verb`` is no RAIDER verb, or ``name`` is taken.
+        """
+        if verb not in DEFAULT_ACTIONS or verb in INTERACTION_ACTIONS:
+            raise RecoveryCodeError(
+                f"{verb!r} is not one of RAIDER's verbs ({', '.join(ROBOT_VERBS)})"
+            )
+        if name in self._verbs and self._verbs[name] != verb:
+            raise RecoveryCodeError(
+                f"the robot's action {name!r} is given for both {self._verbs[name]!r} and {verb!r}"
+            )
+        counts, usage = DEFAULT_ACTIONS[verb]
+        usage = re.sub(rf"\b{re.escape(verb)}\(", f"{name}(", usage)
+        self._vocab.register(name, counts, usage=usage)
+        self._typed.setdefault(verb, {})[_squash(kind)] = name
+        self._verbs[name] = verb
+        return self
 
     @classmethod
     def from_robot(cls, robot: Any, **kw: Any) -> RobotActions:
@@ -212,12 +258,31 @@ class RobotActions:
 
     # ------------------------------------------------------------------ lookups
     def has(self, verb: str) -> bool:
-        """Whether the robot offers RAIDER's ``verb`` (under any name)."""
-        return verb in self._names
+        """Whether the robot offers RAIDER's ``verb`` (under any name, for any type)."""
+        return verb in self._names or bool(self._typed.get(verb))
 
-    def name_for(self, verb: str) -> str | None:
-        """The robot's name for ``verb`` (``move_to`` -> ``navigate``), or None."""
+    def name_for(self, verb: str, *, kind: str | None = None) -> str | None:
+        """The robot's name for ``verb`` (``move_to`` -> ``navigate``), or None.
+
+        With ``kind`` (the object's type), the skill for that type first (``open`` on a
+        ``Door`` -> ``OpenDoor``), else the general one; a skill for another type never
+        serves (a drawer is not opened with ``OpenDoor``).
+        """
+        typed = self._typed.get(verb) or {}
+        if kind is not None:
+            low = _squash(kind)
+            for of, name in typed.items():
+                if low == of or low.endswith(of):  # "SlidingDoor" is a door
+                    return name
         return self._names.get(verb)
+
+    def skill_type(self, name: str) -> str | None:
+        """The object type a typed skill serves (``OpenDoor`` -> ``door``), or None."""
+        for skills in self._typed.values():
+            for of, skill in skills.items():
+                if skill == name:
+                    return of
+        return None
 
     def verb_of(self, name: str) -> str | None:
         """The verb behind one of the robot's names (``grasp`` -> ``pick``), or None."""

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from bt_raider.checking.parse import split_action, squash_name
 from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.errors import BtRaiderError, renamed
+from bt_raider.perception.people import Policy, is_description, scene_policy
 from bt_raider.recovery.answers import AnswerSpace, strip_article
 from bt_raider.recovery.contract import (
     RecoveryRequest,
@@ -169,6 +170,33 @@ class _Ctx:
     def people(self) -> bool:
         return bool(self.scene is not None and self.scene.humans)
 
+    @property
+    def policy(self) -> Policy:
+        """Who may be asked what: the request's, else the scene's ``policy``, else the default."""
+        if self.request.policy is not None:
+            return self.request.policy
+        return scene_policy(self.scene.data) if self.scene is not None else Policy()
+
+    def may_ask(self, kind: str) -> bool:
+        """Whether someone in sight may be asked a question of ``kind`` (an errand needs
+        someone there; "which" and "where" go to whoever speaks to the robot)."""
+        if self.scene is None:
+            return True  # who is there is not known: RAIDER's templates as they were
+        humans = self.scene.humans
+        if not humans:
+            # Nobody in sight: with a declared policy nobody is sent on an errand; RAIDER's
+            # default asks the user, wherever they are, as in the paper.
+            return not self.policy.prefer_own or kind not in ("fetch", "move", "open", "look")
+        return self.policy.anyone_may(humans, kind)
+
+    def unrecognised(self) -> bool:
+        """Someone is in sight whose name the robot does not know."""
+        return self.scene is not None and any(not h.name for h in self.scene.humans)
+
+    def person_named(self, ref: str) -> bool:
+        """Whether ``ref`` names a person: someone in sight, or on the policy's roster."""
+        return self.is_person(ref) or self.policy.knows(strip_article(ref))
+
     def is_person(self, ref: str) -> bool:
         if self.scene is None:
             return False
@@ -205,13 +233,21 @@ class _Ctx:
         """Whether the robot offers all these RAIDER verbs."""
         return all(self.actions.has(v) for v in verbs)
 
-    def do(self, verb: str, *args: str | _V | float) -> str:
-        """A call of RAIDER's ``verb`` under the robot's own name.
+    def can(self, verb: str, kind: str | None = None) -> bool:
+        """Whether the robot has a skill for ``verb`` on an object of type ``kind``."""
+        return self.actions.name_for(verb, kind=kind) is not None
+
+    def do(self, verb: str, *args: str | _V | float, kind: str | None = None) -> str:
+        """A call of RAIDER's ``verb`` under the robot's own name (the skill for the object's
+        type ``kind`` when the robot has several: ``OpenDoor`` for a door).
 
         Raises:
             _CannotPlan: the robot has no action for ``verb``.
         """
-        name = self.actions.name_for(verb)
+        if kind is None and args and isinstance(args[0], str):
+            o = self.obj(args[0])
+            kind = o.type if o is not None else None
+        name = self.actions.name_for(verb, kind=kind)
         if name is None and verb == "approach":  # a robot without approach moves there
             name = self.actions.name_for("move_to")
         if name is None:
@@ -351,11 +387,14 @@ class SymbolicRecoveryPlanner:
         if person_at is not None and len(ctx.args) > person_at:
             ref = ctx.args[person_at]
             unknown = ctx.obj(ref) is None and not ctx.is_location(ref)
-            if "recogni" in ctx.explanation.lower() or (ctx.people() and unknown):
-                return [
-                    _assign("name", "ask", "Hello, who are you?"),
-                    *ctx.resume(person_at, _V("name")),
-                ]
+            person = (
+                ctx.action == "handover"
+                or "recogni" in ctx.explanation.lower()  # the check says it is a person
+                or ctx.person_named(ref)
+                or is_description(ref)
+            )
+            if unknown and person:
+                return self._designated_person(ctx, person_at, ref)
         missing_at = 0
         for i, arg in enumerate(ctx.phrases):
             if arg in ctx.verdict.grounding and not ctx.verdict.grounding[arg]:
@@ -370,12 +409,41 @@ class SymbolicRecoveryPlanner:
             *ctx.resume(),
         ]
 
+    def _designated_person(self, ctx: _Ctx, at: int, ref: str) -> list[str]:
+        """The person the action designates is not recognised in sight.
+
+        By description ("the user", "the resident"): ask who is there; the answer is the
+        person (the re-check decides whether they can be served). By name: ask only when
+        someone in sight is not recognised, and only that name is accepted; otherwise say the
+        person is not here, and fail (or wait, when the policy says so). Never a substitute.
+        """
+        who = strip_article(ref)
+        if is_description(ref) or ctx.unrecognised() or ctx.scene is None:
+            if ctx.may_ask("identify"):
+                return [_assign("name", "ask", "Hello, who are you?"), *ctx.resume(at, _V("name"))]
+        seen = [h.name for h in ctx.scene.humans if h.name] if ctx.scene is not None else []
+        here = f" I can see only {_choices(seen).replace(' or ', ' and ')}." if seen else ""
+        if ctx.policy.absent == "wait":
+            return [
+                _call("say", f"{who} is not here.{here} I will wait for {who}."),
+                _call("wait_for", f"{who} is here"),
+                *ctx.resume(),
+            ]
+        return [_call("say", f"{who} is not here, so I cannot {ctx.verb()} to {who}.{here}")]
+
     def _out_of_reach(self, ctx: _Ctx) -> list[str]:
         at = 1 if ctx.action in ("place", "handover") and len(ctx.args) > 1 else 0
         target = ctx.arg(at)
         if ctx.action == "handover" or ctx.is_person(target):
             return [ctx.do("approach", target), *ctx.resume()]
-        if ctx.action == "pick" and (ctx.people() or not ctx.has("move_to")):
+        own = ctx.has("move_to") and (ctx.policy.prefer_own or not ctx.may_ask("fetch"))
+        if ctx.action == "pick" and (ctx.people() or not ctx.has("move_to")) and not own:
+            # The robot's own actions first (a declared policy): a person is asked only what
+            # the robot cannot do, and only who may be sent on errands.
+            if not ctx.may_ask("fetch"):
+                raise _CannotPlan(
+                    f"I cannot reach {ctx.said(target)}, and nobody here may fetch it"
+                )
             return [
                 _call("ask", f"Could you bring {ctx.said(target)} closer to me, please?"),
                 *ctx.resume(),
@@ -395,10 +463,19 @@ class SymbolicRecoveryPlanner:
                     blockers.append(ctx.name(b))
         blockers = list(dict.fromkeys(blockers))
         if not blockers:
+            if not ctx.may_ask("move"):
+                raise _CannotPlan("nobody here may clear the way for me")
             return [
                 _call("ask", f"{ctx.explanation} Could you clear the way, please?"),
                 *ctx.resume(),
             ]
+        closed = [o for o in map(ctx.obj, blockers) if o is not None and _a_closed_door(o)]
+        if len(closed) == len(blockers) and all(ctx.can("open", o.type) for o in closed):
+            # A closed door on the way: the robot opens it itself, nobody is asked.
+            opened: list[str] = []
+            for door in closed:
+                opened += [*ctx.reach_first(door.name), ctx.do("open", door.name, kind=door.type)]
+            return [*opened, *ctx.resume()]
         movable = all((o := ctx.obj(b)) is not None and o.flag("pickupable") for b in blockers)
         try:
             spot = ctx.free if movable else None
@@ -406,12 +483,13 @@ class SymbolicRecoveryPlanner:
             spot = None
         if (
             ctx.action in ("approach", "move_to")
-            or ctx.people()
             or ctx.request.holding
             or not movable
             or spot is None
             or not ctx.has("pick", "move_to", "place")
         ):
+            if not ctx.may_ask("move"):
+                raise _CannotPlan("nobody here may move it out of the way for me")
             things = " and ".join(ctx.said(b) for b in blockers)
             return [
                 _call("ask", f"Could you move {things} out of the way, please?"),
@@ -447,7 +525,12 @@ class SymbolicRecoveryPlanner:
         if ctx.action in ("pick", "place") and "closed" in text:
             closed = self._closed_receptacle(ctx)
             if closed is not None:
-                if (ctx.request.holding and ctx.action == "place") or not ctx.has("open"):
+                shut = ctx.obj(closed)
+                if (ctx.request.holding and ctx.action == "place") or not ctx.can(
+                    "open", shut.type if shut is not None else None
+                ):
+                    if not ctx.may_ask("open"):
+                        raise _CannotPlan(f"nobody here may open {ctx.said(closed)} for me")
                     return [
                         _call("ask", f"Could you open {ctx.said(closed)} for me, please?"),
                         *ctx.reach_first(closed),
@@ -527,6 +610,11 @@ class SymbolicRecoveryPlanner:
             if o.type in ("Knife", "ButterKnife") and not o.flag("isPickedUp"):
                 return o.name
         return None
+
+
+def _a_closed_door(o: SceneObject) -> bool:
+    """A closed door or gate: what the robot opens to pass (an open one blocks nothing)."""
+    return o.flag("openable") and not o.flag("isOpen") and o.type.lower().endswith(("door", "gate"))
 
 
 #: The name before 0.2 (a recovery *planner*, passed into ``Recovery``), for one release.

@@ -36,7 +36,9 @@ RECOVERY_KINDS: dict[str, str] = {
     "designated": "it acts on a designated object",
     "move": "it moves the robot (to an object, a person or a place)",
     "free_hand": "it puts down something the robot holds",
-    "clear_blocker": "it moves an object that blocks a designated object or the way to one",
+    "clear_blocker": (
+        "it moves an object that blocks a designated object or the way to one (or opens it: a door)"
+    ),
     "open_container": "it opens or closes a container a designated object is in",
     "fetch_tool": "it fetches a tool the action needs",
 }
@@ -322,8 +324,8 @@ def step_kind(
     target = objects[0]
     if verb in _PUTS and target in {o.id for o in scene.holding}:
         return "free_hand"
-    if verb == "pick" and _blocks(scene, target, allowed):
-        return "clear_blocker"
+    if verb in ("pick", "open") and _blocks(scene, target, allowed):
+        return "clear_blocker"  # picked up and moved, or (a door on the way) opened
     if verb in _CONTAINER and _contains(scene, target, allowed):
         return "open_container"
     if verb == "pick" and action in TOOLS and scene.by_id(target).type in TOOLS[action]:

@@ -491,7 +491,9 @@ class GroundedAsk(AskBehaviour):
             if reading.usable or reading.final:
                 if reading.final:
                     reply = (
-                        "All right: then I cannot do this."
+                        f"{reading.reason} I cannot do this."
+                        if _intent(reading) == "absent" and reading.reason
+                        else "All right: then I cannot do this."
                         if _intent(reading) == "absent"
                         else "All right. Without an answer I will not go on with this."
                     )
@@ -535,7 +537,7 @@ class GroundedAsk(AskBehaviour):
             elif intent == "refusal":
                 why = "the person declined"
             elif intent == "absent":
-                why = "the person says there is none"
+                why = outcome.reading.reason or "the person says there is none"
             else:
                 why = f"no answer named one of the options after {outcome.asks} question(s)" + (
                     f" ({outcome.reading.reason})" if outcome.reading.reason else ""

@@ -31,6 +31,7 @@ from bt_raider.checking.steps import check_steps
 from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.perception.scene import Scene
 from bt_raider.recovery.contract import RecoveryPlan, RecoveryRequest
+from bt_raider.recovery.naming import readable
 from bt_raider.recovery.pipeline import Recovery
 from bt_raider.robot import worker
 from bt_raider.robot.designation import Designated, Designation, outside
@@ -198,6 +199,13 @@ class _Checking(py_trees.decorators.Decorator):
             out = self._check_steps(scene, query, steps, cancel)
         else:
             verdict = self._check_one(scene, query, cancel)
+            if (
+                isinstance(verdict, Verdict)
+                and verdict.category is Category.AMBIGUITY
+                and isinstance(scene, Scene)
+            ):
+                # Named as a question names it: "Glass_2 (the full glass)", in feedback and trace.
+                verdict.explanation = readable(scene, verdict.explanation)
             data = verdict.as_dict() if isinstance(verdict, Verdict) else None
             out = _Checked(verdict, scene, data, query, steps)
         if reread and isinstance(out.verdict, Verdict) and out.verdict.ok:

@@ -4,6 +4,8 @@ A robot's perception usually hands out a dict (AI2-THOR's ``event.metadata``, or
 built from its own detections), so every ``scene=`` of the runtime takes:
 
 * a :class:`~bt_raider.perception.scene.Scene`;
+* a scene file's path (``str`` or ``Path``): loaded and validated once, when it is given (a
+  missing or bad file is a :class:`~bt_raider.errors.SceneError` naming it, at once);
 * a dict: validated and converted with :meth:`Scene.from_dict
   <bt_raider.perception.scene.Scene.from_dict>` once, when it is given (a bad dict is a
   :class:`~bt_raider.errors.SceneError` naming the field, at once);
@@ -17,11 +19,14 @@ Anything else is handed to the checker unchanged (a checker with a world model o
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path, PurePath
 from typing import Any, TypeAlias
 
 from bt_raider.perception.scene import Scene
 
-SceneLike: TypeAlias = "Scene | dict[str, Any] | Callable[[], Scene | dict[str, Any] | None] | None"
+SceneLike: TypeAlias = (
+    "Scene | str | PurePath | dict[str, Any] | Callable[[], Scene | dict[str, Any] | None] | None"
+)
 
 
 def as_scene(value: Any, source: str = "<dict>") -> Any:
@@ -36,9 +41,17 @@ def as_scene(value: Any, source: str = "<dict>") -> Any:
 
 
 def scene_source(scene: SceneLike) -> Any:
-    """What a node keeps for ``scene=``: a callable as is, a dict converted now (validated)."""
+    """What a node keeps for ``scene=``: a callable as is, a dict converted now (validated), a
+    file path (``str`` or :class:`~pathlib.Path`) loaded now.
+
+    Raises:
+        SceneError: the dict or the file is not a valid scene, or the file cannot be read
+            (one line naming the file: a missing one too).
+    """
     if callable(scene):
         return scene
+    if isinstance(scene, (str, PurePath)):
+        return Scene.load(Path(scene))
     return as_scene(scene, source="the scene dict")
 
 

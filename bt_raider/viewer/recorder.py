@@ -115,8 +115,21 @@ def verdict_data(verdict: Any) -> dict[str, Any]:
     return data
 
 
+def _foreign_entry(entry: Any) -> dict[str, Any]:
+    """An entry of a user robot's own ``log`` (any shape): a call ``(action, args)`` reads as
+    one; anything else is shown as it prints. Never a crash: the log is not ours."""
+    if isinstance(entry, (tuple, list)) and entry and isinstance(entry[0], str):
+        rest = entry[1] if len(entry) == 2 and isinstance(entry[1], (list, tuple)) else entry[1:]
+        call = f"{entry[0]}({', '.join(str(a) for a in rest)})"
+        return {"kind": "action", "text": call, "call": call, "ok": True, "result": None}
+    return {"kind": "world", "text": str(entry)[:500]}
+
+
 def world_events(world: Any) -> EventSource:
-    """Events from a SimWorld's ``log``: robot actions and world changes, once each."""
+    """Events from a SimWorld's ``log``: robot actions and world changes, once each.
+
+    A user robot's ``log`` of its own entries (tuples, strings) is shown as it is.
+    """
     seen = 0
 
     def poll() -> list[dict[str, Any]]:
@@ -125,6 +138,9 @@ def world_events(world: Any) -> EventSource:
         new, seen = log[seen:], len(log)
         out: list[dict[str, Any]] = []
         for entry in new:
+            if not isinstance(entry, dict):
+                out.append(_foreign_entry(entry))
+                continue
             if entry.get("kind") == "event":
                 out.append({"kind": "world", "text": str(entry.get("action"))})
                 continue

@@ -203,6 +203,12 @@ def test_symbolic_obstructed(small_kitchen: Scene, small_kitchen_dict: dict) -> 
         "ask('Could you move the Chair out of the way, please?')",
         "approach('medicine_counter')",
     ]
+    # With a declared policy nobody is sent on an errand with nobody in sight (issue 34).
+    declared = Scene({**data, "policy": {"absent": "fail"}})
+    assert propose(RecoveryRequest("approach(medicine_counter)", path, scene=declared)) == [
+        "say('The path to medicine_counter is blocked. I cannot fix this myself: nobody here "
+        "may move it out of the way for me.')"
+    ]
 
 
 def test_symbolic_wrong_state(small_kitchen: Scene) -> None:
@@ -714,7 +720,9 @@ def test_who_are_you_is_read_against_the_people_the_action_names() -> None:
     assert plan.code == "name = ask('Hello, who are you?')\napproach(name)"
     space = plan.answers["name"]
     assert space.read("I'm Adriana.").value == "Adriana"
-    assert space.read("I'm Bob").reason == "I could not tell who you mean by 'I'm Bob'."
+    # Adriana is designated by name: Bob is no substitute, and asking again will not help.
+    assert space.read("I'm Bob").reason == "Bob is not Adriana: Adriana is not here."
+    assert space.read("I'm Bob").final
 
 
 def test_with_no_free_surface_the_blocker_is_not_put_on_an_invented_one() -> None:

@@ -446,14 +446,15 @@ def test_scene_sources() -> None:
             return none()
 
     plain = NoCancel()
-    for scene, checker in ((observe, ScriptedChecker([none()])), (None, plain), ("fixed", plain)):
+    fixed = ("a world model of the checker's own",)  # not a str: a str is a scene file's path
+    for scene, checker in ((observe, ScriptedChecker([none()])), (None, plain), (fixed, plain)):
         guard = RaiderGuard(CountingChild(), "pick(Apple)", checker, scene=scene)
         guard.tick_once()
         settle(guard)
         guard.tick_once()
         assert guard.status == S
     assert observed and observed[0] != threading.current_thread().name  # observed off the tick
-    assert plain.scenes == [None, "fixed"]
+    assert plain.scenes == [None, fixed]
 
 
 def test_bad_arguments() -> None:
