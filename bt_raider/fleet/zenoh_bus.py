@@ -51,6 +51,13 @@ from bt_raider.cooperation.messaging import (
     Server,
 )
 from bt_raider.errors import CommunicationError, require
+from bt_raider.fleet.signing import (
+    EVERYONE,
+    MAX_HEADER_CHARS,
+    FleetSecurity,
+    Refused,
+    warn_unsigned,
+)
 from bt_raider.fleet.zenoh_config import (
     DEFAULT_PREFIX,
     DEFAULT_TEAM,
@@ -86,6 +93,11 @@ class ZenohBus:
         max_topic_chars: the topic payload bound.
         grace: seconds a request waits beyond its timeout for Zenoh's final word.
         keep_log: keep the frames this robot sends and receives in :attr:`log`.
+        security: this robot's key and the team's keyring
+            (:class:`~bt_raider.fleet.signing.FleetSecurity`): every frame sent is signed, every
+            frame received must be signed by the robot it claims to come from (others are
+            dropped and counted). None: an unsigned bus (any process on it can speak for any
+            robot; a warning is logged once).
 
     Attributes:
         faults: fault kind -> count (see :data:`FAULTS`).
@@ -113,9 +125,17 @@ class ZenohBus:
         max_topic_chars: int = MAX_TOPIC_CHARS,
         grace: float = GRACE,
         keep_log: bool = False,
+        security: FleetSecurity | None = None,
     ) -> None:
         zenoh = require("zenoh", "fleet", needed_by="ZenohBus")
         self.name = check_segment("robot name", name)
+        if security is not None and security.name != name:
+            raise CommunicationError(
+                f"robot {name!r} cannot use {security.name!r}'s key: load the key of {name!r}"
+            )
+        if security is None:
+            warn_unsigned(log, name)
+        self.security = security
         self.team = check_segment("team name", team)
         self.prefix = check_prefix(prefix)
         if max_chars <= 0 or max_topic_chars <= 0:
@@ -274,6 +294,55 @@ class ZenohBus:
             if self.keep_log:
                 self.log.append(msg)
 
+    # -- signatures
+
+    def _seal(self, body: str, channel: str, recipient: str = EVERYONE) -> bytes:
+        """The bytes sent for ``body``: signed in an envelope when the bus has a key."""
+        if self.security is not None:
+            body = self.security.seal(body, scope=self.base, channel=channel, recipient=recipient)
+        return body.encode("utf-8")
+
+    def _receive_text(
+        self,
+        payload: Any,
+        limit: int,
+        peer: str | None,
+        what: str,
+        channel: str,
+        recipient: str = EVERYONE,
+    ) -> str | None:
+        """A received payload's frame, its envelope checked; None when dropped (fault counted)."""
+        got = self._receive(payload, limit, peer, what, channel, recipient)
+        return None if got is None else got[1]
+
+    def _receive(
+        self,
+        payload: Any,
+        limit: int,
+        peer: str | None,
+        what: str,
+        channel: str,
+        recipient: str = EVERYONE,
+    ) -> tuple[str | None, str] | None:
+        """``(signer, frame)`` of a received payload (signer None on an unsigned bus)."""
+        signed = self.security is not None
+        text = self._decode(payload, limit + (MAX_HEADER_CHARS if signed else 0), peer, what)
+        if text is None or self.security is None:
+            return None if text is None else (None, text)
+        try:
+            signer, body = self.security.open(
+                text, scope=self.base, channel=channel, recipient=recipient, sender=peer
+            )
+        except Refused as exc:
+            self._fault(exc.kind, peer, f"{what} refused: {exc.detail}")
+            return None
+        if len(body) > limit:
+            self._fault(
+                "oversized", peer, f"{what} of {len(body)} characters: the bound is {limit}"
+            )
+            return None
+        return signer, body
+
     # -- presence
 
     def _on_liveliness(self, sample: Any) -> None:
@@ -343,8 +412,9 @@ class ZenohBus:
         else:
             key = f"{self.base}/{check_segment('addressee', msg.to)}/direct/{self.name}"
         stamp = self.logical_time
+        wire = self._seal(frame, "out") if msg.to is None else self._seal(frame, "direct", msg.to)
         self._publisher(key).put(
-            frame.encode("utf-8"), attachment=None if stamp is None else str(int(stamp)).encode()
+            wire, attachment=None if stamp is None else str(int(stamp)).encode()
         )
         with self._lock:
             if msg.to is None:
@@ -380,7 +450,12 @@ class ZenohBus:
         sender = owner if channel == "out" else parts[base_len + 2]
         if channel == "out" and owner == self.name:
             return  # my own broadcast
-        text = self._decode(sample.payload, self.max_chars, sender, "publication")
+        if channel == "out":
+            text = self._receive_text(sample.payload, self.max_chars, sender, "publication", "out")
+        else:
+            text = self._receive_text(
+                sample.payload, self.max_chars, sender, "publication", "direct", self.name
+            )
         if text is None:
             return
         try:
@@ -455,7 +530,9 @@ class ZenohBus:
                 f"{topic} payload is {len(text)} characters: a topic payload holds at most "
                 f"{self.max_topic_chars}"
             )
-        self._publisher(f"{self.base}/{self.name}/topic/{topic}").put(text.encode("utf-8"))
+        self._publisher(f"{self.base}/{self.name}/topic/{topic}").put(
+            self._seal(text, f"topic/{topic}")
+        )
         with self._lock:
             self._stats = self._stats + MessageStats(1, len(text))
 
@@ -469,7 +546,9 @@ class ZenohBus:
             sender = str(sample.key_expr).split("/")[base_len]
             if sender == self.name:
                 return
-            text = self._decode(sample.payload, self.max_topic_chars, sender, f"{topic} payload")
+            text = self._receive_text(
+                sample.payload, self.max_topic_chars, sender, f"{topic} payload", f"topic/{topic}"
+            )
             if text is None:
                 return
             try:
@@ -517,12 +596,16 @@ class ZenohBus:
         finished = threading.Event()
         handler = direct_callback(self._zenoh, replies.append, finished.set)
         started = time.monotonic()
-        # Zenoh's query timeout must be > 0; a zero timeout still gets a minimal wait.
+        # Zenoh's query timeout must be > 0; a zero timeout still gets a minimal wait. Every
+        # queryable on the key is asked and every reply kept: an impostor's reply can neither
+        # hide the real robot's nor be merged with it.
         self.session.get(
             f"{self.base}/{to}/inbox",
             handler,
-            payload=frame.encode("utf-8"),
+            payload=self._seal(frame, "inbox", to),
             timeout=max(float(timeout), 1e-3),
+            target=self._zenoh.QueryTarget.ALL,
+            consolidation=self._zenoh.ConsolidationMode.NONE,
         )
         if not finished.wait(float(timeout) + self.grace):
             self._fault("timeout", to, f"no answer to {msg.kind.value} {msg.id} within {timeout} s")
@@ -544,7 +627,22 @@ class ZenohBus:
             else:
                 self._fault("unreachable", to, f"nobody serves {self.base}/{to}/inbox")
             return None
-        text = self._decode(oks[0].payload, self.max_chars, to, "answer")
+        for ok in oks:  # the first answer that is signed by ``to`` and answers ``msg``
+            found = self._read_answer(ok.payload, to, msg)
+            if found is not None:
+                break
+        else:
+            return None
+        answer, text = found
+        with self._lock:
+            self.rtts.append(elapsed)
+            self._received = self._received + MessageStats(1, len(text))
+            if self.keep_log:
+                self.log.append(answer)
+        return answer
+
+    def _read_answer(self, payload: Any, to: str, msg: Message) -> tuple[Message, str] | None:
+        text = self._receive_text(payload, self.max_chars, to, "answer", "answer", self.name)
         if text is None:
             return None
         try:
@@ -560,12 +658,7 @@ class ZenohBus:
                 f"expected {to!r} -> {self.name!r} replying to {msg.id!r}",
             )
             return None
-        with self._lock:
-            self.rtts.append(elapsed)
-            self._received = self._received + MessageStats(1, len(text))
-            if self.keep_log:
-                self.log.append(answer)
-        return answer
+        return answer, text
 
     def serve(self, handler: Server) -> None:
         """Answer requests addressed to this robot with ``handler`` (on the bus's own thread)."""
@@ -590,7 +683,7 @@ class ZenohBus:
 
     def encode_answer(self, answer: Message) -> bytes:
         """The bytes sent for an answer (a hook for fault-injection harnesses)."""
-        return answer.to_json(max_chars=self.max_chars).encode("utf-8")
+        return self._seal(answer.to_json(max_chars=self.max_chars), "answer", answer.to or "")
 
     def _answer(self, query: Any) -> None:
         with self._lock:
@@ -598,15 +691,22 @@ class ZenohBus:
             closed = self._closed
         if server is None or closed:
             return  # nobody answers here: the requester reads "unknown"
-        text = self._decode(query.payload, self.max_chars, None, "request")
-        if text is None:
-            query.reply_err("request frame unreadable or too long")
+        opened = self._receive(query.payload, self.max_chars, None, "request", "inbox", self.name)
+        if opened is None:
+            query.reply_err("request refused: unreadable, too long or not signed by its sender")
             return
+        signer, text = opened
         try:
             request = Message.from_json(text, max_chars=self.max_chars)
         except CommunicationError as exc:
             self._fault("bad_request", None, f"request {text[:60]!r}: {exc}")
             query.reply_err(f"malformed request: {exc}")
+            return
+        if signer is not None and request.sender != signer:
+            self._fault(
+                "wrong_robot", signer, f"request signed by {signer!r} as {request.sender!r}"
+            )
+            query.reply_err("request refused: not signed by its sender")
             return
         if request.to != self.name:
             self._fault(

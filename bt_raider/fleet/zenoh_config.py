@@ -40,6 +40,14 @@ FAULTS = (
     "bad_request",  # a request reaching us that we could not read or answer
     "handler_error",  # a subscriber or server handler of ours raised
     "duplicate",  # a publication delivered twice (dropped)
+    # A signed bus (bt_raider.fleet.signing) also drops, and counts, frames that are:
+    "unsigned",  # not in a signed envelope
+    "unknown_key",  # signed in the name of a robot not in the keyring
+    "forged",  # signed by no key of the keyring
+    "wrong_robot",  # signed by one robot of the team in another's name, or on another's key
+    "misrouted",  # signed for another channel or recipient
+    "stale",  # stamped further than the allowed skew from this robot's clock
+    "replayed",  # a sequence number already accepted from that robot, or too old
 )
 
 
