@@ -105,7 +105,7 @@ def _crypto() -> Any:
     return ed25519
 
 
-def _b64(raw: bytes) -> str:
+def b64url(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 
@@ -258,7 +258,7 @@ class Keyring:
         return next((n for n in self._keys if self.verify(n, signature, data)), None)
 
     def to_json(self) -> str:
-        return json.dumps({"v": 1, "keys": {n: _b64(self._raw[n]) for n in self.names}}, indent=2)
+        return json.dumps({"v": 1, "keys": {n: b64url(self._raw[n]) for n in self.names}}, indent=2)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Keyring:
@@ -339,6 +339,11 @@ def generate_keys(
         f.write(keyring.to_json() + "\n")
     os.replace(tmp, ring)
     return keyring
+
+
+def signed_bytes(scope: str, header: str, body: bytes) -> bytes:
+    """What a signature covers: the version, the team's key prefix, the header, the frame."""
+    return f"bt_raider-fleet/1\n{scope}\n{header}\n".encode() + body
 
 
 _warned_unsigned: set[str] = set()
@@ -442,10 +447,6 @@ class FleetSecurity:
     def name(self) -> str:
         return self.identity.name
 
-    @staticmethod
-    def _signed(scope: str, header: str, body: bytes) -> bytes:
-        return f"bt_raider-fleet/1\n{scope}\n{header}\n".encode() + body
-
     def seal(self, body: str, *, scope: str, channel: str, recipient: str = EVERYONE) -> str:
         """``body`` in an envelope signed by this robot for ``channel`` and ``recipient``."""
         with self._lock:
@@ -453,8 +454,8 @@ class FleetSecurity:
             seq = self._seq
         ms = int(self.clock() * 1000)
         header = f"{MAGIC} {self.name} {recipient} {channel} {seq} {ms}"
-        sig = self.identity.sign(self._signed(scope, header, body.encode("utf-8")))
-        return f"{header} {_b64(sig)}\n{body}"
+        sig = self.identity.sign(signed_bytes(scope, header, body.encode("utf-8")))
+        return f"{header} {b64url(sig)}\n{body}"
 
     def open(
         self,
@@ -496,12 +497,11 @@ class FleetSecurity:
         who = match["sender"]
         if who not in self.keyring:
             raise Refused("unknown_key", f"signed as {who!r}, a robot not in the keyring")
-        try:
-            sig = _unb64(match["sig"])
-        except ValueError:
-            raise Refused("malformed", "signature is not base64") from None
+        sig = _unb64(match["sig"])
+        if b64url(sig) != match["sig"]:  # one spelling per signature: no twin of a frame
+            raise Refused("malformed", "signature is not canonical base64")
         header = head.rsplit(" ", 1)[0]
-        data = self._signed(scope, header, body.encode("utf-8", errors="surrogatepass"))
+        data = signed_bytes(scope, header, body.encode("utf-8", errors="surrogatepass"))
         if not self.keyring.verify(who, sig, data):
             signer = self.keyring.signer_of(sig, data)
             if signer is not None:
