@@ -12,10 +12,13 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import py_trees
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from py_trees.common import Status
 
 pytest.importorskip("zenoh")
@@ -243,3 +246,110 @@ def test_without_signatures_the_same_intruder_makes_the_guard_skip(fleet):
 def test_a_signed_bus_refuses_a_key_that_is_not_its_own(keys, tmp_path):
     with pytest.raises(Exception, match="cannot use 'bob'"):
         ZenohBus("alice", team="t", security=FleetSecurity.load(keys, "bob"))
+
+
+@pytest.fixture(scope="module")
+def fuzz_target(tmp_path_factory):
+    """A signed alice, bob's key (to sign what is then broken) and a raw session on the bus."""
+    import zenoh
+
+    from bt_raider.fleet.zenoh_config import make_config
+
+    folder = tmp_path_factory.mktemp("fuzzbus") / "keys"
+    generate_keys(folder, ["alice", "bob"])
+    endpoint = loopback_endpoint()
+    alice = ZenohBus(
+        "alice", team="fuzz", listen=[endpoint], security=FleetSecurity.load(folder, "alice")
+    )
+    heard: list[object] = []
+    alice.subscribe(heard.append)
+    alice.subscribe_topic("memory", lambda s, t: heard.append((s, t)))
+    raw = zenoh.open(make_config(listen=[], connect=[endpoint]))
+    probe = f"{alice.base}/bob/out/hello"
+    deadline = time.monotonic() + 20
+    while alice.fault_count == 0:  # the raw session's route to alice is up
+        assert time.monotonic() < deadline, "the raw session never reached alice"
+        raw.put(probe, b"probe")
+        time.sleep(0.05)
+    yield alice, raw, FleetSecurity.load(folder, "bob"), heard
+    raw.close()
+    alice.close()
+
+
+CHANNELS = {
+    "out": ("{base}/bob/out/hello", "*"),
+    "direct": ("{base}/alice/direct/bob", "alice"),
+    "topic/memory": ("{base}/bob/topic/memory", "*"),
+}
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    channel=st.sampled_from(sorted(CHANNELS)),
+    cuts=st.lists(
+        st.tuples(st.floats(0, 1), st.integers(0, 8), st.binary(max_size=12)),
+        min_size=1,
+        max_size=4,
+    ),
+)
+def test_fuzzed_signed_envelopes_on_the_bus_are_dropped_and_counted(fuzz_target, channel, cuts):
+    alice, raw, bob, heard = fuzz_target
+    key, recipient = CHANNELS[channel]
+    frame = Message(kind=MessageKind.HELLO, sender="bob", step=1, text="hi").to_json()
+    if channel.startswith("topic"):
+        frame = "a record"
+    wire = bob.seal(frame, scope=alice.base, channel=channel, recipient=recipient).encode()
+    fuzzed = wire
+    for where, drop, insert in cuts:  # replace ``drop`` bytes at ``where`` with ``insert``
+        i = int(where * len(fuzzed))
+        fuzzed = fuzzed[:i] + insert + fuzzed[i + drop :]
+    if fuzzed == wire:
+        return
+    before = alice.fault_count
+    raw.put(key.format(base=alice.base), fuzzed)
+    deadline = time.monotonic() + 10
+    while alice.fault_count == before:  # every broken frame is counted, once
+        assert time.monotonic() < deadline, f"{fuzzed!r} was neither counted nor refused"
+        time.sleep(0.005)
+    assert heard == []
+    assert "handler_error" not in alice.fault_summary()
+
+
+@pytest.mark.slow
+def test_forged_records_and_end_notes_never_cost_a_peer_its_real_records(fleet, tmp_path):
+    pytest.importorskip("hnswlib")
+    from bt_raider.fleet.fleet_memory import FleetMemory
+    from bt_raider.memory import TransformersEmbedder, VectorMemory
+
+    embedder = TransformersEmbedder()
+    embedder.setup()
+    f = fleet()
+    a, b = f.bus("alice"), f.bus("bob")
+    stores = {n: VectorMemory(tmp_path / f"{n}.db", embedder=embedder) for n in ("alice", "bob")}
+    for m in stores.values():
+        m.open()
+    alice, bob = FleetMemory(stores["alice"], a), FleetMemory(stores["bob"], b)
+    try:
+        f.attack()  # forged records, and end notes saying "alice published nothing"
+        wait_until(lambda: "unsigned" in b.fault_summary(), 20.0, "the intruder")
+        ids = [
+            alice.record_success(f"put cup {i} on shelf {i}", f"On(cup{i}, shelf{i})")
+            for i in range(20)
+        ]
+        done = []
+        t = threading.Thread(target=lambda: done.append(alice.finish(["bob"], 60)))
+        t.start()
+        assert bob.finish(["alice"], 60), bob.summary()
+        t.join(60)
+        sent = f.stop()
+        assert sent["sent"]["unsigned"] > 0 and sent["sent"]["impostor"] > 0
+        assert all(stores["bob"].get(i).outcome == "success" for i in ids)
+        assert len(stores["bob"]) == 20  # alice's 20, nothing the intruder made up
+        assert bob.summary()["accepted"] == 20 and bob.summary()["rejected"] == 0
+        assert bob.close(10)
+        assert bob.counts["dropped"] == 0
+    finally:
+        alice.close(10)
+        bob.close(10)
+        for m in stores.values():
+            m.close()
