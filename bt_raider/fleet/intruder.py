@@ -194,15 +194,17 @@ class Intruder:
         key = str(sample.key_expr)
         parts = key[len(self.base) + 1 :].split("/")
         raw = sample.payload.to_bytes()
-        if not raw.startswith(MAGIC.encode()) or len(parts) < 2 or parts[0] == "world":
+        if len(parts) < 2 or parts[0] == "world":
             return
         self._learn(parts[0], None)
-        with self._lock:
-            if len(self._captured) < 500:
-                self._captured.append((key, raw, "sample"))
+        signed = raw.startswith(MAGIC.encode())
+        if signed:
+            with self._lock:
+                if len(self._captured) < 500:
+                    self._captured.append((key, raw, "sample"))
         try:
-            msg = Message.from_json(raw.decode("utf-8").split("\n", 1)[1])
-        except (CommunicationError, UnicodeDecodeError, IndexError):
+            msg = Message.from_json(raw.decode("utf-8").split("\n", 1)[-1 if signed else 0])
+        except (CommunicationError, UnicodeDecodeError):
             return
         self._learn(msg.sender, msg.data.get("subgoal"))
         for o in msg.data.get("objects") or []:

@@ -148,6 +148,8 @@ def run_processes(
     goal: str | None = None,
     team: str | None = None,
     signed: bool = True,
+    keys: str | Path | None = None,
+    on_started: Callable[[str, list[str]], object] | None = None,
 ) -> dict[str, Any]:
     """Run one episode with ``n`` robot processes and a world process on 127.0.0.1.
 
@@ -172,6 +174,10 @@ def run_processes(
         signed: every robot signs what it sends with its own key, made for this run in a
             private temporary folder, and drops what the team's keyring does not verify
             (:mod:`bt_raider.fleet.signing`); False: an unsigned fleet.
+        keys: with ``signed``, a keys folder made by ``bt-raider fleet keys new`` to use
+            instead (kept after the run).
+        on_started: called with the team's key base and the robots' endpoints once every
+            process is started (a benchmark starts an intruder there).
 
     Returns:
         The figures: those of the in-process demo (``success``, ``steps``, ``travel``,
@@ -208,7 +214,8 @@ def run_processes(
                 f"no robot {who!r} in this run: expected one of {', '.join(names)}"
             )
     team = team or f"run{os.getpid()}x{uuid.uuid4().hex[:6]}"
-    keys = _run_keys(names) if signed else None
+    own_keys = signed and keys is None
+    keys = (_run_keys(names) if own_keys else str(keys)) if signed else None
     world_ep = loopback_endpoint()
     robot_eps = {name: loopback_endpoint() for name in names}
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -287,6 +294,8 @@ def run_processes(
             stderr[name] = deque(maxlen=40)
             readers.append(_reader(procs[name], events[name]))
             readers.append(_tail(procs[name], stderr[name]))
+        if on_started is not None:
+            on_started(f"{DEFAULT_PREFIX}/{team}", [world_ep, *robot_eps.values()])
         deadline = started + timeout
         try:
             procs["world"].wait(timeout=max(0.1, deadline - time.monotonic()))
@@ -314,7 +323,7 @@ def run_processes(
                 proc.wait(timeout=5.0)
             except subprocess.TimeoutExpired:
                 pass
-        if keys is not None:
+        if own_keys and keys is not None:
             shutil.rmtree(keys, ignore_errors=True)
     wall = time.monotonic() - started
     world = next((e["figures"] for e in events["world"] if e.get("event") == "world"), None)
