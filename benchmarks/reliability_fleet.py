@@ -123,11 +123,18 @@ class Team:
 
 
 def start_intruder(
-    base: str, endpoints: Sequence[str], stolen: Path, seconds: float, targets: str = ""
+    base: str,
+    endpoints: Sequence[str],
+    stolen: Path,
+    seconds: float,
+    targets: str = "",
+    location: str = "",
+    relation: str = "on",
 ) -> subprocess.Popen[str]:
     """The intruder process, speaking for alice and bob (and whoever it hears of)."""
     cmd = [
         sys.executable, "-m", "bt_raider.fleet.intruder", "--base", base, "--targets", targets,
+        "--location", location, "--relation", relation,
         "--robots", "alice,bob", "--stolen-key", str(stolen), "--seconds", str(seconds),
         "--period", "0.2", *[a for e in endpoints for a in ("--connect", e)],
     ]  # fmt: skip
@@ -175,23 +182,26 @@ def signing_cost(keys: Path, frames: int, requests: int) -> dict[str, float]:
     opened = (time.perf_counter() - t) / frames
     out = {"seal_us": seal * 1e6, "open_us": opened * 1e6, "frame_chars": len(frame)}
     out["envelope_chars"] = len(wires[0]) - len(frame)
-    for signed in (False, True):
-        team = Team(keys, signed, f"cost{int(signed)}x{os.getpid()}")
-        try:
-            a, b = team.bus("alice"), team.bus("bob")
+    # Both teams at once, their requests alternating: a loaded machine slows both alike.
+    teams = {s: Team(keys, s, f"cost{int(s)}x{os.getpid()}") for s in (False, True)}
+    try:
+        pairs = {s: (t.bus("alice"), t.bus("bob")) for s, t in teams.items()}
+        rtts: dict[bool, list[float]] = {False: [], True: []}
+        for _, b in pairs.values():
             b.serve(_no)
-            for i in range(20):
-                a.request("bob", _request(i), 2.0)
-            rtts = []
-            for i in range(requests):
+        for i in range(20 + requests):
+            for s, (a, _) in pairs.items():
                 t = time.perf_counter()
                 reply = a.request("bob", _request(i), 2.0)
-                rtts.append(time.perf_counter() - t)
+                if i >= 20:  # after a warm-up
+                    rtts[s].append(time.perf_counter() - t)
                 assert reply is not None and reply.data["answer"] == "no"
-            out[f"rtt_p50_ms_{'signed' if signed else 'unsigned'}"] = pct(rtts, 0.5) * 1e3
-            out[f"rtt_p95_ms_{'signed' if signed else 'unsigned'}"] = pct(rtts, 0.95) * 1e3
-        finally:
-            team.close()
+        for s, values in rtts.items():
+            out[f"rtt_p50_ms_{'signed' if s else 'unsigned'}"] = pct(values, 0.5) * 1e3
+            out[f"rtt_p95_ms_{'signed' if s else 'unsigned'}"] = pct(values, 0.95) * 1e3
+    finally:
+        for t in teams.values():
+            t.close()
     return out
 
 
@@ -238,7 +248,8 @@ def guards_under_attack(keys: Path, signed: bool, bob_present: bool, n: int) -> 
             ran += child_ran
             skipped += guard.status is Status.SUCCESS and not child_ran
             result = guard.result
-            yes += result is not None and result.answers.get("bob") == "yes" and not bob_present
+            # bob never took the apple: a validation that says he did took the intruder's "yes".
+            yes += result is not None and result.achieved_by is not None
         sent = team.stop()
         return {
             "signed": signed,
@@ -312,47 +323,57 @@ def _outcome(store: Any, rid: str) -> str | None:
 # --------------------------------------------------------------------------- the demo
 
 
-def demo_runs(keys: Path, seeds: Sequence[int], signed: bool, attacked: bool) -> dict[str, Any]:
-    ok = differ = 0
-    walls: list[float] = []
-    refused: Counter[str] = Counter()
-    sent = 0
+SETTINGS = ((True, False), (True, True), (False, False), (False, True))  # (signed, attacked)
+
+
+def demo_runs(keys: Path, seeds: Sequence[int]) -> list[dict[str, Any]]:
+    """Each seed in every setting in turn (a loaded machine slows every setting alike)."""
+    rows = {
+        k: {"signed": k[0], "attacked": k[1], "runs": 0, "success": 0, "differ": 0, "sent": 0}
+        for k in SETTINGS
+    }
+    walls: dict[tuple[bool, bool], list[float]] = {k: [] for k in SETTINGS}
+    refused: dict[tuple[bool, bool], Counter[str]] = {k: Counter() for k in SETTINGS}
     for seed in seeds:
         episode = Episode(seed, robots=2)
-        goal = ",".join(episode.sim.goal.objects)  # the original attack read the goal from ps
+        # The original attack read the goal from ps: "I did: put X on the table" for each X.
+        g = episode.sim.goal
+        goal = (",".join(g.objects), g.location, g.relation)
         local = episode.run()
-        intruder: list[subprocess.Popen[str]] = []
+        for signed, attacked in SETTINGS:
+            row = rows[signed, attacked]
+            started: list[subprocess.Popen[str]] = []
 
-        def on_started(
-            base: str, endpoints: list[str], started: list[Any] = intruder, goal: str = goal
-        ) -> None:
-            if attacked:
-                started.append(start_intruder(base, endpoints, keys / "carol.key", 600.0, goal))
+            def on_started(
+                base: str,
+                endpoints: list[str],
+                started: list[Any] = started,
+                attacked: bool = attacked,
+                goal: tuple[str, str, str] = goal,
+            ) -> None:
+                if attacked:  # while the robots start: it connects to each once it listens
+                    started.append(
+                        start_intruder(base, endpoints, keys / "carol.key", 600.0, *goal)
+                    )
 
-        try:
-            fig = run_processes(
-                2, seed, timeout=180, signed=signed, keys=keys if signed else None,
-                on_started=on_started,
-            )  # fmt: skip
-        finally:
-            report = stop_intruder(intruder[0]) if intruder else {}
-        sent += report.get("total", 0)
-        ok += bool(fig["success"])
-        same = all(getattr(local, k) == fig[k] for k in FIGURES)
-        differ += not same
-        walls.append(fig["wall_s"])
-        for faults in fig["faults"].values():
-            refused.update(faults)
-    return {
-        "signed": signed,
-        "attacked": attacked,
-        "runs": len(seeds),
-        "success": ok,
-        "differ": differ,
-        "wall_s": statistics.mean(walls),
-        "sent": sent,
-        "refused": dict(sorted(refused.items())),
-    }
+            try:
+                fig = run_processes(
+                    2, seed, timeout=180, signed=signed, keys=keys if signed else None,
+                    on_started=on_started,
+                )  # fmt: skip
+            finally:
+                report = stop_intruder(started[0]) if started else {}
+            row["runs"] += 1
+            row["sent"] += report.get("total", 0)
+            row["success"] += bool(fig["success"])
+            row["differ"] += not all(getattr(local, k) == fig[k] for k in FIGURES)
+            walls[signed, attacked].append(fig["wall_s"])
+            for faults in fig["faults"].values():
+                refused[signed, attacked].update(faults)
+    for k, row in rows.items():
+        row["wall_s"] = statistics.mean(walls[k])
+        row["refused"] = dict(sorted(refused[k].items()))
+    return list(rows.values())
 
 
 # --------------------------------------------------------------------------- main
@@ -419,11 +440,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             f"{'bus':<10}{'intruder':<10}{'success':>8}{'differ':>8}{'wall s':>8}{'sent':>8}  refused"
         )
-        demo = figures["demo"] = [
-            demo_runs(keys, seeds, signed, attacked)
-            for signed in (True, False)
-            for attacked in (False, True)
-        ]
+        demo = figures["demo"] = demo_runs(keys, seeds)
         for r in demo:
             print(
                 f"{'signed' if r['signed'] else 'unsigned':<10}{'yes' if r['attacked'] else 'no':<10}"

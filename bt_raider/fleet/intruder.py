@@ -68,6 +68,8 @@ class Intruder:
         stolen: a team member's identity (the ``impostor`` attack); None: that attack is skipped.
         attacks: the forms to send (default :data:`ATTACKS`).
         targets: object names to claim done (more are learnt from the traffic).
+        location: where the targets are claimed put (learnt from the traffic when empty).
+        relation: ``on`` or ``in``.
     """
 
     def __init__(
@@ -79,6 +81,8 @@ class Intruder:
         stolen: Identity | None = None,
         attacks: Sequence[str] = ATTACKS,
         targets: Iterable[str] = (),
+        location: str = "",
+        relation: str = "on",
     ) -> None:
         import zenoh
 
@@ -90,15 +94,25 @@ class Intruder:
         self.stolen = stolen
         self.own = Identity.generate("mallory")
         self.robots: set[str] = set(robots)
+        where = {"location": location, "relation": relation} if location else {}
         self.subgoals: dict[str, dict[str, Any]] = {
-            t: {"action": "put", "target": t} for t in targets
+            t: {"action": "put", "target": t, **where} for t in targets
         }
         self.sent: Counter[str] = Counter()
         self._captured: list[tuple[str, bytes, str]] = []  # (key, payload, how)
         self._lock = threading.Lock()
         self._seq = int(time.time() * 1_000_000)
         self._stop = threading.Event()
-        self.session = zenoh.open(make_config(listen=[], connect=list(connect)))
+        # Robots that are not listening yet are connected to as soon as they are.
+        retry = {
+            "connect/retry": {
+                "period_init_ms": 50,
+                "period_max_ms": 200,
+                "period_increase_factor": 2,
+            },
+            "connect/timeout_ms": -1,
+        }
+        self.session = zenoh.open(make_config(listen=[], connect=list(connect), options=retry))
         self._zenoh = zenoh
         self._entities = [
             # Remote only: what it captures to replay is the team's, never its own forgeries.
@@ -217,6 +231,11 @@ class Intruder:
             if isinstance(subgoal, dict) and isinstance(subgoal.get("target"), str):
                 clean = {k: v for k, v in subgoal.items() if isinstance(v, str)}
                 self.subgoals.setdefault(clean["target"], {**clean, "action": "put"})
+                if clean.get("location"):  # the goal's place: every claim puts things there
+                    where = {"location": clean["location"], "relation": clean.get("relation", "on")}
+                    for sub in self.subgoals.values():
+                        if not sub.get("location"):
+                            sub.update(where)
 
     def _captures(self) -> list[tuple[str, bytes, str]]:
         with self._lock:
@@ -318,6 +337,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--connect", action="append", required=True, help="loopback endpoint")
     p.add_argument("--robots", default="", help="comma-separated robots to speak for")
     p.add_argument("--targets", default="", help="comma-separated objects to claim done")
+    p.add_argument("--location", default="", help="where they are claimed put")
+    p.add_argument("--relation", default="on", help="on or in")
     p.add_argument("--stolen-key", default=None, help="a team member's private key (impostor)")
     p.add_argument("--attacks", default=",".join(ATTACKS))
     p.add_argument("--seconds", type=float, default=10.0)
@@ -331,6 +352,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         stolen=stolen,
         attacks=[a for a in args.attacks.split(",") if a],
         targets=[t for t in args.targets.split(",") if t],
+        location=args.location,
+        relation=args.relation,
     )
     signal.signal(signal.SIGTERM, lambda *_: intruder.stop())
     print(json.dumps({"event": "ready"}), flush=True)

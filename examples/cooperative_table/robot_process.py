@@ -452,6 +452,7 @@ def robot_main(args: argparse.Namespace) -> int:
                 "unknown_policy": dict(resilient.counts),
                 "rtts": sorted(bus.rtts),
                 "world_calls": world.calls,
+                "unreadable": agent.unreadable,
             }
         )
         if fleet is not None:
