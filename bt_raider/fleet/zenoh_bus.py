@@ -29,7 +29,9 @@ send that is too long) raise :class:`~bt_raider.errors.CommunicationError`.
 bus (the in-process one): a :class:`CommunicationError` from ``request`` becomes ``None`` and is
 counted.
 
-``zenoh`` (the ``eclipse-zenoh`` package) is optional: it is imported when a bus is created.
+A bus given a ``security`` (:mod:`bt_raider.fleet.signing`) signs every frame it sends and drops,
+and counts, every frame not signed by the robot it claims to come from. ``zenoh`` (the
+``eclipse-zenoh`` package) is optional: it is imported when a bus is created.
 """
 
 from __future__ import annotations
@@ -738,7 +740,8 @@ class ZenohBus:
             return
         payload = self.encode_answer(answer)
         query.reply(query.key_expr, payload)
-        self._sent(answer, payload.decode("utf-8", errors="replace"))
+        sent = payload.decode("utf-8", errors="replace")  # its frame: an envelope's header aside
+        self._sent(answer, sent.partition("\n")[2] if self.security is not None else sent)
 
     # -- life cycle
 
