@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from bt_raider.cooperation.messaging import Message, MessageKind
-from bt_raider.errors import CommunicationError
+from bt_raider.errors import CommunicationError, require
 from bt_raider.fleet.fleet_memory import DONE_SUFFIX, TOPIC, FleetRecord, record_id
 from bt_raider.fleet.signing import MAGIC, Identity, b64url, signed_bytes
 from bt_raider.fleet.zenoh_config import make_config
@@ -84,8 +84,7 @@ class Intruder:
         location: str = "",
         relation: str = "on",
     ) -> None:
-        import zenoh
-
+        zenoh = require("zenoh", "fleet", needed_by="the intruder")
         bad = [a for a in attacks if a not in ATTACKS]
         if bad:
             raise CommunicationError(f"attack(s) {bad} unknown: expected some of {ATTACKS}")
@@ -114,7 +113,7 @@ class Intruder:
         }
         self.session = zenoh.open(make_config(listen=[], connect=list(connect), options=retry))
         self._zenoh = zenoh
-        self._entities = [
+        self._entities: list[Any] = [
             # Remote only: what it captures to replay is the team's, never its own forgeries.
             self.session.declare_subscriber(
                 f"{base}/**", self._on_sample, allowed_origin=zenoh.Locality.REMOTE
