@@ -304,17 +304,12 @@ class ZenohBus:
             body = self.security.seal(body, scope=self.base, channel=channel, recipient=recipient)
         return body.encode("utf-8")
 
-    def _receive_text(
-        self,
-        payload: Any,
-        limit: int,
-        peer: str | None,
-        what: str,
-        channel: str,
-        recipient: str = EVERYONE,
-    ) -> str | None:
-        """A received payload's frame, its envelope checked; None when dropped (fault counted)."""
-        got = self._receive(payload, limit, peer, what, channel, recipient)
+    def _receive_text(self, payload: Any, limit: int, peer: str | None, *how: str) -> str | None:
+        """A received payload's frame, its envelope checked; None when dropped (fault counted).
+
+        ``how``: what it is, its channel and, unless :data:`EVERYONE`, its recipient.
+        """
+        got = self._receive(payload, limit, peer, *how)
         return None if got is None else got[1]
 
     def _receive(
@@ -594,13 +589,13 @@ class ZenohBus:
             )
         frame = msg.to_json(max_chars=self.max_chars)
         self._sent(msg, frame)
-        replies: list[Any] = []
-        finished = threading.Event()
-        handler = direct_callback(self._zenoh, replies.append, finished.set)
+        replies: queue.Queue[Any] = queue.Queue()  # None: the query is finished
+        handler = direct_callback(self._zenoh, replies.put, lambda: replies.put(None))
         started = time.monotonic()
+        deadline = started + float(timeout) + self.grace
         # Zenoh's query timeout must be > 0; a zero timeout still gets a minimal wait. Every
-        # queryable on the key is asked and every reply kept: an impostor's reply can neither
-        # hide the real robot's nor be merged with it.
+        # queryable on the key is asked and each reply read as it comes: an impostor's reply
+        # can neither hide the real robot's nor be merged with it, nor hold it back.
         self.session.get(
             f"{self.base}/{to}/inbox",
             handler,
@@ -609,32 +604,34 @@ class ZenohBus:
             target=self._zenoh.QueryTarget.ALL,
             consolidation=self._zenoh.ConsolidationMode.NONE,
         )
-        if not finished.wait(float(timeout) + self.grace):
-            self._fault("timeout", to, f"no answer to {msg.kind.value} {msg.id} within {timeout} s")
-            return None
-        elapsed = time.monotonic() - started
-        oks = [r.ok for r in list(replies) if r.ok is not None]
-        errors = [r.err for r in list(replies) if r.err is not None]
-        if not oks:
-            if errors:
-                reason = _err_text(errors[0])
-                if reason.strip().lower() == "timeout":
-                    self._fault(
-                        "timeout", to, f"no answer to {msg.kind.value} {msg.id} within {timeout} s"
-                    )
-                else:
-                    self._fault(
-                        "error_reply", to, f"answered {msg.id} with an error: {reason[:120]}"
-                    )
+        late = f"no answer to {msg.kind.value} {msg.id} within {timeout} s"
+        errors: list[Any] = []
+        answered, found = False, None
+        while found is None:
+            try:
+                reply = replies.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                self._fault("timeout", to, late)
+                return None
+            if reply is None:
+                break
+            if reply.ok is None:
+                errors.append(reply.err)
+                continue
+            answered = True  # the first answer signed by ``to`` that answers ``msg`` wins
+            found = self._read_answer(reply.ok.payload, to, msg)
+        if found is None:
+            if answered:
+                return None  # each refused answer is counted already
+            reason = _err_text(errors[0]) if errors else ""
+            if reason.strip().lower() == "timeout":
+                self._fault("timeout", to, late)
+            elif errors:
+                self._fault("error_reply", to, f"answered {msg.id} with an error: {reason[:120]}")
             else:
                 self._fault("unreachable", to, f"nobody serves {self.base}/{to}/inbox")
             return None
-        for ok in oks:  # the first answer that is signed by ``to`` and answers ``msg``
-            found = self._read_answer(ok.payload, to, msg)
-            if found is not None:
-                break
-        else:
-            return None
+        elapsed = time.monotonic() - started
         answer, text = found
         with self._lock:
             self.rtts.append(elapsed)
