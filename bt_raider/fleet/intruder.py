@@ -285,12 +285,19 @@ class Intruder:
             self.replay()
 
     def replay(self) -> None:
-        """Re-send every captured real frame: publications on their key, requests as queries."""
+        """Re-send every captured real frame: publications on their key and, a broadcast, to
+        each robot directly (elsewhere than it was signed for); requests as queries."""
         with self._lock:
             captured, self._captured = self._captured, []
+            robots = sorted(self.robots)
         for key, payload, how in captured:
             if how == "sample":
                 self._put(key, [("replayed", payload)])
+                sender, channel = key[len(self.base) + 1 :].split("/")[:2]
+                if channel == "out":
+                    for r in robots:
+                        if r != sender:
+                            self._put(f"{self.base}/{r}/direct/{sender}", [("replayed", payload)])
             else:
                 try:
                     for _ in self.session.get(key, payload=payload, timeout=1.0):
