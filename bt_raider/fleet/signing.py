@@ -317,9 +317,8 @@ def generate_keys(
             d, "keys folder", f"cannot create the keys folder ({exc.strerror})"
         ) from None
     ring = d / KEYRING_FILE
-    known = (
-        {n: Keyring.load(ring).raw(n) for n in Keyring.load(ring).names} if ring.exists() else {}
-    )
+    before = Keyring.load(ring) if ring.exists() else Keyring({})
+    known = {n: before.raw(n) for n in before.names}
     for name in wanted:
         path = d / f"{name}{KEY_SUFFIX}"
         if path.exists() or path.is_symlink():
@@ -334,10 +333,13 @@ def generate_keys(
         known[name] = identity.public_bytes
     keyring = Keyring(known)
     tmp = d / f".{KEYRING_FILE}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(keyring.to_json() + "\n")
-    os.replace(tmp, ring)
+    try:  # written whole, then renamed: a reader never sees half a keyring
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(keyring.to_json() + "\n")
+        os.replace(tmp, ring)
+    except OSError as exc:
+        raise _key_error(ring, "keyring", f"cannot write it ({exc.strerror})") from None
     return keyring
 
 
