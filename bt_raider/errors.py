@@ -163,7 +163,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "llm": ("openai",),
     "llm-local": ("transformers", "torch"),
     "llm-gguf": ("llama_cpp",),
-    "fleet": ("zenoh",),
+    "fleet": ("zenoh", "cryptography"),
     "explore": ("hypothesis",),
 }
 

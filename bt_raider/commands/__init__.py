@@ -12,4 +12,5 @@ HELP = {
     "demo": "run a shipped scenario end to end",
     "memory": "CDR-cleaned vector memory of past successes",
     "view": "explore a recorded run (trace.json) in a local web page",
+    "fleet": "keys of a signed fleet: make, list and check each robot's signing key",
 }

@@ -29,7 +29,9 @@ send that is too long) raise :class:`~bt_raider.errors.CommunicationError`.
 bus (the in-process one): a :class:`CommunicationError` from ``request`` becomes ``None`` and is
 counted.
 
-``zenoh`` (the ``eclipse-zenoh`` package) is optional: it is imported when a bus is created.
+A bus given a ``security`` (:mod:`bt_raider.fleet.signing`) signs every frame it sends and drops,
+and counts, every frame not signed by the robot it claims to come from. ``zenoh`` (the
+``eclipse-zenoh`` package) is optional: it is imported when a bus is created.
 """
 
 from __future__ import annotations
@@ -51,6 +53,13 @@ from bt_raider.cooperation.messaging import (
     Server,
 )
 from bt_raider.errors import CommunicationError, require
+from bt_raider.fleet.signing import (
+    EVERYONE,
+    MAX_HEADER_CHARS,
+    FleetSecurity,
+    Refused,
+    warn_unsigned,
+)
 from bt_raider.fleet.zenoh_config import (
     DEFAULT_PREFIX,
     DEFAULT_TEAM,
@@ -86,6 +95,11 @@ class ZenohBus:
         max_topic_chars: the topic payload bound.
         grace: seconds a request waits beyond its timeout for Zenoh's final word.
         keep_log: keep the frames this robot sends and receives in :attr:`log`.
+        security: this robot's key and the team's keyring
+            (:class:`~bt_raider.fleet.signing.FleetSecurity`): every frame sent is signed, every
+            frame received must be signed by the robot it claims to come from (others are
+            dropped and counted). None: an unsigned bus (any process on it can speak for any
+            robot; a warning is logged once).
 
     Attributes:
         faults: fault kind -> count (see :data:`FAULTS`).
@@ -113,9 +127,17 @@ class ZenohBus:
         max_topic_chars: int = MAX_TOPIC_CHARS,
         grace: float = GRACE,
         keep_log: bool = False,
+        security: FleetSecurity | None = None,
     ) -> None:
         zenoh = require("zenoh", "fleet", needed_by="ZenohBus")
         self.name = check_segment("robot name", name)
+        if security is not None and security.name != name:
+            raise CommunicationError(
+                f"robot {name!r} cannot use {security.name!r}'s key: load the key of {name!r}"
+            )
+        if security is None:
+            warn_unsigned(log, name)
+        self.security = security
         self.team = check_segment("team name", team)
         self.prefix = check_prefix(prefix)
         if max_chars <= 0 or max_topic_chars <= 0:
@@ -274,6 +296,50 @@ class ZenohBus:
             if self.keep_log:
                 self.log.append(msg)
 
+    # -- signatures
+
+    def _seal(self, body: str, channel: str, recipient: str = EVERYONE) -> bytes:
+        """The bytes sent for ``body``: signed in an envelope when the bus has a key."""
+        if self.security is not None:
+            body = self.security.seal(body, scope=self.base, channel=channel, recipient=recipient)
+        return body.encode("utf-8")
+
+    def _receive_text(self, payload: Any, limit: int, peer: str | None, *how: str) -> str | None:
+        """A received payload's frame, its envelope checked; None when dropped (fault counted).
+
+        ``how``: what it is, its channel and, unless :data:`EVERYONE`, its recipient.
+        """
+        got = self._receive(payload, limit, peer, *how)
+        return None if got is None else got[1]
+
+    def _receive(
+        self,
+        payload: Any,
+        limit: int,
+        peer: str | None,
+        what: str,
+        channel: str,
+        recipient: str = EVERYONE,
+    ) -> tuple[str | None, str] | None:
+        """``(signer, frame)`` of a received payload (signer None on an unsigned bus)."""
+        signed = self.security is not None
+        text = self._decode(payload, limit + (MAX_HEADER_CHARS if signed else 0), peer, what)
+        if text is None or self.security is None:
+            return None if text is None else (None, text)
+        try:
+            signer, body = self.security.open(
+                text, scope=self.base, channel=channel, recipient=recipient, sender=peer
+            )
+        except Refused as exc:
+            self._fault(exc.kind, peer, f"{what} refused: {exc.detail}")
+            return None
+        if len(body) > limit:
+            self._fault(
+                "oversized", peer, f"{what} of {len(body)} characters: the bound is {limit}"
+            )
+            return None
+        return signer, body
+
     # -- presence
 
     def _on_liveliness(self, sample: Any) -> None:
@@ -343,8 +409,9 @@ class ZenohBus:
         else:
             key = f"{self.base}/{check_segment('addressee', msg.to)}/direct/{self.name}"
         stamp = self.logical_time
+        wire = self._seal(frame, "out") if msg.to is None else self._seal(frame, "direct", msg.to)
         self._publisher(key).put(
-            frame.encode("utf-8"), attachment=None if stamp is None else str(int(stamp)).encode()
+            wire, attachment=None if stamp is None else str(int(stamp)).encode()
         )
         with self._lock:
             if msg.to is None:
@@ -380,7 +447,12 @@ class ZenohBus:
         sender = owner if channel == "out" else parts[base_len + 2]
         if channel == "out" and owner == self.name:
             return  # my own broadcast
-        text = self._decode(sample.payload, self.max_chars, sender, "publication")
+        if channel == "out":
+            text = self._receive_text(sample.payload, self.max_chars, sender, "publication", "out")
+        else:
+            text = self._receive_text(
+                sample.payload, self.max_chars, sender, "publication", "direct", self.name
+            )
         if text is None:
             return
         try:
@@ -455,7 +527,9 @@ class ZenohBus:
                 f"{topic} payload is {len(text)} characters: a topic payload holds at most "
                 f"{self.max_topic_chars}"
             )
-        self._publisher(f"{self.base}/{self.name}/topic/{topic}").put(text.encode("utf-8"))
+        self._publisher(f"{self.base}/{self.name}/topic/{topic}").put(
+            self._seal(text, f"topic/{topic}")
+        )
         with self._lock:
             self._stats = self._stats + MessageStats(1, len(text))
 
@@ -469,7 +543,9 @@ class ZenohBus:
             sender = str(sample.key_expr).split("/")[base_len]
             if sender == self.name:
                 return
-            text = self._decode(sample.payload, self.max_topic_chars, sender, f"{topic} payload")
+            text = self._receive_text(
+                sample.payload, self.max_topic_chars, sender, f"{topic} payload", f"topic/{topic}"
+            )
             if text is None:
                 return
             try:
@@ -513,38 +589,59 @@ class ZenohBus:
             )
         frame = msg.to_json(max_chars=self.max_chars)
         self._sent(msg, frame)
-        replies: list[Any] = []
-        finished = threading.Event()
-        handler = direct_callback(self._zenoh, replies.append, finished.set)
+        replies: queue.Queue[Any] = queue.Queue()  # None: the query is finished
+        handler = direct_callback(self._zenoh, replies.put, lambda: replies.put(None))
         started = time.monotonic()
-        # Zenoh's query timeout must be > 0; a zero timeout still gets a minimal wait.
+        deadline = started + float(timeout) + self.grace
+        # Zenoh's query timeout must be > 0; a zero timeout still gets a minimal wait. Every
+        # queryable on the key is asked and each reply read as it comes: an impostor's reply
+        # can neither hide the real robot's nor be merged with it, nor hold it back.
         self.session.get(
             f"{self.base}/{to}/inbox",
             handler,
-            payload=frame.encode("utf-8"),
+            payload=self._seal(frame, "inbox", to),
             timeout=max(float(timeout), 1e-3),
+            target=self._zenoh.QueryTarget.ALL,
+            consolidation=self._zenoh.ConsolidationMode.NONE,
         )
-        if not finished.wait(float(timeout) + self.grace):
-            self._fault("timeout", to, f"no answer to {msg.kind.value} {msg.id} within {timeout} s")
-            return None
-        elapsed = time.monotonic() - started
-        oks = [r.ok for r in list(replies) if r.ok is not None]
-        errors = [r.err for r in list(replies) if r.err is not None]
-        if not oks:
-            if errors:
-                reason = _err_text(errors[0])
-                if reason.strip().lower() == "timeout":
-                    self._fault(
-                        "timeout", to, f"no answer to {msg.kind.value} {msg.id} within {timeout} s"
-                    )
-                else:
-                    self._fault(
-                        "error_reply", to, f"answered {msg.id} with an error: {reason[:120]}"
-                    )
+        late = f"no answer to {msg.kind.value} {msg.id} within {timeout} s"
+        errors: list[Any] = []
+        answered, found = False, None
+        while found is None:
+            try:
+                reply = replies.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                self._fault("timeout", to, late)
+                return None
+            if reply is None:
+                break
+            if reply.ok is None:
+                errors.append(reply.err)
+                continue
+            answered = True  # the first answer signed by ``to`` that answers ``msg`` wins
+            found = self._read_answer(reply.ok.payload, to, msg)
+        if found is None:
+            if answered:
+                return None  # each refused answer is counted already
+            reason = _err_text(errors[0]) if errors else ""
+            if reason.strip().lower() == "timeout":
+                self._fault("timeout", to, late)
+            elif errors:
+                self._fault("error_reply", to, f"answered {msg.id} with an error: {reason[:120]}")
             else:
                 self._fault("unreachable", to, f"nobody serves {self.base}/{to}/inbox")
             return None
-        text = self._decode(oks[0].payload, self.max_chars, to, "answer")
+        elapsed = time.monotonic() - started
+        answer, text = found
+        with self._lock:
+            self.rtts.append(elapsed)
+            self._received = self._received + MessageStats(1, len(text))
+            if self.keep_log:
+                self.log.append(answer)
+        return answer
+
+    def _read_answer(self, payload: Any, to: str, msg: Message) -> tuple[Message, str] | None:
+        text = self._receive_text(payload, self.max_chars, to, "answer", "answer", self.name)
         if text is None:
             return None
         try:
@@ -560,12 +657,7 @@ class ZenohBus:
                 f"expected {to!r} -> {self.name!r} replying to {msg.id!r}",
             )
             return None
-        with self._lock:
-            self.rtts.append(elapsed)
-            self._received = self._received + MessageStats(1, len(text))
-            if self.keep_log:
-                self.log.append(answer)
-        return answer
+        return answer, text
 
     def serve(self, handler: Server) -> None:
         """Answer requests addressed to this robot with ``handler`` (on the bus's own thread)."""
@@ -590,7 +682,7 @@ class ZenohBus:
 
     def encode_answer(self, answer: Message) -> bytes:
         """The bytes sent for an answer (a hook for fault-injection harnesses)."""
-        return answer.to_json(max_chars=self.max_chars).encode("utf-8")
+        return self._seal(answer.to_json(max_chars=self.max_chars), "answer", answer.to or "")
 
     def _answer(self, query: Any) -> None:
         with self._lock:
@@ -598,15 +690,22 @@ class ZenohBus:
             closed = self._closed
         if server is None or closed:
             return  # nobody answers here: the requester reads "unknown"
-        text = self._decode(query.payload, self.max_chars, None, "request")
-        if text is None:
-            query.reply_err("request frame unreadable or too long")
+        opened = self._receive(query.payload, self.max_chars, None, "request", "inbox", self.name)
+        if opened is None:
+            query.reply_err("request refused: unreadable, too long or not signed by its sender")
             return
+        signer, text = opened
         try:
             request = Message.from_json(text, max_chars=self.max_chars)
         except CommunicationError as exc:
             self._fault("bad_request", None, f"request {text[:60]!r}: {exc}")
             query.reply_err(f"malformed request: {exc}")
+            return
+        if signer is not None and request.sender != signer:
+            self._fault(
+                "wrong_robot", signer, f"request signed by {signer!r} as {request.sender!r}"
+            )
+            query.reply_err("request refused: not signed by its sender")
             return
         if request.to != self.name:
             self._fault(
@@ -638,7 +737,8 @@ class ZenohBus:
             return
         payload = self.encode_answer(answer)
         query.reply(query.key_expr, payload)
-        self._sent(answer, payload.decode("utf-8", errors="replace"))
+        sent = payload.decode("utf-8", errors="replace")  # its frame: an envelope's header aside
+        self._sent(answer, sent.partition("\n")[2] if self.security is not None else sent)
 
     # -- life cycle
 

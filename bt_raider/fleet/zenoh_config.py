@@ -5,6 +5,7 @@ fault a bus counts.
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 from collections.abc import Iterable, Mapping, Sequence
@@ -40,6 +41,14 @@ FAULTS = (
     "bad_request",  # a request reaching us that we could not read or answer
     "handler_error",  # a subscriber or server handler of ours raised
     "duplicate",  # a publication delivered twice (dropped)
+    # A signed bus (bt_raider.fleet.signing) also drops, and counts, frames that are:
+    "unsigned",  # not in a signed envelope
+    "unknown_key",  # signed in the name of a robot not in the keyring
+    "forged",  # signed by no key of the keyring
+    "wrong_robot",  # signed by one robot of the team in another's name, or on another's key
+    "misrouted",  # signed for another channel or recipient
+    "stale",  # stamped further than the allowed skew from this robot's clock
+    "replayed",  # a sequence number already accepted from that robot, or too old
 )
 
 
@@ -132,6 +141,74 @@ def make_config(
         except Exception as exc:  # zenoh raises its own ZError
             raise CommunicationError(f"zenoh refused setting {path} = {value!r}: {exc}") from exc
     return config
+
+
+def tls_options(
+    ca: str | os.PathLike[str],
+    certificate: str | os.PathLike[str],
+    private_key: str | os.PathLike[str],
+    *,
+    mutual: bool = True,
+) -> dict[str, Any]:
+    """Zenoh settings for TLS links (``tls/127.0.0.1:<port>`` endpoints), for ``options=``.
+
+    Transport-level defence, on top of (not instead of) signed messages: only sessions whose
+    certificate the team's CA signed can connect (``mutual``: both ends show one), and the
+    links are encrypted.
+
+    Args:
+        ca: the team's CA certificate (PEM file).
+        certificate: this robot's certificate (PEM), signed by ``ca``; its common name is the
+            robot's name (what :func:`access_control` allows).
+        private_key: the certificate's private key (PEM).
+        mutual: require a certificate of every peer that connects (mTLS).
+    """
+    out: dict[str, Any] = {"transport/link/tls/root_ca_certificate": os.fspath(ca)}
+    for side in ("listen", "connect"):
+        out[f"transport/link/tls/{side}_certificate"] = os.fspath(certificate)
+        out[f"transport/link/tls/{side}_private_key"] = os.fspath(private_key)
+    out["transport/link/tls/enable_mtls"] = bool(mutual)
+    return out
+
+
+#: Zenoh messages a robot of the team exchanges (all others are denied by access_control).
+ACL_MESSAGES = (
+    "put",
+    "delete",
+    "declare_subscriber",
+    "declare_queryable",
+    "query",
+    "reply",
+    "liveliness_token",
+    "liveliness_query",
+    "declare_liveliness_subscriber",
+)
+
+
+def access_control(robots: Iterable[str], prefix: str = DEFAULT_PREFIX) -> dict[str, Any]:
+    """Zenoh ``access_control`` settings: only TLS peers whose certificate's common name is one
+    of ``robots`` may publish, subscribe, query or answer under ``prefix``; all else is denied.
+
+    Merge into ``options=`` with :func:`tls_options` (the common name comes from mTLS).
+    """
+    names = [check_segment("robot name", r) for r in robots]
+    return {
+        "access_control": {
+            "enabled": True,
+            "default_permission": "deny",
+            "rules": [
+                {
+                    "id": "team",
+                    "messages": list(ACL_MESSAGES),
+                    "flows": ["egress", "ingress"],
+                    "permission": "allow",
+                    "key_exprs": [f"{check_prefix(prefix)}/**"],
+                }
+            ],
+            "subjects": [{"id": "robots", "cert_common_names": names}],
+            "policies": [{"rules": ["team"], "subjects": ["robots"]}],
+        }
+    }
 
 
 @dataclass(frozen=True)

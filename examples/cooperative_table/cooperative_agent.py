@@ -47,7 +47,7 @@ from bt_raider.cooperation.messages import (
     status_message,
 )
 from bt_raider.cooperation.messaging import MessageBus
-from bt_raider.cooperation.observations import Goal, ObjectInfo, SubGoal
+from bt_raider.cooperation.observations import Goal, InformationError, ObjectInfo, SubGoal
 from bt_raider.cooperation.planning import WAIT, GreedyPlanner, Planner, PlanOption, plan_options
 from bt_raider.cooperation.relevance import RelevanceEstimator, SymbolicRelevance
 from bt_raider.cooperation.reveca_memory import RevecaMemory, Seen
@@ -307,6 +307,8 @@ class CooperativeAgent:
         self.namespace = f"/bt_raider/{name}/{CooperativeAgent._count}/shared_goals"
         self.commits = 0
         self.false_plans = 0
+        #: Messages whose content could not be taken in (a malformed sub-goal), ignored.
+        self.unreadable = 0
         self.guards: list[SharedGoalGuard] = []
         self.tree = self.build_tree()
 
@@ -327,7 +329,11 @@ class CooperativeAgent:
             held=dict(obs.held),
         )
         for msg in self.bus.poll():
-            self.memory.hear(msg)
+            try:
+                self.memory.hear(msg)
+            except InformationError as exc:  # a collaborator's bad sub-goal: not a crash
+                self.unreadable += 1
+                self.note(f"ignored a message from {msg.sender}: {exc}")
 
     def say_hello(self) -> None:
         """Start-up exchange: where I am and what I see."""

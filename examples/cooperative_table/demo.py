@@ -51,6 +51,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --processes: seconds every robot has to join; past it the run stops and "
         "names the robot(s) missing (default 60)",
     )
+    parser.add_argument(
+        "--unsigned",
+        action="store_true",
+        help="with --processes: robots do not sign their messages (by default each signs with "
+        "its own key and drops what the team's keyring does not verify)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -28,9 +28,11 @@ import argparse
 import json
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -77,6 +79,15 @@ FIGURES = (
 
 
 # --------------------------------------------------------------------------- the runner
+
+
+def _run_keys(names: Sequence[str]) -> str:
+    """A private folder (0700) with a key per robot (0600) and the keyring, for one run."""
+    from bt_raider.fleet.signing import generate_keys
+
+    folder = tempfile.mkdtemp(prefix="bt-raider-keys-")
+    generate_keys(folder, names)
+    return folder
 
 
 def _python_module_cmd() -> list[str]:
@@ -136,6 +147,9 @@ def run_processes(
     memory_dir: str | Path | None = None,
     goal: str | None = None,
     team: str | None = None,
+    signed: bool = True,
+    keys: str | Path | None = None,
+    on_started: Callable[[str, list[str]], object] | None = None,
 ) -> dict[str, Any]:
     """Run one episode with ``n`` robot processes and a world process on 127.0.0.1.
 
@@ -157,6 +171,13 @@ def run_processes(
         memory_dir: give each robot a CDR vector memory there, shared as a fleet memory.
         goal: goal template (chosen by the seed when None).
         team: the Zenoh team segment (unique per run by default).
+        signed: every robot signs what it sends with its own key, made for this run in a
+            private temporary folder, and drops what the team's keyring does not verify
+            (:mod:`bt_raider.fleet.signing`); False: an unsigned fleet.
+        keys: with ``signed``, a keys folder made by ``bt-raider fleet keys new`` to use
+            instead (kept after the run).
+        on_started: called with the team's key base and the robots' endpoints once every
+            process is started (a benchmark starts an intruder there).
 
     Returns:
         The figures: those of the in-process demo (``success``, ``steps``, ``travel``,
@@ -193,6 +214,8 @@ def run_processes(
                 f"no robot {who!r} in this run: expected one of {', '.join(names)}"
             )
     team = team or f"run{os.getpid()}x{uuid.uuid4().hex[:6]}"
+    own_keys = signed and keys is None
+    keys = (_run_keys(names) if own_keys else str(keys)) if signed else None
     world_ep = loopback_endpoint()
     robot_eps = {name: loopback_endpoint() for name in names}
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -259,6 +282,8 @@ def run_processes(
                 cmd += ["--fault", faults[name]]
             if memory_dir is not None:
                 cmd += ["--memory-dir", str(memory_dir)]
+            if keys is not None:
+                cmd += ["--keys", keys]
             procs[name] = subprocess.Popen(
                 cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
             )
@@ -269,6 +294,8 @@ def run_processes(
             stderr[name] = deque(maxlen=40)
             readers.append(_reader(procs[name], events[name]))
             readers.append(_tail(procs[name], stderr[name]))
+        if on_started is not None:
+            on_started(f"{DEFAULT_PREFIX}/{team}", [world_ep, *robot_eps.values()])
         deadline = started + timeout
         try:
             procs["world"].wait(timeout=max(0.1, deadline - time.monotonic()))
@@ -296,6 +323,8 @@ def run_processes(
                 proc.wait(timeout=5.0)
             except subprocess.TimeoutExpired:
                 pass
+        if own_keys and keys is not None:
+            shutil.rmtree(keys, ignore_errors=True)
     wall = time.monotonic() - started
     world = next((e["figures"] for e in events["world"] if e.get("event") == "world"), None)
     if world is None:
@@ -334,6 +363,7 @@ def run_processes(
         "stderr": {k: list(v) for k, v in stderr.items() if v},
         "start": start,
         "team": team,
+        "signed": signed,
         "wall_s": round(wall, 3),
         "episode_s": world["world_wall_s"],
     }
@@ -359,7 +389,7 @@ def print_figures(figures: Mapping[str, Any], *, out: Any = None) -> None:
         print(f"robots: {rooms}; {start['objects']} objects{extra}", file=out)
     print(
         f"processes: {figures['robots']} robots + 1 world, over Zenoh on 127.0.0.1 "
-        f"(team {figures['team']})",
+        f"(team {figures['team']}, {'signed' if figures['signed'] else 'UNSIGNED'})",
         file=out,
     )
     print(
@@ -391,6 +421,7 @@ def run_demo(args: argparse.Namespace) -> int:
         horizon=getattr(args, "horizon", HORIZON),
         goal=getattr(args, "goal", None),
         memory_dir=getattr(args, "memory_dir", None),
+        signed=not getattr(args, "unsigned", False),
     )
     print_figures(figures)
     return 0 if figures["success"] else 1
@@ -430,6 +461,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--join-timeout", type=float, default=JOIN_TIMEOUT + JOIN_MARGIN)
     r.add_argument("--fault", default=None, help="garbage | oversized | delay:SECONDS | silent")
     r.add_argument("--memory-dir", default=None, help="folder for this robot's CDR memory")
+    r.add_argument("--keys", default=None, help="keys folder: sign with NAME.key, check keyring")
     r.add_argument("--verbose", action="store_true", help="log decisions on stderr")
     run = sub.add_parser("run", help="start a world and N robots and print the figures")
     run.add_argument("--robots", type=int, default=2)
@@ -443,6 +475,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=JOIN_TIMEOUT,
         help="seconds every robot has to join (default %(default)s)",
     )
+    run.add_argument("--unsigned", action="store_true", help="robots do not sign their messages")
     run.add_argument("--json", action="store_true", help="print every figure as JSON")
     return parser
 
@@ -462,6 +495,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         policy=args.policy,
         memory_dir=args.memory_dir,
         join_timeout=args.join_timeout,
+        signed=not args.unsigned,
     )
     if args.json:
         print(json.dumps(figures, indent=2))

@@ -21,6 +21,7 @@ from bt_raider.cooperation.validator import ReobservingValidator
 from bt_raider.errors import ActionFailed, CommunicationError
 from bt_raider.examples.cooperative_table.cooperative_agent import POLICIES, CooperativeAgent
 from bt_raider.examples.cooperative_table.episode import Episode
+from bt_raider.fleet.signing import FleetSecurity
 from bt_raider.fleet.zenoh_bus import ZenohBus, direct_callback
 from bt_raider.simulation.multirobot import (
     GoalSpec,
@@ -227,10 +228,12 @@ class FaultyBus(ZenohBus):
         super().__init__(name, **kwargs)
 
     def encode_answer(self, answer: Message) -> bytes:
+        # Broken by the robot itself, so signed by it (a signed fleet still reads them as faults).
         if self.fault == "garbage":
-            return b"\x00\x13{not a frame at all"
+            return self._seal("\x00\x13{not a frame at all", "answer", answer.to or "")
         if self.fault == "oversized":
-            return json.dumps({**answer.to_dict(), "text": "x" * 4 * self.max_chars}).encode()
+            text = json.dumps({**answer.to_dict(), "text": "x" * 4 * self.max_chars})
+            return self._seal(text, "answer", answer.to or "")
         if self.fault == "delay":
             time.sleep(self.delay)
         return super().encode_answer(answer)
@@ -316,12 +319,15 @@ def _reobserver(agent: CooperativeAgent, world: RemoteWorld) -> Callable[[SubGoa
 def robot_main(args: argparse.Namespace) -> int:
     """``processes robot``: one robot -- its bus, tree and memories -- playing its turns."""
     fault, delay = parse_fault(args.fault)
+    # A signed fleet by default: the runner gives each robot its key and the team's keyring.
+    security = FleetSecurity.load(args.keys, args.name) if args.keys else None
     common = dict(
         team=args.team,
         prefix=args.prefix,
         listen=args.listen,
         connect=args.connect,
         keep_log=True,
+        security=security,
     )
     bus = (
         FaultyBus(args.name, fault=fault, delay=delay, **common)
@@ -446,6 +452,7 @@ def robot_main(args: argparse.Namespace) -> int:
                 "unknown_policy": dict(resilient.counts),
                 "rtts": sorted(bus.rtts),
                 "world_calls": world.calls,
+                "unreadable": agent.unreadable,
             }
         )
         if fleet is not None:

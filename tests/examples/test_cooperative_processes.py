@@ -204,3 +204,67 @@ def test_the_join_timeout_is_a_demo_option(capsys):
     assert code == 2 and len(err) == 1 and "join timeout must be > 0 seconds, got 0.0" in err[0]
     with pytest.raises(CommunicationError, match="no robot 'zed'"):
         run_processes(2, 0, absent=["zed"])
+
+
+def _intruder(keys, goal, started: list):
+    """on_started: the intruder process, claiming every goal object done in every robot's name."""
+    import json
+    import subprocess
+    import sys
+
+    def start(base: str, endpoints: list[str]) -> None:
+        cmd = [
+            sys.executable, "-m", "bt_raider.fleet.intruder", "--base", base,
+            "--targets", ",".join(goal.objects), "--location", goal.location,
+            "--relation", goal.relation, "--robots", "alice,bob", "--seconds", "120",
+            *(["--stolen-key", str(keys / "carol.key")] if keys else []),
+            *[a for e in endpoints for a in ("--connect", e)],
+        ]  # fmt: skip
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        started.append(proc)
+        assert json.loads(proc.stdout.readline())["event"] == "ready"
+
+    return start
+
+
+@pytest.mark.parametrize("signed", [True, False])
+def test_an_intruder_on_the_bus_changes_nothing_in_a_signed_run(tmp_path, signed):
+    from bt_raider.fleet.signing import generate_keys
+
+    keys = tmp_path / "keys" if signed else None
+    if keys is not None:
+        generate_keys(keys, ["alice", "bob", "carol"])  # carol's key is stolen
+    episode = Episode(0, robots=2)
+    goal = episode.sim.goal
+    expected = episode.run()
+    started: list = []
+    try:
+        figures = run_processes(
+            2, 0, timeout=90, signed=signed, keys=keys, on_started=_intruder(keys, goal, started)
+        )
+    finally:
+        for proc in started:
+            proc.kill()
+            proc.communicate(timeout=10)
+    same = all(figures[k] == getattr(expected, k) for k in FIGURES)
+    refused = Counter()
+    for faults in figures["faults"].values():
+        refused.update(faults)
+    if signed:
+        assert figures["signed"] and figures["success"] and same, figures["faults"]
+        assert {"unsigned", "forged", "unknown_key", "wrong_robot"} <= set(refused), refused
+        assert (tmp_path / "keys" / "alice.key").exists()  # a given keys folder is kept
+    else:
+        # The attack is real: robots that trust the bus take the claims and stop short.
+        assert not same and not figures["success"]
+
+
+def test_the_demo_runs_signed_by_default_and_unsigned_on_request():
+    figures = run_processes(2, 1, timeout=60)
+    assert figures["signed"] and figures["success"] and figures["faults_total"] == 0
+    out = io.StringIO()
+    print_figures(figures, out=out)
+    assert "signed)" in out.getvalue()
+    parser = argparse.ArgumentParser()
+    demo.add_arguments(parser)
+    assert parser.parse_args(["--processes", "2", "--unsigned"]).unsigned
