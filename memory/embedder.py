@@ -168,9 +168,10 @@ class TransformersEmbedder:
         trace: let :meth:`setup` trace the model for single texts (see the module docstring).
         runtime: ``"auto"`` (the default): single texts run on ONNX Runtime when the model has
             been exported (``bt-raider memory prepare``; :meth:`prepare`) and
-            ``onnxruntime`` is installed, else on torch; ``"onnx"``: always ONNX Runtime,
-            exporting in :meth:`setup` if needed (about 15 s, once per machine); ``"torch"``:
-            never. ``num_threads`` sets the session's threads too (None: two, sleeping when
+            ``onnxruntime`` is installed, else on torch (without torch: always ONNX Runtime,
+            building the model on first use); ``"onnx"``: always ONNX Runtime, batches too,
+            building the model in :meth:`setup` if needed (a few seconds, once per machine);
+            ``"torch"``: never. ``num_threads`` sets the session's threads too (None: two, sleeping when
             idle; 0: ONNX Runtime's default).
     """
 
@@ -406,8 +407,9 @@ class TransformersEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         onnx = self._onnx
-        # Batches run on torch when it is installed (bulk inserts), else on ONNX Runtime.
-        small = len(texts) <= SMALL_BATCH or not torch_installed()
+        # Batches run on torch when it is installed (bulk inserts) and runtime is "auto";
+        # else on ONNX Runtime too.
+        small = len(texts) <= SMALL_BATCH or self.runtime == "onnx" or not torch_installed()
         if onnx is None and small and not self._onnx_tried:
             # Never set up (a one-shot command): the prepared export still answers, if proven.
             if self.runtime != "torch" and self._open_onnx():

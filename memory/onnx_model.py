@@ -54,8 +54,9 @@ PROBES = (
 #: Largest difference from the torch model's vector a probe may show (float32 rounding).
 TOLERANCE = 1e-5
 #: The sidecar's format; a file written by another format is exported again (format 1 kept
-#: probe vectors in the sidecar, where whoever could swap the file could swap them too).
-FORMAT = 3
+#: probe vectors in the sidecar, where whoever could swap the file could swap them too; format
+#: 3 files were exported by torch.onnx, format 4 ones are built by onnx_build without torch).
+FORMAT = 4
 #: Largest sidecar read (one is about 300 bytes).
 MAX_SIDECAR_BYTES = 64 * 1024
 #: An export is refused, from its size alone, when it is over twice the size of the model folder
