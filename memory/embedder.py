@@ -22,7 +22,11 @@ only and put back afterwards, under a lock that also serialises this module's fo
 torch work elsewhere in the process may run with that count while an embedding runs. Every vector comes back unit-length, so cosine similarity is a dot
 product and hnswlib's ``cosine`` space agrees with :func:`numpy.dot`.
 
-One text at a time (a query) runs on the fastest proven runtime:
+Without torch (the ``memory`` extra alone) the bundled model runs on ONNX Runtime only, batches
+too, its graph built from the packaged weights without torch
+(:mod:`~bt_raider.memory.onnx_build`) by ``bt-raider memory prepare`` or on first use.
+
+With torch, one text at a time (a query) runs on the fastest proven runtime:
 
 * **ONNX Runtime** (``runtime="auto"``, the default, once ``bt-raider memory prepare`` has
   exported the model; :mod:`bt_raider.memory.onnx_model`): intra-op threads that sleep while
@@ -171,8 +175,8 @@ class TransformersEmbedder:
             ``onnxruntime`` is installed, else on torch (without torch: always ONNX Runtime,
             building the model on first use); ``"onnx"``: always ONNX Runtime, batches too,
             building the model in :meth:`setup` if needed (a few seconds, once per machine);
-            ``"torch"``: never. ``num_threads`` sets the session's threads too (None: two, sleeping when
-            idle; 0: ONNX Runtime's default).
+            ``"torch"``: never. ``num_threads`` sets the session's threads too (None: two,
+            sleeping when idle; 0: ONNX Runtime's default).
     """
 
     def __init__(
