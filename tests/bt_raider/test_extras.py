@@ -59,6 +59,8 @@ CORE, SETUP_EXTRAS = _setup_cfg()
 #: What must never come with a plain ``pip install bt_raider``.
 HEAVY = {
     "torch",
+    "onnx",
+    "tokenizers",
     "transformers",
     "openai",
     "hnswlib",
@@ -99,7 +101,7 @@ def test_the_extras_table_matches_setup_cfg():
 def test_torch_is_pinned_to_the_cpu_build_in_every_extra_that_lists_it():
     # An unpinned torch pulls a multi-GB CUDA build; the pin is where torch is needed, only.
     listing = {e for e, reqs in SETUP_EXTRAS.items() if any(_name(r) == "torch" for r in reqs)}
-    assert listing == {"memory", "llm-local"}
+    assert listing == {"memory-torch", "llm-local"}
     for extra in listing:
         (torch,) = [r for r in SETUP_EXTRAS[extra] if _name(r) == "torch"]
         assert torch == "torch==2.13.0", (extra, torch)
@@ -218,14 +220,17 @@ def test_a_vector_memory_without_the_extra_refuses_before_touching_the_disk(monk
     assert list(tmp_path.iterdir()) == []
 
 
-def test_the_default_embedder_without_torch_names_the_memory_extra(monkeypatch):
+def test_the_embedder_without_torch_names_the_memory_torch_extra_where_torch_is_needed(
+    monkeypatch, tmp_path
+):
     from bt_raider.memory import TransformersEmbedder, make_embedder
 
     monkeypatch.setitem(sys.modules, "torch", None)
-    with pytest.raises(MissingDependencyError, match=r"needs torch .*bt_raider\[memory\]'$"):
-        make_embedder("minilm")
+    make_embedder("minilm")  # the bundled model runs on ONNX Runtime: nothing missing
+    with pytest.raises(MissingDependencyError, match=r"needs torch .*bt_raider\[memory-torch\]'$"):
+        make_embedder("minilm", runtime="torch")
     with pytest.raises(MissingDependencyError, match="TransformersEmbedder needs torch"):
-        TransformersEmbedder()
+        TransformersEmbedder(tmp_path)  # weights of one's own are proven against torch
 
 
 def test_the_local_chat_model_without_transformers_names_llm_local(monkeypatch):

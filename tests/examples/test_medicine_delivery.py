@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -272,6 +273,30 @@ def test_the_demo_without_memory_imports_no_planner_model_and_no_torch(tmp_path)
     )
     assert proc.stdout.strip().splitlines()[-1] == "LOADED [] 0", proc.stdout[-2000:]
     assert "medicine handed over to Adriana: yes" in proc.stdout
+
+
+@pytest.mark.slow
+def test_the_main_job_with_its_memory_imports_no_torch_transformers_or_llama_cpp(tmp_path):
+    # The README's first command: memory prepare, then the demo with its memory. Even where
+    # torch is installed (here), the prepared model answers every query without it.
+    pytest.importorskip("onnxruntime", reason="the memory extra is not installed")
+    code = (
+        "import sys; from bt_raider.cli import main\n"
+        "assert main(['memory', 'prepare']) == 0\n"
+        f"code = main(['demo', 'medicine-delivery', '--out', {str(tmp_path / 'out')!r}])\n"
+        "heavy = ('torch', 'transformers', 'sentence_transformers', 'llama_cpp')\n"
+        "print('LOADED', sorted(m for m in heavy if m in sys.modules), code,\n"
+        "      'onnxruntime' in sys.modules, 'hnswlib' in sys.modules)\n"
+    )
+    env = dict(os.environ, BT_RAIDER_CACHE=str(tmp_path / "cache"))
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip().splitlines()[-1] == "LOADED [] 0 True True", proc.stdout[-2000:]
+    assert "medicine handed over to Adriana: yes" in proc.stdout
+    recorded = re.search(r"memory: (\d+) successful recoveries recorded", proc.stdout)
+    assert recorded and int(recorded.group(1)) == 4, proc.stdout[-2000:]
 
 
 def test_command_line_without_guards_exits_1(tmp_path, capsys):

@@ -48,3 +48,11 @@ def minilm():
     embedder = TransformersEmbedder()
     embedder.setup()
     return embedder
+
+
+@pytest.fixture(scope="session")
+def minilm_path():
+    """The folder of the bundled all-MiniLM-L6-v2 (no torch loaded)."""
+    from bt_raider.memory.embedder import bundled_model_path
+
+    return bundled_model_path()

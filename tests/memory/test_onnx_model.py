@@ -39,9 +39,7 @@ def planted(minilm, tmp_path_factory):
 def exported(minilm, planted):
     """A folder holding a proven ONNX export of the bundled model (made over planted links)."""
     folder, _ = planted
-    path = onnx_model.prepare(
-        minilm.path, minilm._tokenizer, minilm._model, max_length=minilm.max_length, folder=folder
-    )
+    path = onnx_model.prepare(minilm.path, max_length=minilm.max_length, folder=folder)
     assert path.parent == folder and path.with_suffix(".json").is_file()
     return folder
 
@@ -407,9 +405,7 @@ def test_an_unwritable_cache_folder_is_one_clear_error(minilm, tmp_path):
     blocked = tmp_path / "a-file"
     blocked.write_text("not a folder")
     with pytest.raises(BackendError, match=r"cannot write the ONNX export to .*a-file.*BT_RAIDER"):
-        onnx_model.prepare(
-            minilm.path, minilm._tokenizer, minilm._model, max_length=256, folder=blocked / "x"
-        )
+        onnx_model.prepare(minilm.path, max_length=256, folder=blocked / "x")
     assert blocked.read_text() == "not a folder"  # nothing written, nothing lost
 
 

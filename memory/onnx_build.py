@@ -1,0 +1,257 @@
+"""The BERT encoder of a sentence embedder, written as an ONNX graph from its safetensors file.
+
+No torch and no transformers: the graph is the BERT forward pass (embeddings, then
+``num_hidden_layers`` blocks of self-attention and a GELU feed-forward, each closed by a
+LayerNorm) built node by node with ``onnx.helper``, its weights read from the model folder's
+``model.safetensors``. Its output is the last hidden state, as the transformers model gives it;
+pooling happens outside (:func:`bt_raider.memory.onnx_model.mean_pool`). The vectors agree with
+the torch model's to float32 rounding (``tests/memory/test_onnx_build.py`` holds them to 1e-5
+on the project's sentences and on people's commands).
+
+Only what all-MiniLM-L6-v2 and its kin use is built (``model_type`` ``bert``, ``gelu``,
+absolute positions); any other configuration is refused with its name, and such a model runs
+on torch (the ``memory-torch`` extra).
+
+Every embedding table (``embeddings.*``) goes into the file byte for byte as stored, so
+:func:`bt_raider.memory.onnx_model.load` can find and compare them; the dense weights are
+stored transposed (a plain ``MatMul``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bt_raider.errors import BackendError, require
+from bt_raider.files import loads_json
+
+#: The ONNX operator set the graph is written in (LayerNormalization is in it).
+OPSET = 17
+#: Largest safetensors header read (MiniLM's is about 20 KB).
+MAX_HEADER_BYTES = 16 * 1024 * 1024
+#: safetensors dtype names -> numpy little-endian dtypes (what a BERT checkpoint holds).
+_DTYPES = {"F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4"}
+
+
+def safetensors_header(handle: Any, path: Path) -> tuple[int, dict[str, Any]]:
+    """The header of an open safetensors file: its size in bytes and its tensor table.
+
+    Raises:
+        ValueError: the header's size or content is not that of a safetensors file.
+    """
+    size = int.from_bytes(handle.read(8), "little")
+    if not 0 < size <= MAX_HEADER_BYTES:
+        raise ValueError(f"a header of {size:,} bytes")
+    header = loads_json(handle.read(size).decode("utf-8"), what="weights", source=path)
+    if not isinstance(header, dict):
+        raise ValueError("a header that is not a JSON object")
+    return size, header
+
+
+def read_weights(path: Path) -> dict[str, np.ndarray]:
+    """Every tensor of a safetensors file as a numpy array (little-endian, as stored).
+
+    Raises:
+        BackendError: the file cannot be read, or a tensor's type, shape or extent is wrong.
+    """
+    try:
+        data = path.read_bytes()
+        with path.open("rb") as handle:
+            size, header = safetensors_header(handle, path)
+        base = 8 + size
+        out = {}
+        for name, info in header.items():
+            if name == "__metadata__":
+                continue
+            dtype = np.dtype(_DTYPES[info["dtype"]])
+            shape = [int(n) for n in info["shape"]]
+            start, end = (base + int(x) for x in info["data_offsets"])
+            count = math.prod(shape)
+            if not base <= start <= end <= len(data) or end - start != count * dtype.itemsize:
+                raise ValueError(f"{name} spans {start}..{end}, not {count} {info['dtype']}")
+            out[name] = np.frombuffer(data, dtype=dtype, count=count, offset=start).reshape(shape)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise BackendError(f"cannot read the weights {path}: {exc}") from exc
+    return out
+
+
+def config_of(model_path: Path) -> dict[str, Any]:
+    """The model's ``config.json``, checked to be an encoder this module can build.
+
+    Raises:
+        BackendError: unreadable, or a configuration other than a BERT encoder with GELU and
+            absolute positions (the message names the field, its value and what is built).
+    """
+    path = model_path / "config.json"
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BackendError(f"cannot read {path}: {exc}") from exc
+    if not isinstance(config, dict):
+        raise BackendError(f"{path} is not a JSON object")
+    wanted = {
+        "model_type": ("bert",),
+        "hidden_act": ("gelu",),
+        "position_embedding_type": ("absolute", None),
+    }
+    for key, allowed in wanted.items():
+        if config.get(key) not in allowed:
+            raise BackendError(
+                f"{model_path.name} has {key}={config.get(key)!r}; the ONNX builder writes "
+                f"{key} {' or '.join(repr(a) for a in allowed if a)} only: this model runs on "
+                "torch (pip install 'bt_raider[memory-torch]')"
+            )
+    for key in ("hidden_size", "num_attention_heads", "num_hidden_layers", "layer_norm_eps"):
+        if not isinstance(config.get(key), (int, float)) or isinstance(config.get(key), bool):
+            raise BackendError(f"{path} has no number {key}")
+    if config["hidden_size"] % config["num_attention_heads"]:
+        raise BackendError(
+            f"{path}: hidden_size {config['hidden_size']} is not a multiple of "
+            f"num_attention_heads {config['num_attention_heads']}"
+        )
+    return config
+
+
+class _Graph:
+    """Nodes and initializers being written, with fresh names."""
+
+    def __init__(self, helper: Any, numpy_helper: Any) -> None:
+        self.helper = helper
+        self.numpy_helper = numpy_helper
+        self.nodes: list[Any] = []
+        self.initializers: list[Any] = []
+        self.count = 0
+
+    def weight(self, name: str, array: np.ndarray) -> str:
+        self.initializers.append(self.numpy_helper.from_array(np.ascontiguousarray(array), name))
+        return name
+
+    def op(self, kind: str, *inputs: str, **attrs: Any) -> str:
+        self.count += 1
+        out = f"{kind.lower()}_{self.count}"
+        self.nodes.append(self.helper.make_node(kind, list(inputs), [out], **attrs))
+        return out
+
+
+def build(model_path: Path) -> bytes:
+    """The serialised ONNX model of the encoder in ``model_path`` (see the module docstring).
+
+    Inputs ``input_ids`` and ``attention_mask`` (int64, ``[batch, tokens]``); output
+    ``last_hidden_state`` (float32, ``[batch, tokens, hidden_size]``).
+
+    Raises:
+        BackendError: a configuration it cannot build, weights missing or unreadable.
+        MissingDependencyError: ``onnx`` is not installed.
+    """
+    onnx = require("onnx", "memory", needed_by="bt-raider memory prepare")
+    config = config_of(model_path)
+    weights = read_weights(model_path / "model.safetensors")
+    prefix = "bert." if any(k.startswith("bert.") for k in weights) else ""
+
+    def w(name: str) -> np.ndarray:
+        try:
+            return weights[prefix + name]
+        except KeyError:
+            raise BackendError(f"{model_path.name}/model.safetensors has no {name}") from None
+
+    hidden = int(config["hidden_size"])
+    heads = int(config["num_attention_heads"])
+    eps = float(config["layer_norm_eps"])
+    g = _Graph(onnx.helper, onnx.numpy_helper)
+
+    def const(name: str, value: Any, dtype: str) -> str:
+        return g.weight(name, np.asarray(value, dtype=dtype))
+
+    def dense(x: str, name: str) -> str:
+        kernel = g.weight(f"{name}.weight.T", np.asarray(w(f"{name}.weight"), np.float32).T)
+        return g.op("Add", g.op("MatMul", x, kernel), g.weight(f"{name}.bias", w(f"{name}.bias")))
+
+    def norm(x: str, name: str) -> str:
+        return g.op(
+            "LayerNormalization",
+            x,
+            g.weight(f"{name}.weight", w(f"{name}.weight")),
+            g.weight(f"{name}.bias", w(f"{name}.bias")),
+            axis=-1,
+            epsilon=eps,
+        )
+
+    # The embedding tables as stored, byte for byte (onnx_model.load compares them).
+    table = {}
+    for name in sorted(weights):
+        if name.startswith(prefix + "embeddings.") and "LayerNorm" not in name:
+            table[name[len(prefix) :]] = g.weight(name[len(prefix) :], weights[name])
+    zero, one = const("zero", [0], "int64"), const("one", [1], "int64")
+    length = g.op("Gather", g.op("Shape", "input_ids"), one)  # [tokens]
+    if "embeddings.position_ids" in table:
+        row = g.op("Squeeze", table["embeddings.position_ids"], zero)
+    else:  # older checkpoints do not store the positions 0, 1, 2, ...
+        count = w("embeddings.position_embeddings.weight").shape[0]
+        row = const("positions", np.arange(count), "int64")
+    positions = g.op("Slice", row, zero, length, zero)
+    x = g.op("Gather", table["embeddings.word_embeddings.weight"], "input_ids")
+    x = g.op("Add", x, g.op("Gather", table["embeddings.position_embeddings.weight"], positions))
+    if "embeddings.token_type_embeddings.weight" in table:  # every token of type 0
+        kind = g.op("Gather", table["embeddings.token_type_embeddings.weight"], zero)
+        x = g.op("Add", x, kind)
+    x = norm(x, "embeddings.LayerNorm")
+
+    # (1 - mask) * lowest float, added to every score: a padded token gets no attention.
+    mask = g.op("Cast", "attention_mask", to=onnx.TensorProto.FLOAT)
+    lowest = const("lowest", np.finfo(np.float32).min, "float32")
+    bias = g.op("Mul", g.op("Sub", const("one_f", 1.0, "float32"), mask), lowest)
+    bias = g.op("Unsqueeze", bias, const("axes_1_2", [1, 2], "int64"))  # [batch, 1, 1, tokens]
+    split = const("split_heads", [0, 0, heads, hidden // heads], "int64")
+    merge = const("merge_heads", [0, 0, hidden], "int64")
+    scale = const("scale", 1.0 / math.sqrt(hidden // heads), "float32")
+    root2, half = const("sqrt2", math.sqrt(2.0), "float32"), const("half", 0.5, "float32")
+    for i in range(int(config["num_hidden_layers"])):
+        at = f"encoder.layer.{i}"
+
+        def heads_of(name: str, perm: list[int], source: str = x) -> str:
+            return g.op("Transpose", g.op("Reshape", dense(source, name), split), perm=perm)
+
+        q = heads_of(f"{at}.attention.self.query", [0, 2, 1, 3])
+        k = heads_of(f"{at}.attention.self.key", [0, 2, 3, 1])
+        v = heads_of(f"{at}.attention.self.value", [0, 2, 1, 3])
+        scores = g.op("Add", g.op("Mul", g.op("MatMul", q, k), scale), bias)
+        context = g.op("MatMul", g.op("Softmax", scores, axis=-1), v)
+        context = g.op("Reshape", g.op("Transpose", context, perm=[0, 2, 1, 3]), merge)
+        attended = g.op("Add", dense(context, f"{at}.attention.output.dense"), x)
+        attended = norm(attended, f"{at}.attention.output.LayerNorm")
+        inner = dense(attended, f"{at}.intermediate.dense")  # exact GELU, as BERT's "gelu"
+        inner = g.op(
+            "Mul",
+            g.op("Mul", inner, half),
+            g.op("Add", g.op("Erf", g.op("Div", inner, root2)), "one_f"),
+        )
+        out = g.op("Add", dense(inner, f"{at}.output.dense"), attended)
+        x = norm(out, f"{at}.output.LayerNorm")
+    g.nodes.append(onnx.helper.make_node("Identity", [x], ["last_hidden_state"]))
+    tokens = ["batch", "tokens"]
+    graph = onnx.helper.make_graph(
+        g.nodes,
+        "encoder",
+        [
+            onnx.helper.make_tensor_value_info("input_ids", onnx.TensorProto.INT64, tokens),
+            onnx.helper.make_tensor_value_info("attention_mask", onnx.TensorProto.INT64, tokens),
+        ],
+        [
+            onnx.helper.make_tensor_value_info(
+                "last_hidden_state", onnx.TensorProto.FLOAT, [*tokens, hidden]
+            )
+        ],
+        g.initializers,
+    )
+    model = onnx.helper.make_model(
+        graph,
+        opset_imports=[onnx.helper.make_opsetid("", OPSET)],
+        producer_name="bt_raider.memory.onnx_build",
+    )
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return bytes(model.SerializeToString())
