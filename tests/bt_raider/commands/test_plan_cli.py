@@ -109,12 +109,22 @@ def test_timeout_stops_pyperplan_with_exit_2_and_one_line(capsys, big_gripper, m
     assert "planning:" not in captured.out
 
 
-@pytest.mark.parametrize("bad", ["0", "-1", "nan", "soon"])
+@pytest.mark.parametrize("bad", ["0", "-1", "nan", "soon", "inf", "1e308", "-inf", "604801"])
 def test_timeout_must_be_positive_seconds(capsys, bad):
     with pytest.raises(SystemExit) as exc:
         main(["plan", *GRIPPER, "--timeout", bad])
     assert exc.value.code == 2
-    assert "--timeout" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--timeout" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("bad", ["0", "-5", "1.5", "many"])
+def test_max_ticks_must_be_a_whole_number_above_zero(capsys, bad):
+    with pytest.raises(SystemExit) as exc:
+        main(["plan", *GRIPPER, "--run", "--max-ticks", bad])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--max-ticks" in err and len(err.strip().splitlines()) == 1
 
 
 def test_shared_names_are_refused_naming_the_option(capsys, tmp_path):
