@@ -33,6 +33,7 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,8 @@ import numpy as np
 
 from bt_raider.errors import BackendError, InputFileError, MissingDependencyError, require
 from bt_raider.files import loads_json, read_bytes, read_json, regular_file
+
+logger = logging.getLogger(__name__)
 
 #: Environment variable naming the cache folder (default: ``$XDG_CACHE_HOME/bt_raider``).
 CACHE_ENV = "BT_RAIDER_CACHE"
@@ -392,8 +395,10 @@ def prepare(
     target = model_file(model_path, folder)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        sweep_leftovers(target.parent)
         # A unique name, created with O_EXCL and mode 0700: no one else's link can be in it.
-        work = Path(tempfile.mkdtemp(prefix=".prepare-", dir=target.parent))
+        work = Path(tempfile.mkdtemp(prefix=PREPARE_PREFIX, dir=target.parent))
+        _write_new(work / _OWNER, str(os.getpid()).encode())
     except OSError as exc:
         raise BackendError(
             f"cannot write the ONNX export to {target.parent} ({exc.strerror or exc}): set "
@@ -477,6 +482,57 @@ def prepare(
         quiet.setLevel(level)
         shutil.rmtree(work, ignore_errors=True)
     return target
+
+
+#: The prefix of an export's private work folder, and the file in it naming its process.
+PREPARE_PREFIX = ".prepare-"
+_OWNER = "owner.pid"
+#: A work folder without a readable owner is a leftover once this old (seconds).
+_ORPHAN_AGE_S = 3600.0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return pid > 0  # someone else's process, or no valid pid: keep the folder
+    return True
+
+
+def sweep_leftovers(folder: Path) -> list[Path]:
+    """Remove the work folders of exports whose process is gone (a SIGKILLed ``prepare``).
+
+    A folder of a process still running (another ``prepare``) is left alone; one without a
+    readable owner (killed between making it and writing the owner) goes once an hour old.
+
+    Returns:
+        the folders removed.
+    """
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not entry.name.startswith(PREPARE_PREFIX) or not entry.is_dir(follow_symlinks=False):
+            continue
+        path = Path(entry.path)
+        try:
+            owner = read_bytes(path / _OWNER, what="work folder owner", max_bytes=32)
+            gone = not _alive(int(owner.decode("ascii").strip()))
+        except (InputFileError, ValueError, UnicodeDecodeError):
+            try:
+                gone = time.time() - entry.stat(follow_symlinks=False).st_mtime > _ORPHAN_AGE_S
+            except OSError:
+                continue
+        if gone:
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    if removed:
+        logger.info("removed %d leftover export folder(s) in %s", len(removed), folder)
+    return removed
 
 
 def _write_new(path: Path, data: bytes) -> None:
