@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from bt_raider.errors import BackendError, InputFileError, MissingDependencyError, require
-from bt_raider.files import loads_json, read_bytes, read_json, regular_file
+from bt_raider.files import loads_json, open_binary, read_bytes, read_json, regular_file
 
 logger = logging.getLogger(__name__)
 
@@ -119,7 +119,7 @@ def exported(model_path: Path, folder: Path | None = None) -> bool:
 
 def _file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
+    with open_binary(path, what="model", max_bytes=MAX_WEIGHTS_BYTES) as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -164,7 +164,7 @@ def embedding_tables(model_path: Path) -> dict[str, bytes]:
         return {}
     out = {}
     try:
-        with path.open("rb") as handle:
+        with open_binary(path, what="model weights", max_bytes=MAX_WEIGHTS_BYTES) as handle:
             size = int.from_bytes(handle.read(8), "little")
             if not 0 < size <= 16 * 1024 * 1024:
                 raise ValueError(f"a header of {size:,} bytes")
@@ -444,7 +444,7 @@ def prepare(
                 )
                 hidden = model(**batch).last_hidden_state.numpy()
                 probes.append(mean_pool(hidden, batch["attention_mask"].numpy())[0])
-        data = staged.read_bytes()
+        data = read_bytes(staged, what="ONNX export", max_bytes=MAX_WEIGHTS_BYTES)
         tables = {}
         for name, table in embedding_tables(model_path).items():
             at = data.find(table)
@@ -484,6 +484,8 @@ def prepare(
     return target
 
 
+#: Most bytes of a model's weights or its export read here (the encoders used: under 2 GiB).
+MAX_WEIGHTS_BYTES = 8 * 2**30
 #: The prefix of an export's private work folder, and the file in it naming its process.
 PREPARE_PREFIX = ".prepare-"
 _OWNER = "owner.pid"

@@ -40,7 +40,8 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
-from bt_raider.errors import MemoryStoreError
+from bt_raider.errors import InputFileError, MemoryStoreError
+from bt_raider.files import connect_sqlite, read_head
 
 SCHEMA_VERSION = 1
 
@@ -222,8 +223,12 @@ class Store:
                 self._db = _connect_read_only(self.path)
             else:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._db = sqlite3.connect(
-                    str(self.path), check_same_thread=False, isolation_level=None, timeout=30.0
+                self._db = connect_sqlite(
+                    self.path,
+                    what="memory database",
+                    check_same_thread=False,
+                    isolation_level=None,
+                    timeout=30.0,
                 )
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")
@@ -231,6 +236,8 @@ class Store:
             tables = {
                 r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")
             }
+        except InputFileError as exc:
+            raise MemoryStoreError(f"cannot open memory database {exc}") from None
         except (sqlite3.DatabaseError, OSError) as exc:
             full = full_disk(self.path, exc)
             if full:  # not the file's fault: say so, not "expected an SQLite file"
@@ -650,10 +657,13 @@ def _check_existing(path: Path, read_only: bool) -> str | None:
             "device); expected an SQLite file"
         )
     try:
-        with open(path, "rb") as f:
-            head = f.read(len(SQLITE_HEADER))
+        # Through bt_raider.files: a FIFO swapped in after the is_file() check is refused,
+        # never waited on; a directory is named.
+        head = read_head(path, len(SQLITE_HEADER), what="memory database")
         st = os.stat(path)
         fs_read_only = bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
+    except InputFileError as exc:
+        raise MemoryStoreError(f"cannot open memory database {exc}") from None
     except OSError as exc:
         raise MemoryStoreError(f"cannot read memory database {where!r}: {exc}") from exc
     if not head:
@@ -691,7 +701,9 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
     )
     if not folder_writable and not shm.exists():
         uri += "&immutable=1"
-    db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+    db = connect_sqlite(
+        path, what="memory database", uri=uri, check_same_thread=False, isolation_level=None
+    )
     db.execute("PRAGMA query_only=ON")
     return db
 
