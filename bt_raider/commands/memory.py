@@ -334,9 +334,10 @@ def _add_items(args: argparse.Namespace) -> list[dict[str, Any]]:
         metadata = None
         if args.metadata:
             try:
-                metadata = json.loads(args.metadata)
-            except ValueError as exc:
-                raise MemoryStoreError(f"--metadata is not valid JSON: {exc}") from exc
+                metadata = loads_json(args.metadata, what="metadata", source="--metadata")
+            except InputFileError as exc:
+                detail = str(exc).split(": ", 1)[-1]
+                raise MemoryStoreError(f"--metadata is not valid JSON: {detail}") from None
         items = [
             {
                 "information": args.information,
