@@ -274,8 +274,8 @@ class RuleSet:
         # UTF-8 is one line, never a hang, a MemoryError or a RecursionError.
         try:
             raw = read_text(path, what="rules", max_bytes=MAX_CONFIG_BYTES, fix="a smaller file")
-        except InputFileError as exc:
-            raise MemoryStoreError(f"cannot read rules file {exc}") from None
+        except InputFileError as exc:  # "PATH: cannot read rules file: it is a FIFO..."
+            raise MemoryStoreError(str(exc)) from None
         try:
             data = loads_json(raw, what="rules", source=path)
         except InputFileError as exc:

@@ -239,7 +239,7 @@ def run(args: argparse.Namespace) -> int:
         cause = real_cause(exc, str(args.db))
         if cause is None:
             raise
-        raise MemoryStoreError(f"bt-raider memory {args.memory_command}: {cause}") from exc
+        raise MemoryStoreError(cause) from exc
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -282,7 +282,7 @@ def prepare(args: argparse.Namespace) -> int:
         cause = real_cause(exc)
         if cause is None:
             raise
-        raise MemoryStoreError(f"bt-raider memory prepare: {cause}") from exc
+        raise MemoryStoreError(cause) from exc
 
 
 def _prepare(args: argparse.Namespace) -> int:
@@ -305,6 +305,7 @@ def _prepare(args: argparse.Namespace) -> int:
         )
     start = time.perf_counter()
     path = onnx_model.model_file(embedder.path)
+    onnx_model.sweep_leftovers(path.parent)  # a killed prepare's work folder, whatever comes next
     exported = args.force or not _proven(embedder)
     if exported:
         path = embedder.prepare()
