@@ -75,8 +75,9 @@ def cli(argv: list[str], **kwargs: Any) -> tuple[subprocess.CompletedProcess[str
     """Run ``bt-raider ARGV`` bounded by HANG_S: (the result or None on a hang, seconds)."""
     start = time.perf_counter()
     try:
+        kwargs.setdefault("env", ENV)
         done = subprocess.run(
-            [*BT, *argv], capture_output=True, text=True, timeout=HANG_S, env=ENV, **kwargs
+            [*BT, *argv], capture_output=True, text=True, timeout=HANG_S, **kwargs
         )
     except subprocess.TimeoutExpired:
         return None, time.perf_counter() - start
