@@ -512,7 +512,7 @@ def sweep_leftovers(folder: Path) -> list[Path]:
     Returns:
         the folders removed.
     """
-    removed = []
+    removed: list[Path] = []
     try:
         entries = list(os.scandir(folder))
     except OSError:
