@@ -53,6 +53,8 @@ KITCHEN = ROOT / "bt_raider" / "testing" / "data" / "kitchen.json"
 MEDICINE = ROOT / "examples" / "medicine_delivery"
 #: Seconds after which a case that has not ended counts as a hang.
 HANG_S = 120.0
+#: Seconds a whole ``memory prepare`` export may take (about a minute on 2 cores).
+EXPORT_S = 900.0
 BT = [sys.executable, "-m", "bt_raider.cli"]
 ENV = {**os.environ, "PYTHONWARNINGS": "ignore"}
 
@@ -71,13 +73,15 @@ def one_line(done: subprocess.CompletedProcess[str] | None) -> tuple[bool, str]:
     return ok, (lines[0] if lines else done.stderr.strip()[-200:])
 
 
-def cli(argv: list[str], **kwargs: Any) -> tuple[subprocess.CompletedProcess[str] | None, float]:
-    """Run ``bt-raider ARGV`` bounded by HANG_S: (the result or None on a hang, seconds)."""
+def cli(
+    argv: list[str], hang_s: float = HANG_S, **kwargs: Any
+) -> tuple[subprocess.CompletedProcess[str] | None, float]:
+    """Run ``bt-raider ARGV`` bounded by ``hang_s``: (the result or None on a hang, seconds)."""
     start = time.perf_counter()
     try:
         kwargs.setdefault("env", ENV)
         done = subprocess.run(
-            [*BT, *argv], capture_output=True, text=True, timeout=HANG_S, **kwargs
+            [*BT, *argv], capture_output=True, text=True, timeout=hang_s, **kwargs
         )
     except subprocess.TimeoutExpired:
         return None, time.perf_counter() - start
@@ -278,7 +282,7 @@ def prepare_row(tmp: Path) -> Row:
     process.wait()
     if not left:
         return ("memory prepare killed, run again", "no work folder seen", "(MISSED)")
-    done, seconds = cli(["memory", "prepare"], env=env)
+    done, seconds = cli(["memory", "prepare"], hang_s=EXPORT_S, env=env)  # a whole export
     gone = not any(p.exists() for p in left) and done is not None and done.returncode == 0
     return row(
         "memory prepare killed (SIGKILL), run again",
