@@ -52,10 +52,13 @@ def test_run_executes_every_step_and_reaches_the_goal(capsys):
     assert "outcome: SUCCESS" in run and "goal reached: yes" in run
 
 
-def test_run_stopped_early_reports_the_goal_not_reached(capsys):
-    assert main(["plan", *GRIPPER, "--engine", "pyperplan", "--run", "--max-ticks", "0"]) == 1
-    out = capsys.readouterr().out
-    assert "goal reached: no" in out and "unsatisfied goals: (at ball" in out
+def test_run_of_no_ticks_is_refused_not_reported_as_goal_not_reached(capsys):
+    # "--max-ticks 0" used to run nothing and print "goal reached: no": now a usage error.
+    with pytest.raises(SystemExit) as exc:
+        main(["plan", *GRIPPER, "--engine", "pyperplan", "--run", "--max-ticks", "0"])
+    assert exc.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "must be at least 1 tick" in captured.err
 
 
 def test_missing_file_is_exit_2_with_one_line(capsys, tmp_path):
