@@ -5,7 +5,9 @@ Runs the three parts side by side, each also runnable alone:
 * ``reliability_inputs.py``: malformed scenes and queries through ``bt-raider check``;
 * ``reliability_memory.py``: index corruptions and SIGKILL rounds of the vector memory;
 * ``reliability_deadlines.py``: hung checks against the other guards, and ``--time-limit``
-  against a server that trickles its reply.
+  against a server that trickles its reply;
+* ``reliability_round3.py``: issue 35's rows (files through one door, text that is not
+  Unicode, limits, a full disk and ``ulimit -v``, a killed ``prepare``, slow viewer senders).
 
 Usage::
 
@@ -34,6 +36,7 @@ PARTS = {
     "deadlines": "reliability_deadlines",
     "planning": "reliability_planning",
     "files": "reliability_files",
+    "round3": "reliability_round3",
 }
 
 

@@ -10,6 +10,15 @@
     before any check has finished; the 192 quick guards' p95 against the run without them
     (target <= 2x). Before, stand-ins started only once a job had finished: the quick guards
     waited for the blocked ones' deadline (30.5 s).
+(c) Round 3: 80 checks that ignore their cancel event on the shared pool's sizes (8 threads, 64
+    extra: 72 start, 8 never can), then 20 new guards: every guard ends within its deadline
+    (a check's deadline counts from its submission; one that cannot start fails closed).
+    Before, the 8 and every later guard stayed RUNNING ("checking ...") for ever.
+(d) Round 3: guards whose slow checks (``--slow-s``, ignoring cancel) are stopped, the checks
+    then finishing late; then blocked checks and quick guards on the same pool. Printed: the
+    quick guards' first verdict against the same tree on a fresh pool (target <= 2x). Before,
+    the pool learned from the stopped checks that a job takes 5 s and waited 3x that before
+    standing in for the blocked ones (20 s against 0.3 s).
 (b) ``bt-raider check --backend openai --time-limit S`` against a server on 127.0.0.1 that
     sends its reply one byte every 0.5 s. Printed: the command's wall time and its overrun
     past S (target <= 1 s; the interpreter's start-up counts).
@@ -38,7 +47,7 @@ from py_trees.common import Status
 
 from bt_raider.checking.contract import Query
 from bt_raider.checking.verdict import Category, Verdict
-from bt_raider.robot.worker import SHARED_MAX_EXTRA, SHARED_WORKERS, WorkerPool
+from bt_raider.robot.worker import SHARED_MAX_EXTRA, SHARED_WORKERS, WorkerPool, submit
 from bt_raider.runtime.guards import Phase, RaiderGuard
 
 # --------------------------------------------------------------------------- (a) hung checks
@@ -154,6 +163,155 @@ def guard_latencies(
     return result
 
 
+# --------------------------------------------------------------------------- (c) (d) round 3
+
+
+def _tick_until(root: py_trees.behaviour.Behaviour, done: Any, limit_s: float, hz: float) -> None:
+    end = time.perf_counter() + limit_s
+    while not done():
+        if time.perf_counter() > end:
+            raise SystemExit("the guards did not finish")
+        root.tick_once()
+        time.sleep(1.0 / hz)
+
+
+def exhausted_pool(hung: int, later: int, deadline: float, hz: float) -> dict[str, Any]:
+    """``hung`` guards whose checks ignore cancel, then ``later`` new guards, on one pool.
+
+    Returns:
+        how many guards of each round ended, the longest time from a guard's first tick to its
+        end past its deadline, and the reasons given.
+    """
+    pool = WorkerPool(SHARED_WORKERS, max_extra=SHARED_MAX_EXTRA, name="bench_cap")
+    # A pool that has served quick checks: it covers hung threads within a quarter second, so
+    # the hung checks take every thread up to the cap before their deadline.
+    submit(lambda *, cancel: None, executor=pool).wait(10)
+    release = threading.Event()
+    ends: dict[str, float] = {}
+    try:
+        rounds = []
+        for label, n, checker in (("hung", hung, HungCheck(release)), ("later", later, None)):
+            nodes = [
+                RaiderGuard(
+                    Step(f"{label} step {i}"),
+                    f"pick(Object_{i})",
+                    checker or IOCheck(0.01),
+                    name=f"{label} {i}",
+                    executor=pool,
+                    deadline=deadline,
+                )
+                for i in range(n)
+            ]
+            root = py_trees.composites.Parallel(
+                label,
+                policy=py_trees.common.ParallelPolicy.SuccessOnAll(synchronise=True),
+                children=[
+                    py_trees.decorators.FailureIsSuccess(f"go on {g.name}", g) for g in nodes
+                ],
+            )
+            t0 = time.perf_counter()
+
+            def done(nodes: list[RaiderGuard] = nodes, t0: float = t0) -> bool:
+                now = time.perf_counter() - t0
+                for g in nodes:
+                    if g.name not in ends and g.status in (Status.SUCCESS, Status.FAILURE):
+                        ends[g.name] = now
+                return len([g for g in nodes if g.name in ends]) == len(nodes)
+
+            _tick_until(root, done, 10 * deadline + 30, hz)
+            rounds.append(nodes)
+        threads = pool.threads
+    finally:
+        release.set()
+    everyone = [g for nodes in rounds for g in nodes]
+    result = {
+        "hung_ended": sum(g.name in ends for g in rounds[0]),
+        "later_ended": sum(g.name in ends for g in rounds[1]),
+        "over": max(ends[g.name] for g in everyone) - deadline,
+        "not_started": sum("could not start" in g.feedback_message for g in everyone),
+        "failed_closed": sum(g.status == Status.FAILURE for g in everyone),
+        "hung_failed": sum(g.status == Status.FAILURE for g in rounds[0]),
+        "started": sum(1 for g in rounds[0] if "could not start" not in g.feedback_message),
+        "threads": threads,
+    }
+    pool.shutdown(wait=False)
+    return result
+
+
+class StoppedSlowCheck:
+    """Takes ``seconds`` whatever happens (ignores cancel), then finds no issue."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def check(self, scene: Any, query: Query, *, cancel: threading.Event | None = None) -> Verdict:
+        time.sleep(self.seconds)
+        return Verdict(Category.NONE, "late", action="pick")
+
+
+def after_stopped_slow(
+    slow: int, slow_s: float, blocked: int, quick: int, check_s: float, hz: float, preload: bool
+) -> float:
+    """The quick guards' median time to their first verdict, with or without a preload.
+
+    The preload: ``slow`` guards start checks taking ``slow_s``, are stopped (halted) at once
+    and their checks finish ``slow_s`` later, ignoring the cancel. Then ``blocked`` guards whose
+    checks hang start first, and ``quick`` guards with ``check_s`` checks after them.
+    """
+    pool = WorkerPool(SHARED_WORKERS, max_extra=SHARED_MAX_EXTRA, name="bench_preload")
+    pool.warm_up()
+    release = threading.Event()
+    try:
+        if preload:
+            checker = StoppedSlowCheck(slow_s)
+            nodes = [
+                RaiderGuard(Step(f"s{i}"), f"pick(Object_{i})", checker, name=f"slow {i}",
+                            executor=pool, deadline=60.0)
+                for i in range(slow)
+            ]  # fmt: skip
+            for g in nodes:
+                g.tick_once()
+            pending = [g.pending for g in nodes]
+            time.sleep(0.2)
+            for g in nodes:
+                g.stop(Status.INVALID)  # the tree moved on: the checks are cancelled
+            for p in pending:
+                if p is not None:
+                    p.wait(slow_s + 30)
+        is_blocked = [i < blocked for i in range(blocked + quick)]
+        nodes = [
+            RaiderGuard(
+                Step(f"step {i}"),
+                f"pick(Object_{i})",
+                HungCheck(release) if b else IOCheck(check_s),
+                name=f"guard {i}",
+                executor=pool,
+                deadline=60.0,
+            )
+            for i, b in enumerate(is_blocked)
+        ]
+        root = py_trees.composites.Parallel(
+            "plan",
+            policy=py_trees.common.ParallelPolicy.SuccessOnAll(synchronise=True),
+            children=[py_trees.decorators.FailureIsSuccess(f"go on {g.name}", g) for g in nodes],
+        )
+        first: dict[int, float] = {}
+        t0 = time.perf_counter()
+
+        def done() -> bool:
+            now = time.perf_counter() - t0
+            for i, g in enumerate(nodes):
+                if i not in first and g.phase in (Phase.ACTING, Phase.DONE):
+                    first[i] = now
+            return all(i in first for i, b in enumerate(is_blocked) if not b)
+
+        _tick_until(root, done, 120.0, hz)
+    finally:
+        release.set()
+    pool.shutdown(wait=False)
+    return statistics.median(t for i, t in first.items() if not is_blocked[i])
+
+
 # --------------------------------------------------------------------------- (b) --time-limit
 
 SCENE = {
@@ -254,13 +412,20 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--guards", type=int, default=200, help="guards in the tree (200)")
     p.add_argument("--hung", type=int, default=50, help="checks that hang (50)")
     p.add_argument("--check-s", type=float, default=0.1, help="seconds per check (0.1)")
-    p.add_argument("--deadline", type=float, default=2.0, help="guards' deadline (2.0 s)")
+    # A deadline counts from the submission: it covers the queue too. 200 checks of 0.1 s on
+    # 8 threads take 2.5 s, so the guards' deadline is above that (the hung ones fail at it).
+    p.add_argument("--deadline", type=float, default=5.0, help="guards' deadline (5.0 s)")
     p.add_argument("--hz", type=float, default=100.0, help="tick rate (100)")
     p.add_argument("--cold-guards", type=int, default=200, help="guards on a cold pool (200)")
     p.add_argument("--cold-blocked", type=int, default=8, help="of them blocked, first (8)")
     p.add_argument(
         "--cold-deadline", type=float, default=30.0, help="their deadline on a cold pool (30 s)"
     )
+    p.add_argument("--cap-hung", type=int, default=80, help="checks ignoring cancel (80)")
+    p.add_argument("--cap-later", type=int, default=20, help="guards after them (20)")
+    p.add_argument("--cap-deadline", type=float, default=5.0, help="their deadline (5 s)")
+    p.add_argument("--slow", type=int, default=8, help="stopped slow checks (8)")
+    p.add_argument("--slow-s", type=float, default=5.0, help="seconds they take (5)")
     p.add_argument("--time-limit", type=float, default=2.0, help="--time-limit (2 s)")
     p.add_argument("--runs", type=int, default=3, help="bt-raider check runs (3)")
     return p
@@ -317,6 +482,7 @@ def run(args: argparse.Namespace | None = None) -> list[dict[str, Any]]:
         {"case": case, "metric": "p95 ratio blocked / none blocked", "value": f"{ratio:.2f}",
          "target": "<= 2", "ok": ratio <= 2.0},
     ]  # fmt: skip
+    rows += round3_rows(opts)
     runs = time_limit_overrun(opts.time_limit, opts.runs)
     printed = [p for p, _ in runs]
     walls = [w for _, w in runs]
@@ -330,6 +496,44 @@ def run(args: argparse.Namespace | None = None) -> list[dict[str, Any]]:
          "value": f"{statistics.median(walls):.2f} / {max(walls):.2f}", "target": "", "ok": True},
         {"case": case, "metric": "overrun past the limit, max (s)", "value": f"{over:.2f}",
          "target": "<= 1", "ok": over <= 1.0},
+    ]  # fmt: skip
+    return rows
+
+
+def round3_rows(opts: argparse.Namespace) -> list[dict[str, Any]]:
+    """(c) and (d) as rows."""
+    cap = exhausted_pool(opts.cap_hung, opts.cap_later, opts.cap_deadline, opts.hz)
+    total = opts.cap_hung + opts.cap_later
+    case = (
+        f"{opts.cap_hung} checks ignoring cancel, then {opts.cap_later} new guards; "
+        f"8 threads + 64 extra, deadline {opts.cap_deadline:g} s"
+    )
+    rows = [
+        {"case": case, "metric": "guards that ended (hung / later)",
+         "value": f"{cap['hung_ended']}/{opts.cap_hung} / {cap['later_ended']}/{opts.cap_later}",
+         "target": "all", "ok": cap["hung_ended"] + cap["later_ended"] == total},
+        {"case": case, "metric": "hung checks started / threads at the end",
+         "value": f"{cap['started']} / {cap['threads']}", "target": "", "ok": True},
+        {"case": case, "metric": "failed closed (all), of them 'could not start'",
+         "value": f"{cap['failed_closed']}, {cap['not_started']}", "target": f"{total}",
+         "ok": cap["failed_closed"] == total},
+        {"case": case, "metric": "latest end past the deadline (s)", "value": f"{cap['over']:.2f}",
+         "target": "<= 0.5", "ok": cap["over"] <= 0.5},
+    ]  # fmt: skip
+    quick = max(1, opts.cold_guards - opts.cold_blocked)
+    common = (opts.slow, opts.slow_s, opts.cold_blocked, quick, opts.check_s, opts.hz)
+    fresh = after_stopped_slow(*common, preload=False)
+    loaded = after_stopped_slow(*common, preload=True)
+    ratio = loaded / fresh
+    case = (
+        f"{opts.slow} stopped checks of {opts.slow_s:g} s finished late, then "
+        f"{opts.cold_blocked} blocked checks and {quick} quick guards"
+    )
+    rows += [
+        {"case": case, "metric": "quick guards' first verdict p50, fresh / after (s)",
+         "value": f"{fresh:.2f} / {loaded:.2f}", "target": "", "ok": True},
+        {"case": case, "metric": "ratio after / fresh", "value": f"{ratio:.2f}",
+         "target": "<= 2", "ok": ratio <= 2.0},
     ]  # fmt: skip
     return rows
 

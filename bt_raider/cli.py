@@ -25,6 +25,7 @@ from typing import Any, NoReturn
 
 from bt_raider.commands import HELP
 from bt_raider.errors import BtRaiderError, UsageError
+from bt_raider.files import unicode_text
 
 
 class CommandLineError(UsageError):
@@ -162,6 +163,25 @@ def _exit_now(code: int) -> NoReturn:
     os._exit(code)
 
 
+#: Arguments that are text a command reads as words (not paths: a file name may be any bytes).
+TEXT_ARGUMENTS = ("query", "information", "goal", "text", "metadata", "outcome", "reason")
+
+
+def _check_texts(args: argparse.Namespace) -> None:
+    """Refuse text arguments that are not valid Unicode, naming the byte and its offset.
+
+    A byte that is not UTF-8 on the command line reaches Python as a lone surrogate
+    (``surrogateescape``), which no tokenizer, model or JSON writer accepts.
+
+    Raises:
+        InputFileError: the first such argument (one line).
+    """
+    for key in TEXT_ARGUMENTS:
+        value = getattr(args, key, None)
+        if isinstance(value, str):
+            unicode_text(value, what=key.upper(), source="the command line")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``bt-raider`` console script.
 
@@ -195,6 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             gc.enable()  # a symbolic check is one short computation: no collector at all
     name = f"bt-raider {args.command}"
     try:
+        _check_texts(args)
         code = int(args.run(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at exit
         if console and args.command in EXIT_NOW:

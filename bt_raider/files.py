@@ -23,10 +23,11 @@ import json
 import math
 import os
 import re
+import sqlite3
 import stat
 from itertools import accumulate
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 from bt_raider.errors import InputFileError, UsageError
 
@@ -38,14 +39,18 @@ __all__ = [
     "MAX_SCENE_BYTES",
     "MAX_TRACE_BYTES",
     "byte_count",
+    "connect_sqlite",
     "decode_text",
     "json_depth",
     "loads_json",
     "mib",
+    "open_binary",
     "read_bytes",
+    "read_head",
     "read_json",
     "read_text",
     "regular_file",
+    "unicode_text",
 ]
 
 #: Most bytes of a scene file (the FloorPlan1 kitchen: 0.2 MiB); ``--max-scene-bytes`` raises it.
@@ -173,15 +178,7 @@ def read_bytes(
         InputFileError: as :func:`regular_file`, or the read failed.
     """
     p = regular_file(path, what=what, max_bytes=max_bytes, fix=fix)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-    try:
-        fd = os.open(p, flags | getattr(os, "O_BINARY", 0))
-    except (OSError, ValueError) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc)
-        raise _error(p, what, f"cannot read {what} file ({reason})") from None
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            raise _error(p, what, f"cannot read {what} file: it is not a regular file")
+    with _open_checked(p, what) as f:
         try:
             data = f.read(max_bytes + 1)
         except (OSError, MemoryError) as exc:
@@ -190,6 +187,127 @@ def read_bytes(
     if len(data) > max_bytes:
         raise _too_big(p, what, len(data), max_bytes, fix)
     return data
+
+
+def _open_checked(p: Path, what: str) -> BinaryIO:
+    """``p`` opened for reading without blocking, the descriptor itself a regular file.
+
+    ``O_NONBLOCK``: a FIFO swapped in after the check does not block ``open``; ``O_NOCTTY``: a
+    terminal does not become ours. The descriptor is checked before it becomes a file object,
+    so a directory swapped in is refused by name (``fdopen`` would say "Is a directory: 3").
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(p, flags | getattr(os, "O_BINARY", 0))
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise _error(p, what, f"cannot read {what} file ({reason})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise _error(
+                p, what, f"cannot read {what} file: it is {_kind(mode)}, not a file (it changed)"
+            )
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def open_binary(
+    path: str | os.PathLike[str], *, what: str, max_bytes: int, fix: str | None = None
+) -> BinaryIO:
+    """A regular file of at most ``max_bytes`` opened for reading in binary, to stream.
+
+    For files read in blocks (an index to hash, a model's weights): the same checks as
+    :func:`read_bytes`; the caller reads and closes it (``with open_binary(...) as f``).
+
+    Raises:
+        InputFileError: as :func:`regular_file`, or the opened file is not a regular file.
+    """
+    return _open_checked(regular_file(path, what=what, max_bytes=max_bytes, fix=fix), what)
+
+
+def read_head(path: str | os.PathLike[str], size: int, *, what: str) -> bytes:
+    """The first ``size`` bytes of a regular file of any size (a database's header).
+
+    Raises:
+        InputFileError: as :func:`regular_file`, or the read failed.
+    """
+    p = Path(path)
+    with open_binary(p, what=what, max_bytes=2**62) as f:
+        try:
+            return f.read(size)
+        except OSError as exc:
+            raise _error(p, what, f"cannot read {what} file ({exc.strerror or exc})") from None
+
+
+def connect_sqlite(
+    path: str | os.PathLike[str], *, what: str, uri: str | None = None, **kwargs: Any
+) -> sqlite3.Connection:
+    """An SQLite connection to the database file at ``path`` (created if missing).
+
+    An existing ``path`` must be a regular file (a FIFO would hang SQLite's open, a device
+    would be read as a database); ``uri`` (``file:...?mode=ro``) is what SQLite opens, when
+    given, for that same file.
+
+    Raises:
+        InputFileError: ``path`` exists and is not a regular file.
+    """
+    p = Path(path)
+    if os.path.lexists(p):
+        regular_file(p, what=what, max_bytes=2**62)
+    if uri is not None:
+        return sqlite3.connect(uri, uri=True, **kwargs)
+    return sqlite3.connect(str(p), **kwargs)
+
+
+def unicode_text(text: str, *, what: str, source: str | os.PathLike[str] = "<text>") -> str:
+    """``text`` if it is valid Unicode, else a one-line error naming the offset.
+
+    Text from the command line that was not UTF-8 reaches Python with each bad byte as a lone
+    surrogate (``surrogateescape``); a JSON ``"\\ud800"`` escape makes one too. Neither can
+    be encoded, compared or embedded as text: refused here, where it comes in.
+
+    Raises:
+        InputFileError: a lone surrogate; the message names the byte (from the command line)
+            or the code point, and its offset in ``text``.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        at = exc.start
+        code = ord(text[at])
+        if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8, kept by surrogateescape
+            offset = len(text[:at].encode("utf-8", "surrogateescape"))
+            problem = f"byte 0x{code - 0xDC00:02x} at offset {offset} is not UTF-8"
+        else:
+            problem = f"a lone surrogate U+{code:04X} at offset {at} is not a character"
+        raise _error(Path(source), what, f"{what} is not valid Unicode text ({problem})") from None
+    return text
+
+
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _surrogates(data: Any) -> str | None:
+    """The first string in parsed JSON ``data`` that is not valid Unicode, if any."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return item
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
 
 
 def decode_text(raw: bytes, *, path: str | os.PathLike[str], what: str) -> str:
@@ -322,6 +440,8 @@ def loads_json(
             of too many digits, a non-finite number, a duplicate key; each names the line.
     """
     p = Path(source)
+    if not text.isascii():  # text not read from a file here (an argument): no lone surrogate
+        unicode_text(text, what=f"the {what}", source=p)
     if json_depth(text) > max_depth:
         raise _error(
             p, what, f"JSON nested too deeply to read (a {what} is at most {max_depth} levels deep)"
@@ -359,13 +479,21 @@ def loads_json(
         return out
 
     try:
-        return json.loads(
+        data = json.loads(
             text,
             parse_int=parse_int,
             parse_float=parse_float,
             parse_constant=parse_constant,
             object_pairs_hook=pairs if duplicates == "refuse" else None,
         )
+        # A lone surrogate can only come from a \\uD800-style escape (the text itself was
+        # decoded strictly, or is checked here): strings are walked only when one is written.
+        escaped = _ESCAPED_SURROGATE.search(text)
+        bad = _surrogates(data) if escaped else None
+        if escaped and bad is not None:
+            line = text.count("\n", 0, escaped.start()) + 1
+            unicode_text(bad, what=f"line {line}: a string", source=p)
+        return data
     except json.JSONDecodeError as exc:
         raise _error(p, what, f"not JSON ({exc.msg} at line {exc.lineno})") from None
     except _Refused as exc:

@@ -53,7 +53,6 @@ BERT-like models is dropped at load (the vector is the mean of the token states)
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import threading
@@ -66,11 +65,13 @@ import numpy as np
 
 from bt_raider.errors import (
     BackendError,
+    InputFileError,
     installed,
     missing_dependency,
     need,
     require,
 )
+from bt_raider.files import MAX_CONFIG_BYTES, read_json, regular_file
 
 #: Name of the bundled model, used as the embedder's identity in the database.
 MINILM_NAME = "all-MiniLM-L6-v2"
@@ -240,9 +241,13 @@ class TransformersEmbedder:
         """Hidden size, read from ``config.json`` without loading the weights."""
         if self._dim is None:
             config = self.path / "config.json"
+            check_model_folder(self.path)
             try:
-                self._dim = int(json.loads(config.read_text())["hidden_size"])
-            except (OSError, ValueError, KeyError) as exc:
+                data = read_json(config, what="model config", max_bytes=MAX_CONFIG_BYTES)
+                self._dim = int(data["hidden_size"])
+            except InputFileError as exc:
+                raise BackendError(f"cannot read the embedding size: {exc}") from None
+            except (ValueError, KeyError, TypeError) as exc:
                 raise BackendError(
                     f"cannot read the embedding size from {config}: {exc}; expected a "
                     "transformers model folder with config.json"
@@ -377,6 +382,7 @@ class TransformersEmbedder:
                     f"embedding model folder {str(path)!r} does not exist: expected a "
                     "transformers model folder, or no path for the bundled all-MiniLM-L6-v2"
                 )
+            check_model_folder(path)  # transformers opens its files itself: vetted first
             # Never reach for the Hub: the model is on disk or it is an error.
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -643,6 +649,37 @@ class OpenAIEmbedder:
 
     def __repr__(self) -> str:
         return f"OpenAIEmbedder({self.model!r}, base_url={self.base_url!r})"
+
+
+#: Most bytes of one file of a model folder (weights of encoders a robot embeds with: < 2 GiB).
+MAX_MODEL_FILE_BYTES = 8 * 2**30
+
+
+def check_model_folder(path: Path) -> None:
+    """Every file of a model folder a regular file within bounds (before anything opens one).
+
+    transformers opens the folder's files by name (config, tokenizer, weights): a named pipe
+    among them would block it for ever, a device would be read without end. Each entry is
+    checked as :mod:`bt_raider.files` checks a file; sub-folders are left alone.
+
+    Raises:
+        BackendError: an entry is a FIFO, a device, a socket, or over the cap (named).
+    """
+    try:
+        entries = sorted(os.scandir(path), key=lambda e: e.name)
+    except OSError as exc:
+        raise BackendError(
+            f"cannot read the embedding model folder {str(path)!r} ({exc.strerror or exc})"
+        ) from None
+    for entry in entries:
+        if entry.is_dir():
+            continue
+        try:
+            regular_file(entry.path, what="model", max_bytes=MAX_MODEL_FILE_BYTES)
+        except InputFileError as exc:
+            raise BackendError(
+                f"embedding model folder {str(path)!r}: {exc}; a model folder holds files only"
+            ) from None
 
 
 def make_embedder(spec: str | None = None, **kwargs: Any) -> Embedder:

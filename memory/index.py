@@ -33,10 +33,12 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from bt_raider.errors import InputFileError, MemoryStoreError, require
-from bt_raider.files import MAX_CONFIG_BYTES, read_json
+from bt_raider.files import MAX_CONFIG_BYTES, open_binary, read_json
 from bt_raider.memory.store import Store
 
 SPACE = "cosine"
+#: Most bytes of an index file (10 million 384-d vectors with their links: about 20 GiB).
+MAX_INDEX_BYTES = 64 * 2**30
 #: The database meta key holding the checksum of the last saved index file.
 CHECKSUM_KEY = "index_blake2b"
 
@@ -172,7 +174,7 @@ class VectorIndex:
         except InputFileError as exc:
             raise ValueError(str(exc)) from exc
         count = int(meta["elements"])
-        with open(self.path, "rb") as f:
+        with open_binary(self.path, what="memory index", max_bytes=MAX_INDEX_BYTES) as f:
             if os.fstat(f.fileno()).st_size != int(meta["bytes"]):
                 raise ValueError(f"size differs from the sidecar's {meta['bytes']} bytes")
             digest, size = checksum(f)
@@ -240,7 +242,7 @@ class VectorIndex:
         assert self._index is not None
         tmp = work / "index"
         self._index.save_index(str(tmp))
-        with open(tmp, "rb") as f:
+        with open_binary(tmp, what="memory index", max_bytes=MAX_INDEX_BYTES) as f:
             os.fsync(f.fileno())
             digest, size = checksum(f)
         store.set_meta(CHECKSUM_KEY, digest)

@@ -31,16 +31,20 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import logging
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from bt_raider.errors import BackendError, InputFileError, MissingDependencyError, require
-from bt_raider.files import read_bytes, read_json, regular_file
+from bt_raider.files import open_binary, read_bytes, read_json, regular_file
+
+logger = logging.getLogger(__name__)
 
 #: Environment variable naming the cache folder (default: ``$XDG_CACHE_HOME/bt_raider``).
 CACHE_ENV = "BT_RAIDER_CACHE"
@@ -117,7 +121,7 @@ def exported(model_path: Path, folder: Path | None = None) -> bool:
 
 def _file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
+    with open_binary(path, what="model", max_bytes=MAX_WEIGHTS_BYTES) as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -164,7 +168,7 @@ def embedding_tables(model_path: Path) -> dict[str, bytes]:
 
     out = {}
     try:
-        with path.open("rb") as handle:
+        with open_binary(path, what="model weights", max_bytes=MAX_WEIGHTS_BYTES) as handle:
             size, header = safetensors_header(handle, path)
             for name, info in sorted(header.items()):
                 if "embeddings" in name and isinstance(info, dict):
@@ -430,8 +434,10 @@ def prepare(
     target = model_file(model_path, folder)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        sweep_leftovers(target.parent)
         # A unique name, created with O_EXCL and mode 0700: no one else's link can be in it.
-        work = Path(tempfile.mkdtemp(prefix=".prepare-", dir=target.parent))
+        work = Path(tempfile.mkdtemp(prefix=PREPARE_PREFIX, dir=target.parent))
+        _write_new(work / _OWNER, str(os.getpid()).encode())
     except OSError as exc:
         raise BackendError(
             f"cannot write the ONNX export to {target.parent} ({exc.strerror or exc}): set "
@@ -471,6 +477,59 @@ def prepare(
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return target
+
+
+#: Most bytes of a model's weights or its export read here (the encoders used: under 2 GiB).
+MAX_WEIGHTS_BYTES = 8 * 2**30
+#: The prefix of an export's private work folder, and the file in it naming its process.
+PREPARE_PREFIX = ".prepare-"
+_OWNER = "owner.pid"
+#: A work folder without a readable owner is a leftover once this old (seconds).
+_ORPHAN_AGE_S = 3600.0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return pid > 0  # someone else's process, or no valid pid: keep the folder
+    return True
+
+
+def sweep_leftovers(folder: Path) -> list[Path]:
+    """Remove the work folders of exports whose process is gone (a SIGKILLed ``prepare``).
+
+    A folder of a process still running (another ``prepare``) is left alone; one without a
+    readable owner (killed between making it and writing the owner) goes once an hour old.
+
+    Returns:
+        the folders removed.
+    """
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not entry.name.startswith(PREPARE_PREFIX) or not entry.is_dir(follow_symlinks=False):
+            continue
+        path = Path(entry.path)
+        try:
+            owner = read_bytes(path / _OWNER, what="work folder owner", max_bytes=32)
+            gone = not _alive(int(owner.decode("ascii").strip()))
+        except (InputFileError, ValueError, UnicodeDecodeError):
+            try:
+                gone = time.time() - entry.stat(follow_symlinks=False).st_mtime > _ORPHAN_AGE_S
+            except OSError:
+                continue
+        if gone:
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    if removed:
+        logger.info("removed %d leftover export folder(s) in %s", len(removed), folder)
+    return removed
 
 
 def _write_new(path: Path, data: bytes) -> None:

@@ -43,7 +43,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from bt_raider.errors import MemoryStoreError
+from bt_raider.errors import InputFileError, MemoryStoreError
+from bt_raider.files import MAX_CONFIG_BYTES, loads_json, read_text
 from bt_raider.memory.actions import SLOTS, UNKNOWN_OPERATION, Action
 
 #: Comparators a rule may apply to a slot.
@@ -263,16 +264,25 @@ class RuleSet:
         text = str(spec)
         if text.lstrip().startswith(("{", "[")):
             try:
-                return cls.from_json(json.loads(text), source="<string>")
-            except ValueError as exc:
-                raise MemoryStoreError(f"rules string is not valid JSON: {exc}") from exc
+                data = loads_json(text, what="rules", source="<string>")
+            except InputFileError as exc:
+                detail = str(exc).split(": ", 1)[-1]
+                raise MemoryStoreError(f"rules string is not valid JSON: {detail}") from None
+            return cls.from_json(data, source="<string>")
         path = Path(spec)
+        # Through bt_raider.files: a FIFO, /dev/zero, 5,000-deep nesting or a file that is not
+        # UTF-8 is one line, never a hang, a MemoryError or a RecursionError.
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise MemoryStoreError(f"cannot read rules file {str(path)!r}: {exc}") from exc
-        except ValueError as exc:
-            raise MemoryStoreError(f"rules file {str(path)!r} is not valid JSON: {exc}") from exc
+            raw = read_text(path, what="rules", max_bytes=MAX_CONFIG_BYTES, fix="a smaller file")
+        except InputFileError as exc:  # "PATH: cannot read rules file: it is a FIFO..."
+            raise MemoryStoreError(str(exc)) from None
+        try:
+            data = loads_json(raw, what="rules", source=path)
+        except InputFileError as exc:
+            detail = str(exc).split(": ", 1)[-1]
+            raise MemoryStoreError(
+                f"rules file {str(path)!r} is not valid JSON: {detail}"
+            ) from None
         return cls.from_json(data, source=str(path))
 
     @classmethod

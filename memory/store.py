@@ -22,6 +22,7 @@ error: the memory is neither repaired in place nor started over.
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import os
@@ -39,7 +40,8 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
-from bt_raider.errors import MemoryStoreError
+from bt_raider.errors import InputFileError, MemoryStoreError
+from bt_raider.files import connect_sqlite, read_head
 
 SCHEMA_VERSION = 1
 
@@ -59,8 +61,35 @@ class DamagedDatabaseError(MemoryStoreError):
 _NOT_DAMAGE = ("locked", "busy", "readonly", "read-only", "disk i/o", "unable to open", "full")
 
 
+def full_disk(path: str | Path, exc: BaseException | None = None) -> str | None:
+    """Why writing next to ``path`` fails when its filesystem is full, else None.
+
+    SQLite reports a full disk as "database or disk is full", or, when it cannot even make its
+    ``-shm`` file, as "disk I/O error"; an :class:`OSError` says ``ENOSPC``. Either, or no free
+    block left where ``path`` is, names the full disk as the cause.
+    """
+    folder = Path(path).parent
+    text = str(exc).lower() if exc is not None else ""
+    said = isinstance(exc, OSError) and exc.errno == errno.ENOSPC or "disk is full" in text
+    try:
+        info = os.statvfs(folder)
+    except (OSError, ValueError):
+        info = None
+    empty = info is not None and info.f_bavail * info.f_frsize < 64 * 1024
+    if not (said or (empty and (exc is None or "disk i/o" in text or "full" in text))):
+        return None
+    free = "" if info is None else f", {info.f_bavail * info.f_frsize:,} bytes free"
+    return (
+        f"the disk is full where it lives ({str(folder)!r}{free}): SQLite needs room for its "
+        "journal even to read; free some space and run the command again"
+    )
+
+
 def database_error(path: str | Path, exc: BaseException) -> MemoryStoreError:
     """The bt_raider error for a ``sqlite3`` error ``exc`` from the memory database at ``path``."""
+    full = full_disk(path, exc)
+    if full:
+        return MemoryStoreError(f"memory database {str(path)!r}: {full}")
     text = str(exc)
     if isinstance(exc, sqlite3.OperationalError) and any(
         word in text.lower() for word in _NOT_DAMAGE
@@ -194,8 +223,12 @@ class Store:
                 self._db = _connect_read_only(self.path)
             else:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._db = sqlite3.connect(
-                    str(self.path), check_same_thread=False, isolation_level=None, timeout=30.0
+                self._db = connect_sqlite(
+                    self.path,
+                    what="memory database",
+                    check_same_thread=False,
+                    isolation_level=None,
+                    timeout=30.0,
                 )
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")
@@ -203,7 +236,14 @@ class Store:
             tables = {
                 r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")
             }
+        except InputFileError as exc:
+            raise MemoryStoreError(f"cannot open memory database {exc}") from None
         except (sqlite3.DatabaseError, OSError) as exc:
+            full = full_disk(self.path, exc)
+            if full:  # not the file's fault: say so, not "expected an SQLite file"
+                raise MemoryStoreError(
+                    f"cannot open memory database {str(self.path)!r}: {full}"
+                ) from exc
             raise MemoryStoreError(
                 f"cannot open memory database {str(self.path)!r}: {exc}; expected an SQLite "
                 "file written by bt_raider.memory, or a path to create one"
@@ -617,10 +657,13 @@ def _check_existing(path: Path, read_only: bool) -> str | None:
             "device); expected an SQLite file"
         )
     try:
-        with open(path, "rb") as f:
-            head = f.read(len(SQLITE_HEADER))
+        # Through bt_raider.files: a FIFO swapped in after the is_file() check is refused,
+        # never waited on; a directory is named.
+        head = read_head(path, len(SQLITE_HEADER), what="memory database")
         st = os.stat(path)
         fs_read_only = bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
+    except InputFileError as exc:
+        raise MemoryStoreError(f"cannot open memory database {exc}") from None
     except OSError as exc:
         raise MemoryStoreError(f"cannot read memory database {where!r}: {exc}") from exc
     if not head:
@@ -658,7 +701,9 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
     )
     if not folder_writable and not shm.exists():
         uri += "&immutable=1"
-    db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+    db = connect_sqlite(
+        path, what="memory database", uri=uri, check_same_thread=False, isolation_level=None
+    )
     db.execute("PRAGMA query_only=ON")
     return db
 

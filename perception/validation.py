@@ -77,11 +77,23 @@ GEOMETRY_KEYS = frozenset(
 )
 #: Keys whose numbers cannot be negative: box sizes and distances.
 NON_NEGATIVE_KEYS = frozenset({"size", "distance"})
+#: Most characters of a name in a scene (an objectId, objectType, colour, receptacle id or a
+#: person's name; AI2-THOR's longest ids are under 60) and of one ``user_info`` line: longer
+#: strings are refused, so that no check spends its time on megabytes of one word.
+MAX_NAME_CHARS = 256
+MAX_INFO_CHARS = 4096
 #: Deepest nesting of objects and lists a scene may hold (AI2-THOR metadata is 5 deep); deeper
 #: data is refused before anything recurses into it.
 MAX_DEPTH = 64
 #: A robot's ``arms``: a whole number in this range.
 MAX_ARMS = 64
+
+
+def _check_length(text: str, most: int, where: str) -> None:
+    if len(text) > most:
+        raise SceneError(
+            f"{where}: {len(text):,} characters, over the limit of {most} ({_cut(text)!r})"
+        )
 
 
 def _check_xyz(value: Any, where: str) -> None:
@@ -336,6 +348,10 @@ def _object_fine(obj: dict[str, Any]) -> bool:
     oid, otype = obj.get("objectId"), obj.get("objectType")
     if not (type(oid) is str and oid and type(otype) is str and otype):
         return False
+    if len(oid) > MAX_NAME_CHARS or len(otype) > MAX_NAME_CHARS:
+        return False
+    if len(obj.get("color") or "") > MAX_NAME_CHARS:
+        return False
     if not _plain_xyz(obj.get("position")):
         return False
     box = obj.get("axisAlignedBoundingBox")
@@ -361,6 +377,8 @@ def _object_fine(obj: dict[str, Any]) -> bool:
     for key in ("parentReceptacles", "receptacleObjectIds"):
         ids = obj.get(key)
         if ids is not None and not (type(ids) is list and _STRINGS.issuperset(map(type, ids))):
+            return False
+        if ids and max(map(len, ids)) > MAX_NAME_CHARS:
             return False
     return True
 
@@ -404,6 +422,7 @@ def validate_scene(data: Any, source: str = "<dict>") -> None:
                 raise SceneError(
                     f"{where}.{key}: must be a non-empty string, got {show_value(obj.get(key))}"
                 )
+            _check_length(obj[key], MAX_NAME_CHARS, f"{where}.{key}")
         if obj["objectId"] in seen:
             raise SceneError(f"{where}.objectId: duplicate id {show_value(obj['objectId'])}")
         seen.add(obj["objectId"])
@@ -426,12 +445,15 @@ def validate_scene(data: Any, source: str = "<dict>") -> None:
                 raise SceneError(
                     f"{where}.{key}: must be a list of objectIds or null, got {show_value(val)}"
                 )
+            for j, item in enumerate(val or []):
+                _check_length(item, MAX_NAME_CHARS, f"{where}.{key}[{j}]")
         colour = obj.get("color")
         if colour is not None and not isinstance(colour, str):
             raise SceneError(
                 f'{where}.color: must be a colour word such as "red", or null, got '
                 f"{show_value(colour)}"
             )
+        _check_length(colour or "", MAX_NAME_CHARS, f"{where}.color")
     agent = data.get("agent", DEFAULT_AGENT)
     if not isinstance(agent, dict) or "position" not in agent:
         raise SceneError(f"{source}: agent: must be an object with a position")
@@ -475,6 +497,9 @@ def validate_scene(data: Any, source: str = "<dict>") -> None:
             raise SceneError(
                 f"{source}: humans[{i}].name: must be a string or null, got {show_value(h['name'])}"
             )
+        _check_length(h.get("name") or "", MAX_NAME_CHARS, f"{source}: humans[{i}].name")
+        _check_length(h["id"] if isinstance(h["id"], str) else "", MAX_NAME_CHARS,
+                      f"{source}: humans[{i}].id")  # fmt: skip
         for key in ("looking_at_robot", "hands_free"):
             if key in h and not isinstance(h[key], bool):
                 raise SceneError(
@@ -499,6 +524,8 @@ def validate_scene(data: Any, source: str = "<dict>") -> None:
     info = data.get("user_info")
     if info is not None and not (isinstance(info, list) and all(isinstance(s, str) for s in info)):
         raise SceneError(f"{source}: user_info: must be a list of strings")
+    for i, line in enumerate(info or []):
+        _check_length(line, MAX_INFO_CHARS, f"{source}: user_info[{i}]")
     locations = data.get("locations")
     if locations is not None and not isinstance(locations, dict):
         raise SceneError(

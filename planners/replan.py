@@ -176,8 +176,24 @@ class ObservedState:
         return write_sexp(atom)
 
     def observe_facts(self) -> list[str]:
-        """Observe now: the facts that hold, checked, sorted (also kept in :attr:`facts`)."""
-        facts = sorted({self.check_fact(f) for f in self.observe()})
+        """Observe now: the facts that hold, checked, sorted (also kept in :attr:`facts`).
+
+        Raises:
+            PlanningError: a fact is not valid (see :meth:`check_fact`), or the user's
+                ``observe`` raised (its error named, chained).
+        """
+        try:
+            # Each distinct fact is read once: a sensor repeating a fact 200,000 times costs
+            # one parse, not 200,000.
+            observed = _distinct(self.observe())
+        except Exception as exc:
+            name = getattr(self.observe, "__qualname__", None) or repr(self.observe)
+            text = str(exc).strip()
+            raise PlanningError(
+                f"observing the current state failed: {name}() raised "
+                f"{type(exc).__name__}{': ' + text[:200] if text else ''}"
+            ) from exc
+        facts = sorted({self.check_fact(f) for f in observed})
         self.facts = facts
         return facts
 
@@ -251,6 +267,18 @@ class ObservedState:
             if goal_atom not in reached:
                 out[goal] = [a for a in goal_atom[1:] if a not in named]
         return out
+
+
+def _distinct(facts: Iterable[Any]) -> list[Any]:
+    """``facts`` without repeats, in their order (unhashable ones kept, for a clear error)."""
+    out: dict[Any, None] = {}
+    odd: list[Any] = []
+    for fact in facts:
+        try:
+            out[fact] = None
+        except TypeError:
+            odd.append(fact)
+    return [*out, *odd]
 
 
 class NoPlan(PlanningError):

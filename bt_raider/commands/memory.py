@@ -24,6 +24,7 @@ filesystem) answers query and stats without writing anything.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import sqlite3
 from collections.abc import Sequence
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bt_raider.commands import HELP
-from bt_raider.errors import InputFileError, MemoryStoreError, need
+from bt_raider.errors import BtRaiderError, InputFileError, MemoryStoreError, need
 from bt_raider.files import loads_json, read_text
 
 if TYPE_CHECKING:
@@ -157,7 +158,12 @@ def _read_jsonl(path: Path, what: str) -> list[dict[str, Any]]:
 
 
 def _print(args: argparse.Namespace, data: Any, text: str) -> None:
-    print(json.dumps(data, indent=1, default=str) if args.json else text)
+    out = json.dumps(data, indent=1, default=str) if args.json else text
+    held = getattr(args, "held_output", None)
+    if held is None:
+        print(out)
+    else:  # printed once the memory closed cleanly (see run): never a result, then exit 2
+        held.append(out)
 
 
 def _need_extras(args: argparse.Namespace) -> None:
@@ -174,8 +180,74 @@ def _need_extras(args: argparse.Namespace) -> None:
             need_model(f"bt-raider memory {args.memory_command}")
 
 
+#: Words of errors that mean the process could not get memory (mapping a library or a model).
+_NO_MEMORY = ("cannot allocate memory", "failed to map segment", "unable to mmap", "bad_alloc")
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    out: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not e for e in out):
+        out.append(current)
+        current = current.__cause__ or current.__context__
+    return out
+
+
+def _address_space_limit() -> int | None:
+    """The process's address-space limit (``ulimit -v``) in bytes, None when unlimited."""
+    try:
+        import resource
+    except ImportError:  # not on this platform
+        return None
+    soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+    return None if soft == resource.RLIM_INFINITY or soft < 0 else int(soft)
+
+
+def real_cause(exc: BaseException, db: str | None = None) -> str | None:
+    """The machine's reason behind ``exc`` when it is not the input's: a full disk, or too
+    little memory (naming the address-space limit when one is set), else None.
+
+    Under a small ``ulimit -v`` a model, a library or an index fails to map, and each says so
+    its own way ("failed to map segment", ``MemoryError``, ENOMEM): without this, the advice
+    would be to reinstall or to prepare the model again, which cannot help.
+    """
+    chain = _chain(exc)
+    if db is not None:
+        from bt_raider.memory.store import full_disk
+
+        for e in chain:
+            full = full_disk(db, e) if isinstance(e, (OSError, sqlite3.Error)) else None
+            if full:
+                return full
+    if not any(
+        isinstance(e, MemoryError)
+        or (isinstance(e, OSError) and e.errno == errno.ENOMEM)
+        or any(word in str(e).lower() for word in _NO_MEMORY)
+        for e in chain
+    ):
+        return None
+    limit = _address_space_limit()
+    if limit is None:
+        return "out of memory: the machine has too little free memory for the model; free some"
+    return (
+        f"out of memory: the process's address-space limit (ulimit -v) is {limit / 2**20:,.0f} "
+        "MiB, too little for the model and its libraries (they take about 1.2 GiB); raise it, e.g. "
+        "ulimit -v unlimited"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``bt-raider memory SUB-COMMAND`` on the memory at ``--db``."""
+    try:
+        return _run(args)
+    except (BtRaiderError, MemoryError, OSError, RuntimeError, sqlite3.Error) as exc:
+        cause = real_cause(exc, str(args.db))
+        if cause is None:
+            raise
+        raise MemoryStoreError(cause) from exc
+
+
+def _run(args: argparse.Namespace) -> int:
     command = args.memory_command
     _need_extras(args)
     db = str(args.db)
@@ -189,9 +261,15 @@ def run(args: argparse.Namespace) -> int:
         )
     # Input files are read (and refused) before the database is opened or created.
     args.inputs = _INPUTS[command](args) if command in _INPUTS else None
+    args.held_output = []
     try:
         with _memory(args) as memory:
-            return int(_COMMANDS[command](memory, args) or 0)
+            status = int(_COMMANDS[command](memory, args) or 0)
+        # Closing writes too (the index, a checkpoint): only once it succeeded is the answer
+        # printed, so a command that fails (a full disk) prints its one-line error alone.
+        for out in args.held_output:
+            print(out)
+        return status
     except sqlite3.Error as exc:
         # The memory's methods already raise DamagedDatabaseError; this names anything else.
         from bt_raider.memory.store import database_error
@@ -203,6 +281,16 @@ def run(args: argparse.Namespace) -> int:
 
 def prepare(args: argparse.Namespace) -> int:
     """Export the model for ONNX Runtime unless a proven export is already there."""
+    try:
+        return _prepare(args)
+    except (BtRaiderError, MemoryError, OSError, RuntimeError) as exc:
+        cause = real_cause(exc)
+        if cause is None:
+            raise
+        raise MemoryStoreError(cause) from exc
+
+
+def _prepare(args: argparse.Namespace) -> int:
     import time
 
     from bt_raider.errors import BackendError
@@ -218,6 +306,7 @@ def prepare(args: argparse.Namespace) -> int:
         )
     start = time.perf_counter()
     path = onnx_model.model_file(embedder.path)
+    onnx_model.sweep_leftovers(path.parent)  # a killed prepare's work folder, whatever comes next
     exported = args.force or not _proven(embedder)
     if exported:
         path = embedder.prepare()
@@ -247,9 +336,10 @@ def _add_items(args: argparse.Namespace) -> list[dict[str, Any]]:
         metadata = None
         if args.metadata:
             try:
-                metadata = json.loads(args.metadata)
-            except ValueError as exc:
-                raise MemoryStoreError(f"--metadata is not valid JSON: {exc}") from exc
+                metadata = loads_json(args.metadata, what="metadata", source="--metadata")
+            except InputFileError as exc:
+                detail = str(exc).split(": ", 1)[-1]
+                raise MemoryStoreError(f"--metadata is not valid JSON: {detail}") from None
         items = [
             {
                 "information": args.information,

@@ -30,6 +30,10 @@ from bt_raider.robot.actions import Executor, SyncRobot
 ENGINE_CHOICES = ("auto", "fast-downward", "pyperplan")
 
 
+#: The longest --timeout (a week): beyond it a limit is no limit (``inf``, ``1e308``).
+MAX_TIMEOUT_S = 7 * 24 * 3600.0
+
+
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -37,6 +41,22 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
     if not value > 0:  # also refuses nan
         raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text!r}")
+    if not value <= MAX_TIMEOUT_S:  # inf, 1e308: no limit at all, which --timeout never means
+        raise argparse.ArgumentTypeError(
+            f"must be at most {MAX_TIMEOUT_S:g} seconds (a week), got {text!r}"
+        )
+    return value
+
+
+def _ticks(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of ticks, got {text!r}"
+        ) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 tick, got {text!r}")
     return value
 
 
@@ -120,7 +140,7 @@ def add_parser(
         help="accept PDDL in which a type and an object (or two other elements) share a name",
     )
     parser.add_argument(
-        "--max-ticks", type=int, default=None, metavar="N", help="stop a run after N ticks"
+        "--max-ticks", type=_ticks, default=None, metavar="N", help="stop a run after N ticks"
     )
     parser.add_argument(
         "--max-bytes",

@@ -5,14 +5,20 @@ calls :meth:`Pending.cancel` in ``terminate()``. The submitted function receives
 ``cancel`` :class:`threading.Event` it should check between steps (an LLM loop checks it
 between model calls), because a running Python thread cannot be killed.
 
-Work may carry a deadline (``submit(..., deadline=seconds)``): the seconds it may *run*, from
-when a thread starts it (waiting in the queue is the pool's doing, not the job's). The
-:class:`WorkerPool` keeps hung jobs from starving the queue behind them:
+Work may carry a deadline (``submit(..., deadline=seconds)``): the seconds it has from when it
+is *submitted*, waiting in the queue included. The caller is owed an answer by then: a job
+that could not start in time (every thread held by hung jobs, the cap reached) is overdue all
+the same, never started once its deadline has passed, and finishes with
+:class:`JobNotStarted` (its caller fails closed). The :class:`WorkerPool` keeps hung jobs from
+starving the queue behind them:
 
 * a job running far longer than jobs usually do on the pool (3x the moving average of the jobs
   finished so far, at least ``slow_after``) while others wait is *late*, and *covered*: its
   thread stops counting as one of the pool's workers and another thread starts, so the queue
-  keeps moving. A cold pool, where no job has finished yet, counts a job late past
+  keeps moving. Only jobs that ran their course teach the pool its typical time: one that was
+  cancelled, ran past its deadline or had its thread covered does not (a stopped guard's slow
+  check finishing late must not make the pool wait longer before covering the next blocked
+  one). A cold pool, where no job has finished yet, counts a job late past
   ``slow_after``, for up to ``max_workers`` threads until one finishes: jobs blocked from the
   first tick do not starve the others, and slow ones starting together get one round of
   stand-ins, not a burst;
@@ -60,6 +66,10 @@ _state = threading.Lock()
 _finished = threading.Condition()
 
 
+class JobNotStarted(TimeoutError):
+    """A job's deadline passed while it waited in the queue: it never started."""
+
+
 def shared_executor() -> WorkerPool:
     """The process-wide pool checks run on (created on first use)."""
     global _shared
@@ -73,8 +83,8 @@ class Pending(Generic[T]):
     """A handle on work running in the background.
 
     Attributes:
-        timeout: the seconds the work may run (None: no deadline).
-        deadline: the :func:`time.monotonic` time it must finish by, set when it starts.
+        timeout: the seconds the work has from its submission (None: no deadline).
+        deadline: the :func:`time.monotonic` time it must finish by, set when it is submitted.
         started_at: when a thread started it (monotonic), None while queued.
         finished_at: when it finished (monotonic), None until then.
         timed_out: it was still running at its deadline.
@@ -112,7 +122,7 @@ class Pending(Generic[T]):
         self.args = args
         self.kwargs = kwargs or {}
         self.timeout = timeout
-        self.deadline: float | None = None
+        self.deadline: float | None = None if timeout is None else time.monotonic() + timeout
         self.started_at: float | None = None
         self.finished_at: float | None = None
         self.timed_out = False
@@ -149,9 +159,52 @@ class Pending(Generic[T]):
         return self._exception
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until done; True when it finished. For tests and scripts, never in a tick."""
-        with _finished:
-            return _finished.wait_for(self.done, timeout)
+        """Block until done; True when it finished. For tests and scripts, never in a tick.
+
+        A job still queued at its deadline is given up then (:meth:`expire`), so a caller
+        waiting on a pool whose threads are all held never waits past the deadline.
+        """
+        end = None if timeout is None else time.monotonic() + timeout
+        while True:
+            limit = end
+            if self.deadline is not None and not self._started:
+                limit = self.deadline if limit is None else min(limit, self.deadline)
+            with _finished:
+                left = None if limit is None else max(0.0, limit - time.monotonic())
+                if _finished.wait_for(self.done, left):
+                    return True
+            if self.expire():
+                return True
+            if end is not None and time.monotonic() >= end:
+                return self._done
+
+    def expire(self, now: float | None = None) -> bool:
+        """Finish the job with :class:`JobNotStarted` if its deadline passed while it was queued.
+
+        Returns:
+            True when it did (the job is done and ``timed_out``), False otherwise.
+        """
+        deadline = self.deadline
+        if deadline is None or self._started:
+            return False
+        now = time.monotonic() if now is None else now
+        if now <= deadline:
+            return False
+        with _state:
+            if self._started:
+                return False
+            self._started = True  # no worker may start it now
+        self.timed_out = True
+        if self._future is not None:
+            self._future.cancel()
+        _finish(self, None, JobNotStarted(self._not_started()))
+        return True
+
+    def _not_started(self) -> str:
+        return (
+            f"it could not start within its deadline of {self.timeout:g} s "
+            "(every worker thread was busy)"
+        )
 
     def cancel(self) -> None:
         """Ask the work to stop; a queued job never starts, a running one sees the event."""
@@ -189,7 +242,7 @@ class Pending(Generic[T]):
         return event
 
     def overdue(self, now: float | None = None) -> bool:
-        """True when the work ran past its deadline (a queued job is never overdue)."""
+        """True when the work is past its deadline, queued or running, or finished after it."""
         deadline = self.deadline
         if deadline is None:
             return False
@@ -204,6 +257,8 @@ class Pending(Generic[T]):
         For work past its deadline: the caller stops waiting, and the pool stops counting the
         thread as a worker (it finishes on its own; Python cannot stop it).
         """
+        if self.expire():
+            return  # never started: finished as JobNotStarted
         self.timed_out = self.timed_out or self.overdue()
         self.cancel()
         pool, slot = self._pool, self._slot
@@ -222,14 +277,15 @@ def _finish(job: Pending[Any], result: Any, exc: BaseException | None) -> None:
 
 def _run(job: Pending[Any], now: float | None = None) -> bool:
     """Run one job on the current thread (started at ``now``); False if cancelled before."""
+    now = time.monotonic() if now is None else now
+    if job.deadline is not None and now > job.deadline:
+        job.expire(now)  # too late to start: its caller has failed closed (or will)
+        return False
     with _state:
         if job._started:
             return False  # cancelled while queued: already finished
         job._started = True
-        now = time.monotonic() if now is None else now
         job.started_at = now
-        if job.timeout is not None:
-            job.deadline = now + job.timeout
         if job._event is None:
             job._event = threading.Event()
         event = job._event
@@ -460,16 +516,22 @@ class WorkerPool(Executor):
                     self._running.add(slot)
                 now = time.monotonic()
                 with self._watch_cond:  # the watcher looks at running jobs while any runs
-                    if job.timeout is not None:
-                        heapq.heappush(self._watch, (now + job.timeout, next(self._ids), job, slot))
-                    if self._watch_idle or job.timeout is not None:
+                    if job.deadline is not None:
+                        heapq.heappush(self._watch, (job.deadline, next(self._ids), job, slot))
+                    if self._watch_idle or job.deadline is not None:
                         self._watch_cond.notify()
                 ran = _run(job, now)
                 job._slot = None
                 slot.job = None
                 with lock:
                     self._running.discard(slot)
-                    if ran and not job.timed_out and job.started_at is not None:
+                    if (
+                        ran
+                        and not job.timed_out
+                        and not job._cancelled
+                        and not slot.covered
+                        and job.started_at is not None
+                    ):
                         took = (job.finished_at or time.monotonic()) - job.started_at
                         typical = self._typical
                         self._typical = took if typical is None else 0.8 * typical + 0.2 * took
@@ -643,7 +705,9 @@ def submit(
         fn: the work; it gets a ``cancel`` event to check between steps.
         executor: where to run it: the shared :class:`WorkerPool` by default. Any other
             :class:`concurrent.futures.Executor` works too, but cannot cover a hung thread.
-        deadline: seconds the work may run once started; None (or infinity) for no deadline.
+        deadline: seconds the work has from now, waiting for a thread included; None (or
+            infinity) for no deadline. Past it the work is overdue; if it has not started by
+            then it never does (:class:`JobNotStarted`).
 
     Raises:
         ValueError: a deadline that is not a positive number of seconds.

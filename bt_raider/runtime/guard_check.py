@@ -276,7 +276,8 @@ class _Checking(py_trees.decorators.Decorator):
         return out
 
     def _on_overdue(self, pending: worker.Pending[Any]) -> None:
-        """Fail closed: the work passed its deadline (its worker's thread gets replaced)."""
+        """Fail closed: the work passed its deadline, or could not start before it (every
+        worker busy); a running job's thread gets replaced."""
         self._pending = None
         pending.abandon()
         if self.phase is Phase.PLANNING:
@@ -285,8 +286,9 @@ class _Checking(py_trees.decorators.Decorator):
                 f"{explanation} (no recovery: planning passed its deadline of {self.deadline:g} s)"
             )
             return
+        late = "could not start within" if pending.started_at is None else "passed"
         reason = (
-            f"the check of {self.query or 'the query'} passed its deadline of "
+            f"the check of {self.query or 'the query'} {late} its deadline of "
             f"{self.deadline:g} s: failing closed"
         )
         self._record(Verdict.unknown(reason))

@@ -94,6 +94,8 @@ class ExploreReport:
         elapsed_s: seconds spent exploring (shrinking apart).
         shrink_s: seconds spent shrinking.
         statuses: how many episodes ended in each status.
+        problem: why the exploration itself is not sound, when it is not: it stopped at a hung
+            call of the user's, or no episode reached an action (``ok`` is False then).
     """
 
     episodes: int = 0
@@ -103,12 +105,13 @@ class ExploreReport:
     elapsed_s: float = 0.0
     shrink_s: float = 0.0
     statuses: dict[str, int] = field(default_factory=dict)
+    problem: str = ""
     _failing: dict[str, list[Case]] = field(default_factory=dict, repr=False)
 
     @property
     def ok(self) -> bool:
-        """No property was broken."""
-        return not any(self.violations.values())
+        """No property was broken, and the exploration explored (see ``problem``)."""
+        return not self.problem and not any(self.violations.values())
 
     def add(self, episode: Episode) -> None:
         """Count one episode."""
@@ -131,6 +134,8 @@ class ExploreReport:
         lines = [
             f"{self.episodes} episodes in {self.elapsed_s:.1f} s ({rate:.1f}/s); {self.statuses}"
         ]
+        if self.problem:
+            lines.append(f"  NOT OK: {self.problem}")
         for prop, text in PROPERTIES.items():
             lines.append(f"  {prop:>3} {self.violations[prop]:>5}  {text}")
         for prop, finding in self.findings.items():

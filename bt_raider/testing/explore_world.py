@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bt_raider.errors import ActionFailed, UsageError
+from bt_raider.files import MAX_SCENE_BYTES, read_json
 from bt_raider.robot.actions import ActionState, Progress
 from bt_raider.testing.explore_judge import Designation, designate
 from bt_raider.testing.explore_lang import Say, render
@@ -295,7 +296,8 @@ def two_cups() -> dict[str, Any]:
 def load_room(room: Any) -> dict[str, Any]:
     """A room as an AI2-THOR dict: a path, a dict, or anything with ``to_dict()``."""
     if isinstance(room, (str, Path)):
-        data = json.loads(Path(room).read_text(encoding="utf-8"))
+        # Through bt_raider.files: a FIFO or /dev/zero is refused at once, never read for ever.
+        data = read_json(room, what="room", max_bytes=MAX_SCENE_BYTES, finite=False)
     elif isinstance(room, Mapping):
         data = copy.deepcopy(dict(room))
     elif callable(getattr(room, "to_dict", None)):

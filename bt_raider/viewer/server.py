@@ -15,11 +15,20 @@ Bounded: a trace is checked (schema and finite numbers) before it is served; a f
 is serialised once and every reader is sent those same bytes (memory does not grow with
 readers); at most ``max_connections`` connections are served at once (more get ``503``); a
 connection that neither sends nor takes a byte for ``idle_timeout`` seconds is closed.
+
+Slow senders (slowloris): a request's line and headers must all arrive within
+``header_timeout`` seconds of the connection being ready for it, however slowly they trickle,
+or the connection is closed; and while every slot is taken, a new connection takes the slot of
+the one that has waited longest for its headers (a reader that has sent its request is never
+put out for it). Sixteen local sockets sending a byte every 10 s so neither hold the viewer for
+ever nor keep its user out.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import socket
 import sys
 import threading
 import time
@@ -44,6 +53,8 @@ KEEPALIVE_S = 10.0
 MAX_CONNECTIONS = 16
 #: Seconds a connection may neither send nor take a byte before it is closed.
 IDLE_TIMEOUT_S = 30.0
+#: Seconds a request's line and headers may take to arrive, in all (a browser needs ms).
+HEADER_TIMEOUT_S = 10.0
 #: Bytes handed to the socket at a time: the idle timeout then bounds each piece, not the
 #: whole 100 MB answer, and a slice of the one serialised trace is never a copy.
 CHUNK = 1 << 20
@@ -129,18 +140,71 @@ class _LiveTrace:
         return [_dumps(entry) for entry in entries], finished
 
 
+class _DeadlineReader(io.RawIOBase):
+    """A socket's reads, bounded in all by the handler's header deadline while it is set.
+
+    A socket timeout bounds each read; a sender trickling a byte just inside it would hold the
+    connection for ever. While a request's headers are awaited, each read may wait only what
+    is left of ``header_deadline``; past it, :class:`TimeoutError` (an OSError: closed).
+    """
+
+    def __init__(self, sock: socket.socket, handler: Any) -> None:
+        super().__init__()
+        self.sock, self.handler = sock, handler
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        deadline = self.handler.header_deadline
+        idle = self.handler.timeout
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the request's headers took too long")
+            self.sock.settimeout(min(left, idle))
+        else:
+            self.sock.settimeout(idle)
+        return self.sock.recv_into(buffer)
+
+
 class _BoundedHTTPServer(ThreadingHTTPServer):
-    """A thread per connection, at most ``max_connections`` at once; the rest get 503."""
+    """A thread per connection, at most ``max_connections`` at once; the rest get 503.
+
+    While every slot is taken, a new connection takes the slot of the connection that has
+    waited longest for its request's headers (see the module's docstring).
+    """
 
     daemon_threads = True
 
     def __init__(self, address: tuple[str, int], handler: Any, max_connections: int) -> None:
         self.slots = threading.BoundedSemaphore(max_connections)
         self.refused = 0
+        self.evicted = 0
+        #: connection -> when it started waiting for a request's headers.
+        self.awaiting: dict[socket.socket, float] = {}
+        self.awaiting_lock = threading.Lock()
         super().__init__(address, handler)
 
+    def _evict_slowest(self) -> bool:
+        """Close the connection waiting longest for its headers; True if there was one."""
+        with self.awaiting_lock:
+            if not self.awaiting:
+                return False
+            victim = min(self.awaiting, key=self.awaiting.__getitem__)
+            del self.awaiting[victim]
+        try:
+            victim.shutdown(socket.SHUT_RDWR)  # its thread's read returns; the slot comes back
+        except OSError:
+            pass
+        self.evicted += 1
+        return True
+
     def process_request(self, request: Any, client_address: Any) -> None:
-        if not self.slots.acquire(blocking=False):
+        got = self.slots.acquire(blocking=False)
+        if not got and self._evict_slowest():
+            got = self.slots.acquire(timeout=1.0)
+        if not got:
             self.refused += 1
             try:  # a short answer; the client's request is drained so it sees it, not a reset
                 request.setblocking(False)
@@ -182,6 +246,8 @@ class ViewerServer:
         max_connections: connections served at once; more are answered ``503`` and closed.
         idle_timeout: seconds a connection may neither send nor take a byte before it is
             closed (a live event stream sends a keep-alive every :data:`KEEPALIVE_S`).
+        header_timeout: seconds a request's line and headers may take to arrive in all, however
+            slowly they trickle; past it the connection is closed.
         max_bytes: the largest trace file read (``source`` a path).
 
     Raises:
@@ -200,6 +266,7 @@ class ViewerServer:
         max_connections: int = MAX_CONNECTIONS,
         idle_timeout: float = IDLE_TIMEOUT_S,
         max_bytes: int = MAX_TRACE_BYTES,
+        header_timeout: float = HEADER_TIMEOUT_S,
     ) -> None:
         if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
             raise ViewerError(
@@ -217,6 +284,11 @@ class ViewerServer:
             raise ViewerError(
                 f"idle_timeout must be a positive number of seconds, got {idle_timeout!r}"
             )
+        if not isinstance(header_timeout, (int, float)) or not 0 < header_timeout < float("inf"):
+            raise ViewerError(
+                f"header_timeout must be a positive number of seconds, got {header_timeout!r}"
+            )
+        self.header_timeout = float(header_timeout)
         if isinstance(source, TraceRecorder):
             self.source: Any = _LiveTrace(source)
         elif isinstance(source, (str, Path)):
@@ -287,6 +359,31 @@ class ViewerServer:
             protocol_version = "HTTP/1.1"
             server_version = "bt_raider-viewer"
             timeout = server.idle_timeout  # the socket's: each read and each write
+            header_deadline: float | None = None
+
+            def setup(self) -> None:
+                super().setup()
+                self.rfile = io.BufferedReader(_DeadlineReader(self.connection, self))
+
+            def handle_one_request(self) -> None:
+                httpd = server.httpd
+                self.header_deadline = time.monotonic() + server.header_timeout
+                with httpd.awaiting_lock:
+                    httpd.awaiting[self.connection] = time.monotonic()
+                try:
+                    super().handle_one_request()
+                finally:
+                    self.header_deadline = None
+                    with httpd.awaiting_lock:
+                        httpd.awaiting.pop(self.connection, None)
+
+            def parse_request(self) -> bool:
+                ok = super().parse_request()
+                # The headers are in: from here on, the idle timeout alone (a long download).
+                self.header_deadline = None
+                with server.httpd.awaiting_lock:
+                    server.httpd.awaiting.pop(self.connection, None)
+                return ok
 
             def handle(self) -> None:
                 try:

@@ -134,7 +134,7 @@ def test_a_path_swapped_for_a_fifo_after_the_check_neither_blocks_nor_is_read(
     )
     exc = within(lambda: files.read_bytes(fifo, what="trace", max_bytes=10))
     assert isinstance(exc, InputFileError)
-    assert "it is not a regular file" in one_line(exc, fifo)
+    assert "it is a named pipe (FIFO), not a file" in one_line(exc, fifo)
 
 
 # ----------------------------------------------------------------------------- size

@@ -489,3 +489,27 @@ def test_the_cli_refuses_an_unwritable_cache_in_one_line_and_writes_nothing(tmp_
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "cannot write the ONNX export to" in done.stderr
     assert blocked.read_text() == "not a folder" and sorted(tmp_path.iterdir()) == [blocked]
+
+
+def test_leftover_work_folders_of_a_killed_prepare_are_removed_and_live_ones_kept(tmp_path):
+    # A prepare killed with SIGKILL never reaches its clean-up: its folder names a dead process.
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    killed = tmp_path / ".prepare-killed"
+    killed.mkdir()
+    (killed / "owner.pid").write_text(dead)
+    (killed / "model.onnx").write_bytes(b"half an export")
+    running = tmp_path / ".prepare-running"
+    running.mkdir()
+    (running / "owner.pid").write_text(str(os.getpid()))
+    ownerless = tmp_path / ".prepare-old"
+    ownerless.mkdir()
+    os.utime(ownerless, (0, 0))  # killed before it named its owner, long ago
+    fresh = tmp_path / ".prepare-new"
+    fresh.mkdir()  # no owner yet: another prepare may be about to write it
+    other = tmp_path / "keep-me"
+    other.mkdir()
+    removed = onnx_model.sweep_leftovers(tmp_path)
+    assert sorted(p.name for p in removed) == [".prepare-killed", ".prepare-old"]
+    assert not killed.exists() and not ownerless.exists()
+    assert running.exists() and fresh.exists() and other.exists()

@@ -11,6 +11,7 @@ import copy
 import json
 import math
 import os
+import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -542,3 +543,35 @@ def test_a_valid_scene_is_cleared_in_bulk(small_kitchen_dict):
     for data in (full(), small_kitchen_dict):
         assert validation._numbers_fine(data)
         assert all(validation._object_fine(obj) for obj in data["objects"])
+
+
+def _one_object_scene(**fields: Any) -> dict[str, Any]:
+    obj = {"objectId": "Apple|1", "objectType": "Apple", "position": {"x": 0.3, "y": 0.9, "z": 0.3}}
+    return {"objects": [{**obj, **fields}], "user_info": []}
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"objectType": "A" * 257}, "objectType"),
+        ({"objectId": "x" * 10_000}, "objectId"),
+        ({"color": "red" * 100}, "color"),
+        ({"parentReceptacles": ["Table|1", "T" * 300]}, "parentReceptacles[1]"),
+    ],
+)
+def test_names_longer_than_the_limit_are_refused_naming_the_field(fields, field):
+    with pytest.raises(SceneError, match=rf"objects\[0\]\.{re.escape(field)}: [\d,]+ characters"):
+        validate_scene(_one_object_scene(**fields), "s.json")
+    # A name at the limit passes.
+    validate_scene(_one_object_scene(objectType="A" * validation.MAX_NAME_CHARS), "s.json")
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(min_value=validation.MAX_NAME_CHARS + 1, max_value=200_000))
+def test_a_name_of_any_length_past_the_limit_is_refused_at_once(n):
+    scene = _one_object_scene(objectType="A" * n)
+    with pytest.raises(SceneError, match=f"over the limit of {validation.MAX_NAME_CHARS}"):
+        validate_scene(scene, "s.json")
+    scene = {**_one_object_scene(), "user_info": ["x" * (validation.MAX_INFO_CHARS + n)]}
+    with pytest.raises(SceneError, match=r"user_info\[0\]"):
+        validate_scene(scene, "s.json")

@@ -302,3 +302,17 @@ def test_replan_that_finds_no_plan_fails_with_the_reason(gripper, plan, two_tick
     assert seen[-1] is F
     assert "will fail" in la.feedback_message and "replanning failed" in la.feedback_message
     assert not any(s.text.startswith("(pick ball3") for s in world.history)
+
+
+def test_repeated_facts_give_the_state_of_the_distinct_ones(medicine):
+    from unified_planning.model.fluent import get_all_fluent_exp
+
+    from bt_raider.planners.lookahead import state_from_facts
+
+    facts = ["(robot_at tiago home)", "(hand_free tiago)"]
+    once, many = state_from_facts(medicine, facts), state_from_facts(medicine, facts * 20_000)
+    for fluent in medicine.fluents:
+        for fe in get_all_fluent_exp(medicine, fluent):
+            assert once.get_value(fe) == many.get_value(fe)
+    f = forecast_pddl(medicine, MEDICINE_PLAN, facts * 20_000)
+    assert f is not None and (f.step, f.category) == (1, "wrong_state")

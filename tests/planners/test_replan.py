@@ -520,3 +520,30 @@ def test_pddl_guards_replan_a_gone_ball_through_unified_planning(gripper, two_ti
     assert failed.status is Status.FAILURE and failed.decorated.status is Status.INVALID
     assert root.decorated.name == "new plan" and root.replans == 1
     assert not any(s.text.startswith(f"(pick {ball} rooma") for s in world.history)
+
+
+def test_a_users_observe_that_raises_is_a_planning_error_naming_it():
+    from bt_raider.planners.replan import ObservedState, plan_observed
+
+    def observe():
+        yield "(at home)"
+        raise OSError("camera unplugged")
+
+    state = ObservedState(FETCH_DOMAIN, FETCH_PROBLEM, observe)
+    with pytest.raises(PlanningError, match=r"observe\(\) raised OSError: camera unplugged"):
+        plan_observed(state, engine="pyperplan", timeout=30)
+
+
+def test_repeated_facts_are_read_once_and_the_state_is_the_same():
+    calls = []
+    state, _ = _fetch(FactRobot(set()))
+    check = state.check_fact
+
+    def counting(fact):
+        calls.append(fact)
+        return check(fact)
+
+    state.check_fact = counting
+    state.observe = lambda: ["(at home)", "(thing_at cup table)"] * 50_000
+    assert state.observe_facts() == ["(at home)", "(thing_at cup table)"]
+    assert sorted(calls) == ["(at home)", "(thing_at cup table)"]

@@ -52,10 +52,13 @@ def test_run_executes_every_step_and_reaches_the_goal(capsys):
     assert "outcome: SUCCESS" in run and "goal reached: yes" in run
 
 
-def test_run_stopped_early_reports_the_goal_not_reached(capsys):
-    assert main(["plan", *GRIPPER, "--engine", "pyperplan", "--run", "--max-ticks", "0"]) == 1
-    out = capsys.readouterr().out
-    assert "goal reached: no" in out and "unsatisfied goals: (at ball" in out
+def test_run_of_no_ticks_is_refused_not_reported_as_goal_not_reached(capsys):
+    # "--max-ticks 0" used to run nothing and print "goal reached: no": now a usage error.
+    with pytest.raises(SystemExit) as exc:
+        main(["plan", *GRIPPER, "--engine", "pyperplan", "--run", "--max-ticks", "0"])
+    assert exc.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "must be at least 1 tick" in captured.err
 
 
 def test_missing_file_is_exit_2_with_one_line(capsys, tmp_path):
@@ -109,12 +112,22 @@ def test_timeout_stops_pyperplan_with_exit_2_and_one_line(capsys, big_gripper, m
     assert "planning:" not in captured.out
 
 
-@pytest.mark.parametrize("bad", ["0", "-1", "nan", "soon"])
+@pytest.mark.parametrize("bad", ["0", "-1", "nan", "soon", "inf", "1e308", "-inf", "604801"])
 def test_timeout_must_be_positive_seconds(capsys, bad):
     with pytest.raises(SystemExit) as exc:
         main(["plan", *GRIPPER, "--timeout", bad])
     assert exc.value.code == 2
-    assert "--timeout" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--timeout" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("bad", ["0", "-5", "1.5", "many"])
+def test_max_ticks_must_be_a_whole_number_above_zero(capsys, bad):
+    with pytest.raises(SystemExit) as exc:
+        main(["plan", *GRIPPER, "--run", "--max-ticks", bad])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--max-ticks" in err and len(err.strip().splitlines()) == 1
 
 
 def test_shared_names_are_refused_naming_the_option(capsys, tmp_path):

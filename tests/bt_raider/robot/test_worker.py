@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bt_raider.robot.worker import WorkerPool, submit
+from bt_raider.robot.worker import JobNotStarted, WorkerPool, submit
 
 
 def test_result_arrives_and_caller_is_not_blocked():
@@ -139,18 +139,84 @@ def test_a_job_past_its_deadline_is_cancelled_and_its_thread_covered():
     pool.shutdown()
 
 
-def test_the_deadline_counts_from_the_start_not_the_queue():
-    pool = WorkerPool(1, slow_after=30, name="test_queued")
+def test_the_deadline_counts_from_the_submission_and_a_job_too_late_never_starts():
+    pool = WorkerPool(1, max_extra=0, slow_after=30, name="test_queued")
     release, calls = threading.Event(), []
     busy = submit(hung(release, calls, "busy"), executor=pool)
-    queued = submit(quick, "queued", executor=pool, deadline=0.1)
-    time.sleep(0.3)  # three deadlines' worth of waiting in the queue
-    assert queued.deadline is None and not queued.overdue()
+    assert wait_until(lambda: calls == ["busy"])
+    queued = submit(hung(release, calls, "queued"), executor=pool, deadline=0.1)
+    assert queued.deadline is not None and not queued.overdue()
+    assert wait_until(queued.overdue, 5)  # queued all along, past its deadline all the same
+    assert queued.wait(5) and queued.timed_out  # a waiter is not left waiting on the queue
+    assert isinstance(queued.exception(), JobNotStarted)
+    assert "could not start within its deadline of 0.1 s" in str(queued.exception())
     release.set()
-    assert busy.wait(10) and queued.wait(10)
-    assert queued.result() == "queued" and not queued.overdue()
-    assert queued.deadline == pytest.approx(queued.started_at + 0.1)
+    assert busy.wait(10)
+    time.sleep(0.1)
+    assert calls == ["busy"]  # the thread came back, and did not start the expired job
     pool.shutdown()
+
+
+def test_a_queued_job_abandoned_at_its_deadline_never_starts():
+    pool = WorkerPool(1, max_extra=0, slow_after=30, name="test_abandon")
+    release, calls = threading.Event(), []
+    busy = submit(hung(release, calls, "busy"), executor=pool)
+    queued = submit(hung(release, calls, "queued"), executor=pool, deadline=0.05)
+    assert wait_until(queued.overdue, 5)
+    queued.abandon()  # what a guard does when it sees the deadline pass
+    assert queued.done() and queued.timed_out and isinstance(queued.exception(), JobNotStarted)
+    release.set()
+    assert busy.wait(10)
+    pool.shutdown()
+    assert calls == ["busy"]
+
+
+def test_past_the_thread_cap_new_jobs_fail_closed_at_their_deadline():
+    pool = WorkerPool(2, max_extra=2, slow_after=0.05, cancel_grace=0.05, name="test_full")
+    release, calls = threading.Event(), []
+    try:
+        stuck = [
+            submit(hung(release, calls, f"h{i}"), executor=pool, deadline=0.1) for i in range(6)
+        ]
+        # 4 threads (the cap) run hung jobs; the other 2 never start.
+        assert all(p.wait(10) for p in stuck[4:]) and wait_until(lambda: len(calls) == 4)
+        assert all(isinstance(p.exception(), JobNotStarted) for p in stuck[4:])
+        later = [submit(quick, i, executor=pool, deadline=0.2) for i in range(3)]
+        t0 = time.monotonic()
+        assert all(p.wait(10) for p in later)
+        assert time.monotonic() - t0 < 5
+        assert all(p.timed_out and isinstance(p.exception(), JobNotStarted) for p in later)
+        assert len(calls) == 4 and pool.threads == 4
+    finally:
+        release.set()
+    pool.shutdown()
+
+
+def test_cancelled_and_covered_jobs_do_not_teach_the_pool_its_typical_time():
+    pool = WorkerPool(1, cancel_grace=0.05, slow_after=0.05, name="test_learn")
+    try:
+        assert submit(quick, 1, executor=pool).wait(10)
+        typical = pool._typical
+        assert typical is not None and typical < 0.05
+        release, calls = threading.Event(), []
+        stopped = submit(hung(release, calls, "stopped"), executor=pool)
+        assert wait_until(lambda: calls == ["stopped"])
+        stopped.cancel()  # ignored: its thread is covered after the grace period
+        assert wait_until(lambda: pool.covered == 1)
+        time.sleep(0.3)
+        release.set()
+        assert stopped.wait(10)
+        assert pool._typical == typical  # 0.3 s of a stopped job is not what jobs take
+        slow = submit(hung(threading.Event(), calls, "blocked"), executor=pool)
+        quick_job = submit(quick, 2, executor=pool)
+        assert wait_until(lambda: calls[-1:] == ["blocked"])
+        t0 = time.monotonic()
+        assert quick_job.wait(10) and quick_job.result() == 2
+        assert time.monotonic() - t0 < 1.0  # covered at the cold limit, not 3 x 0.3 s later
+        slow.cancel()
+    finally:
+        release.set()
+    pool.shutdown(wait=False)
 
 
 def test_replacements_are_capped_with_a_warning(caplog):

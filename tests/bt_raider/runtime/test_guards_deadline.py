@@ -121,6 +121,50 @@ def test_hung_checks_fail_closed_at_their_deadline_and_the_other_guards_go_on() 
     pool.shutdown(wait=False)
 
 
+def test_past_the_thread_cap_new_guards_fail_closed_at_their_deadline() -> None:
+    # Every thread the pool may have is held by a check that ignores its cancel event: a new
+    # guard's check can never start. Its deadline counts from the submission, so the guard
+    # ends FAILURE with an unknown verdict saying why, instead of RUNNING for ever.
+    pool = WorkerPool(2, max_extra=1, slow_after=0.05, cancel_grace=0.05, name="test_guards_cap")
+    release = threading.Event()
+    hung_checker = Hung(release)
+    stuck = [
+        RaiderGuard(Step(f"stuck {i}"), "pick(Apple)", hung_checker, name=f"stuck {i}",
+                    executor=pool, deadline=0.2)
+        for i in range(4)
+    ]  # fmt: skip
+    late = [
+        RaiderGuard(Step(f"late {i}"), "pick(Apple)", Quick(), name=f"late {i}",
+                    executor=pool, deadline=0.3)
+        for i in range(3)
+    ]  # fmt: skip
+    try:
+        first = tree_of(stuck)
+        end = time.monotonic() + WAIT_S
+        while first.status != S and time.monotonic() < end:
+            first.tick_once()
+            time.sleep(0.01)
+        assert all(g.status == F for g in stuck) and hung_checker.entered == 3  # the cap: 3
+        second = tree_of(late)
+        second.tick_once()
+        assert [(g.status, g.decorated.status) for g in late] == [(R, I)] * 3
+        t0 = time.monotonic()
+        while second.status != S and time.monotonic() < end:
+            second.tick_once()
+            assert all(g.decorated.status == I for g in late)
+            time.sleep(0.01)
+        took = time.monotonic() - t0
+    finally:
+        release.set()
+    assert took < 0.3 + 2.0  # at their deadline, with a loaded machine's slack
+    for g in late:
+        assert (g.status, g.decorated.status) == (F, I) and g.decorated.ticks == 0
+        assert "could not start within its deadline of 0.3 s" in g.feedback_message
+        verdict = py_trees.blackboard.Blackboard.get(verdict_key(g.name))
+        assert verdict["category"] == "unknown"
+    pool.shutdown(wait=False)
+
+
 def test_a_verdict_that_comes_after_the_deadline_is_not_trusted() -> None:
     pool = WorkerPool(1, name="test_guards_late")
     child = Step("pick")

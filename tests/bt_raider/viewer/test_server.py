@@ -236,28 +236,88 @@ def _hold(server: ViewerServer) -> socket.socket:
     return sock
 
 
+def _stream(server: ViewerServer) -> socket.socket:
+    """A reader following a live run's event stream: it holds a slot with a request in."""
+    sock = socket.create_connection((HOST, server.port), timeout=10)
+    sock.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    assert sock.recv(1000).startswith(b"HTTP/1.1 200")
+    return sock
+
+
+def _live() -> TraceRecorder:
+    root = py_trees.composites.Sequence("root", memory=True, children=[])
+    return TraceRecorder(root)
+
+
 def test_connections_over_the_cap_get_503_and_a_slot_comes_back():
-    with ViewerServer(_trace(), max_connections=2) as server:
-        held = [_hold(server), _hold(server)]
+    recorder = _live()
+    with ViewerServer(recorder, max_connections=2) as server:
+        held = [_stream(server), _stream(server)]
         try:
-            deadline = time.monotonic() + 10
-            status = None
-            while time.monotonic() < deadline:  # both held connections accepted by now
-                try:
-                    status = _get(server, "/trace.json")[0]
-                except (ConnectionError, http.client.HTTPException):
-                    status = "reset"
-                if status == 503:
-                    break
-            assert status == 503
-            assert server.httpd.refused >= 1
+            status, _, _ = _get(server, "/trace.json")
+            assert status == 503 and server.httpd.refused >= 1
+            assert server.httpd.evicted == 0  # readers with a request in are never put out
         finally:
             for sock in held:
                 sock.close()
+            recorder.finish()  # the streams end: their slots come back
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and status != 200:
             status = _get(server, "/trace.json")[0]
         assert status == 200
+
+
+def _trickle(sockets: list[socket.socket], stop: threading.Event, every: float) -> None:
+    """Send one byte of a request line on each socket every ``every`` s (bounded)."""
+    request = b"GET /trace.json HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    for i in range(int(60 / every)):
+        if stop.wait(every):
+            return
+        for sock in sockets:
+            try:
+                sock.send(request[i % len(request) : i % len(request) + 1])
+            except OSError:
+                pass
+
+
+def test_a_reader_is_served_while_16_sockets_trickle_their_headers():
+    with ViewerServer(_trace(), idle_timeout=30) as server:  # 16 slots, the default
+        slow = [socket.create_connection((HOST, server.port), timeout=10) for _ in range(16)]
+        stop = threading.Event()
+        thread = threading.Thread(target=_trickle, args=(slow, stop, 0.2), daemon=True)
+        thread.start()
+        try:
+            time.sleep(0.5)  # every slot taken by a trickler
+            for _ in range(3):
+                status, _, body = _get(server, "/trace.json")
+                assert status == 200 and json.loads(body)["format"] == "bt_raider.trace"
+            assert server.httpd.evicted >= 1
+        finally:
+            stop.set()
+            thread.join(10)
+            for sock in slow:
+                sock.close()
+
+
+def test_headers_that_trickle_past_the_header_deadline_are_cut_off():
+    with ViewerServer(_trace(), idle_timeout=30, header_timeout=1.0) as server:
+        sock = socket.create_connection((HOST, server.port), timeout=10)
+        stop = threading.Event()
+        thread = threading.Thread(target=_trickle, args=([sock], stop, 0.1), daemon=True)
+        start = time.monotonic()
+        thread.start()
+        try:
+            with sock:
+                try:
+                    closed = sock.recv(100) == b""
+                except ConnectionResetError:
+                    closed = True
+            took = time.monotonic() - start
+        finally:
+            stop.set()
+            thread.join(10)
+        # Closed at the deadline, though a byte came every 0.1 s (the idle timeout is 30 s).
+        assert closed and 0.9 <= took < 5.0
 
 
 def test_an_idle_connection_is_closed_by_the_server():
@@ -274,6 +334,8 @@ def test_an_idle_connection_is_closed_by_the_server():
         ("max_connections", 1.5),
         ("idle_timeout", 0),
         ("idle_timeout", float("nan")),
+        ("header_timeout", 0),
+        ("header_timeout", float("inf")),
     ],
 )
 def test_bad_limits_are_clear_errors(option, value):
