@@ -111,7 +111,7 @@ def local_env(
     if lease_s is not None:
         path = str(profile_file(lease_s, min(ANNOUNCE_S, lease_s / 4)))
         env["FASTDDS_DEFAULT_PROFILES_FILE"] = path
-        env["FASTRTPS_DEFAULT_PROFILES_FILE"] = path
+        env.pop("FASTRTPS_DEFAULT_PROFILES_FILE", None)  # the old name would win, with a warning
     return env
 
 

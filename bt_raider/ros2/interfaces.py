@@ -51,8 +51,12 @@ def source_dir() -> Path:
 
 
 def cache_root() -> Path:
-    """``$BT_RAIDER_CACHE`` or ``~/.cache/bt_raider``."""
-    root = os.environ.get("BT_RAIDER_CACHE") or str(Path.home() / ".cache" / "bt_raider")
+    """``$BT_RAIDER_ROS2_CACHE``, else ``$BT_RAIDER_CACHE``, else ``~/.cache/bt_raider``."""
+    root = (
+        os.environ.get("BT_RAIDER_ROS2_CACHE")
+        or os.environ.get("BT_RAIDER_CACHE")
+        or str(Path.home() / ".cache" / "bt_raider")
+    )
     return Path(root)
 
 
