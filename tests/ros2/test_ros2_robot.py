@@ -13,12 +13,15 @@ import time
 import py_trees
 import pytest
 
-from bt_raider import ActionState, RaiderGuard, Recovery, SymbolicReasoner
-from bt_raider import SymbolicRecoveryPlanner
+from bt_raider import ActionState, RaiderGuard, Recovery, SymbolicReasoner, SymbolicRecoveryPlanner
 
 pytestmark = pytest.mark.ros2
 Status = py_trees.common.Status
-CLEAN, DIRTY, MUG = "Cup|+00.20|+00.90|+00.50", "Cup|-00.20|+00.90|+00.50", "Mug|+03.00|+00.90|+00.00"
+CLEAN, DIRTY, MUG = (
+    "Cup|+00.20|+00.90|+00.50",
+    "Cup|-00.20|+00.90|+00.50",
+    "Mug|+03.00|+00.90|+00.00",
+)
 
 
 def thing(object_id, kind, x, z=0.5, dirty=None):
