@@ -155,6 +155,6 @@ def test_a_second_suite_runs_at_the_same_time_in_its_own_domain(tmp_path):
     finally:
         for run in runs:
             run.kill()
-    for run, output in zip(runs, outputs):
+    for run, output in zip(runs, outputs, strict=True):
         assert run.returncode == 0, output[-3000:]
         assert f"PASSED {test}" in output, output[-3000:]
