@@ -61,9 +61,16 @@ class MyAction(py_trees.behaviour.Behaviour):
 
     def initialise(self):
         target = self.resolved.args[0] if self.resolved else self.target
-        self.handle = self.robot.start(self.action, [target])
+        self.handle, self.error = None, None
+        try:
+            self.handle = self.robot.start(self.action, [target])
+        except ActionFailed as exc:  # the robot's protocol: it could not start
+            self.error = str(exc)
 
     def update(self):
+        if self.error is not None:
+            self.feedback_message = self.error
+            return Status.FAILURE
         progress = self.robot.poll(self.handle)
         self.feedback_message = progress.message
         if progress.state is ActionState.RUNNING:
