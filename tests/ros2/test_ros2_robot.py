@@ -14,6 +14,7 @@ import py_trees
 import pytest
 
 from bt_raider import ActionState, RaiderGuard, Recovery, SymbolicReasoner, SymbolicRecoveryPlanner
+from bt_raider.errors import ActionFailed
 
 pytestmark = pytest.mark.ros2
 Status = py_trees.common.Status
