@@ -10,6 +10,8 @@ Printed:
   those goals, ticked every 5 ms while the node spins on its thread;
 * **kill to failure** (s): a goal on a slow server (tests/ros2/robot_node.py), the server
   killed by SIGTERM or SIGKILL, until ``poll`` reports FAILED with its reason;
+* **python start** (ms): ``python -c pass`` in this venv, with the wheels' start-up hook (it
+  re-starts the interpreter to set the library path) and with it skipped;
 * **demo wall time** (s): ``bt-raider demo medicine-delivery --no-memory``, in-process vs
   ``--ros2`` (median of ``--demo-runs``).
 
@@ -170,14 +172,33 @@ def demo_wall(runs: int) -> None:
         print(f"{'demo wall ' + label:<28} median {statistics.median(walls):6.2f} s  (n={runs})")
 
 
+def hook_cost(runs: int) -> None:
+    """The wheels' start-up hook: ``python -c pass`` with it and with it skipped."""
+    import os
+
+    base = {k: v for k, v in os.environ.items() if k != "_ROS_WHEELS_BOOTSTRAP_COMPLETE"}
+    for label, env_ in (
+        ("hook", base),
+        ("hook skipped", {**base, "_ROS_WHEELS_BOOTSTRAP_COMPLETE": "1"}),
+    ):
+        times = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-c", "pass"], env=env_, check=True)
+            times.append(time.perf_counter() - start)
+        print(line(f"python start ({label})", times))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--goals", type=int, default=200)
     parser.add_argument("--tick-seconds", type=float, default=5.0)
     parser.add_argument("--kills", type=int, default=5)
     parser.add_argument("--demo-runs", type=int, default=3)
+    parser.add_argument("--starts", type=int, default=30, help="python starts per hook setting")
     args = parser.parse_args()
     env.apply_local()
+    hook_cost(args.starts)
     prefix = interfaces.built() or interfaces.build(echo=print)
     over_the_demo_robot(prefix, args.goals, args.tick_seconds)
     kill_to_failure(args.kills)

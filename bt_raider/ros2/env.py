@@ -127,10 +127,9 @@ def _update(target: MutableMapping[str, str], env: Mapping[str, str]) -> None:
 
 
 def _domain(value: object) -> int:
-    try:
-        number = int(str(value))
-    except ValueError:
-        number = -1
+    text = str(value)
+    # ASCII digits only: int() would also read other scripts' digits, which ROS 2 does not.
+    number = int(text) if text.isascii() and text.isdigit() else -1
     if not 0 <= number <= 101:
         raise UsageError(f"a ROS_DOMAIN_ID is a number from 0 to 101: got {value!r}")
     return number

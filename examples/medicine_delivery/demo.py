@@ -44,7 +44,7 @@ import py_trees
 
 from bt_raider.checking.contract import Query
 from bt_raider.checking.registry import make_checker
-from bt_raider.errors import QueryError, need
+from bt_raider.errors import QueryError, UsageError, need
 from bt_raider.examples.medicine_delivery import scenario
 from bt_raider.examples.medicine_delivery.report import Reporter, StepRecord
 from bt_raider.perception.scene import Scene
@@ -621,6 +621,12 @@ def run(args: argparse.Namespace) -> int:
     stop_robot: Callable[[], Any] = lambda: None  # noqa: E731
     if getattr(args, "ros2", False):
         from bt_raider.examples.medicine_delivery import ros2_demo
+
+        if getattr(args, "interactive", False):
+            raise UsageError(
+                "--interactive and --ros2 do not go together: with --ros2, "
+                "Adriana answers in the robot's process"
+            )
 
         parts, stop_robot = ros2_demo.start(variant)
     try:

@@ -158,3 +158,66 @@ def test_a_second_suite_runs_at_the_same_time_in_its_own_domain(tmp_path):
     for run, output in zip(runs, outputs, strict=True):
         assert run.returncode == 0, output[-3000:]
         assert f"PASSED {test}" in output, output[-3000:]
+
+
+def test_the_ros2_pages_examples_are_python():
+    """docs/ros2.md's examples need a robot's own types (```py: not run by test_readme); they
+    must at least be Python that parses."""
+    import ast
+    import re
+
+    text = (ROOT / "docs" / "ros2.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```py\n(.*?)^```$", text, re.MULTILINE | re.DOTALL)
+    assert len(blocks) >= 3
+    for block in blocks:
+        ast.parse(block)
+
+
+hypothesis = pytest.importorskip("hypothesis", reason="Hypothesis comes with the test extra")
+st = hypothesis.strategies
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+@hypothesis.given(
+    st.one_of(
+        st.text(max_size=40),
+        JSON.map(lambda v: __import__("json").dumps(v)),
+        st.fixed_dictionaries({"seq": JSON, "scene": JSON}).map(
+            lambda v: __import__("json").dumps(v)
+        ),
+    )
+)
+@hypothesis.settings(max_examples=300, deadline=None)
+def test_a_scene_message_is_read_or_refused_never_guessed(text):
+    from types import SimpleNamespace
+
+    from bt_raider.errors import SceneError
+    from bt_raider.ros2.scene import decode_json
+
+    try:
+        got = decode_json(SimpleNamespace(data=text))
+    except SceneError:
+        return  # refused, with a reason
+    assert isinstance(got.scene, dict)
+    assert got.seq is None or (isinstance(got.seq, int) and got.seq >= 0)
+
+
+@hypothesis.given(
+    st.dictionaries(
+        st.sampled_from(["ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_DOMAIN_ID", "ROS_STATIC_PEERS"]),
+        st.text(max_size=10) | st.sampled_from(["LOCALHOST", "SUBNET", "0", "101", "102", "-1"]),
+    )
+)
+def test_check_local_passes_only_localhost_and_a_domain(environ):
+    try:
+        domain = env.check_local(environ)
+    except UsageError:
+        return
+    assert environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "LOCALHOST"
+    assert not environ.get("ROS_STATIC_PEERS") and 0 <= domain <= 101
