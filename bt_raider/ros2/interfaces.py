@@ -37,8 +37,13 @@ from bt_raider.ros2.robot import RosAction
 PACKAGE = "bt_raider_interfaces"
 #: Seconds the build may take.
 BUILD_TIMEOUT_S = 900.0
-_SOURCES = ("package.xml", "CMakeLists.txt", "action/Act.action", "srv/Ask.srv")
-_SOURCES += ("msg/SceneStamped.msg",)
+_SOURCES = (
+    "package.xml",
+    "CMakeLists.txt",
+    "action/Act.action",
+    "srv/Ask.srv",
+    "msg/SceneStamped.msg",
+)
 
 
 class InterfaceBuildError(BtRaiderError):
@@ -220,7 +225,7 @@ def serve_actions(
     thread: a simulator's quick action; a long one should run elsewhere and poll).
     """
     from bt_raider_interfaces.action import Act
-    from rclpy.action import ActionServer
+    from rclpy.action.server import ActionServer
 
     def make(name: str) -> Any:
         def run(handle: Any) -> Any:

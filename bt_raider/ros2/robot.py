@@ -141,7 +141,7 @@ class RosRobot:
         self._clients = spinner.call(self._create)
 
     def _create(self) -> dict[str, Any]:
-        from rclpy.action import ActionClient
+        from rclpy.action.client import ActionClient
 
         node = self.spinner.node
         clients: dict[str, Any] = {}
