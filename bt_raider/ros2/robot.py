@@ -66,14 +66,15 @@ def default_scene_seq(result: Any) -> int:
 class RosAction:
     """How one of the tree's actions runs on a ROS 2 action server.
 
+    Two more fields read the result: ``result``, ``result message -> (ok, message)`` (default
+    :func:`default_result`), and ``scene_seq``, ``result message -> scene sequence`` that shows
+    the effect (default :func:`default_scene_seq`; 0 waits for nothing).
+
     Attributes:
         action_type: the action's type (e.g. ``nav2_msgs.action.NavigateToPose``).
         server: the action server's name.
         goal: ``(resolved args, scene dict or None) -> goal message``; raise
             :class:`~bt_raider.errors.ActionFailed` (or ValueError) when the args make no goal.
-        result: ``result message -> (ok, message)`` (default :func:`default_result`).
-        scene_seq: ``result message -> scene sequence`` that shows the effect (default
-            :func:`default_scene_seq`; 0 waits for nothing).
     """
 
     action_type: Any
