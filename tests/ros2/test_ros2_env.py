@@ -49,6 +49,7 @@ def test_a_node_is_refused_unless_traffic_stays_local_in_its_own_domain(bad):
         env.check_local(bad)
 
 
+@pytest.mark.ros2  # meaningful where rclpy is installed: the ROS 2 venv of .ci/run
 def test_check_and_a_plain_guard_never_import_rclpy():
     code = textwrap.dedent(
         f"""
