@@ -32,7 +32,7 @@ def pytest_collection_modifyitems(config, items):
         return
     skip = pytest.mark.skip(reason="rclpy is not installed: pip install 'bt_raider[ros2]'")
     for item in items:
-        if "ros2" in item.keywords:
+        if item.get_closest_marker("ros2") is not None:
             item.add_marker(skip)
 
 
