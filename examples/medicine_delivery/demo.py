@@ -44,7 +44,7 @@ import py_trees
 
 from bt_raider.checking.contract import Query
 from bt_raider.checking.registry import make_checker
-from bt_raider.errors import QueryError, need
+from bt_raider.errors import QueryError, UsageError, need
 from bt_raider.examples.medicine_delivery import scenario
 from bt_raider.examples.medicine_delivery.report import Reporter, StepRecord
 from bt_raider.perception.scene import Scene
@@ -300,6 +300,9 @@ def run_scenario(
     variant: str = "default",
     replan: bool | None = None,
     wake_early: bool = True,
+    world: Any = None,
+    robot: Any = None,
+    human: Any = None,
 ) -> DemoResult:
     """Plan, build the (guarded) tree and tick it in the simulated kitchen until it ends.
 
@@ -326,6 +329,10 @@ def run_scenario(
             :data:`~bt_raider.examples.medicine_delivery.scenario.VARIANTS`).
         replan: put the guarded plan under a Replanning decorator and a node that says why
             the delivery failed (None: as the scenario does; the default's tree is the plan).
+        world: the world the report and the outcome read (None: a SimWorld of ``variant``;
+            ``--ros2``: a mirror of the robot process's world, ``ros2_demo.RemoteWorld``).
+        robot: who acts (None: the SimWorld through SyncRobot; ``--ros2``: a RosRobot).
+        human: Adriana (None: scripted, or at the console with ``interactive``).
 
     Raises:
         ValueError: an unknown ``variant`` (the message lists them).
@@ -335,13 +342,15 @@ def run_scenario(
     # pyperplan reads and plans the PDDL files in a child process: unified-planning, its
     # model and its engines (with scipy: over a second to import) stay out of this process.
     steps = plan_files(scenario.DOMAIN, scenario.PROBLEM, engine="pyperplan")
-    if variant == "default":
-        world = SimWorld(Scene.load(scenario.SCENE))
-    else:
-        world = SimWorld(Scene(scenario.variant_scene(variant)))
-    robot = SyncRobot(world)
-    adriana = scenario.Adriana(world, spec.topics)
-    human = adriana.console(stdin, stdout) if interactive else adriana.scripted()
+    if world is None:
+        if variant == "default":
+            world = SimWorld(Scene.load(scenario.SCENE))
+        else:
+            world = SimWorld(Scene(scenario.variant_scene(variant)))
+    robot = robot if robot is not None else SyncRobot(world)
+    if human is None:
+        adriana = scenario.Adriana(world, spec.topics)
+        human = adriana.console(stdin, stdout) if interactive else adriana.scripted()
     registry = action_registry(robot, scenario.BINDINGS)
 
     echo(f"plan ({len(steps)} steps, pyperplan):")
@@ -565,6 +574,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-browser", action="store_true", help="with --view: print the URL, open no browser"
     )
+    parser.add_argument(
+        "--ros2",
+        action="store_true",
+        help="run the simulated robot as a separate ROS 2 process (actions on action servers, "
+        "the scene on a topic, Adriana on a service; the ros2-interfaces extra, docs/ros2.md)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -602,18 +617,34 @@ def run(args: argparse.Namespace) -> int:
             print(f"viewer: no page connected in {VIEW_WAIT_S:g} s; running anyway")
 
     watch = getattr(args, "view", False)
-    result = run_scenario(
-        memory=memory,
-        guarded=guarded,
-        backend=backend,
-        model=getattr(args, "model", None),
-        base_url=getattr(args, "base_url", None),
-        interactive=getattr(args, "interactive", False),
-        tick_period=VIEW_TICK_PERIOD if watch else TICK_PERIOD,
-        on_recorder=serve if watch else None,
-        variant=variant,
-        wake_early=not watch,
-    )
+    parts: dict[str, Any] = {}
+    stop_robot: Callable[[], Any] = lambda: None  # noqa: E731
+    if getattr(args, "ros2", False):
+        from bt_raider.examples.medicine_delivery import ros2_demo
+
+        if getattr(args, "interactive", False):
+            raise UsageError(
+                "--interactive and --ros2 do not go together: with --ros2, "
+                "Adriana answers in the robot's process"
+            )
+
+        parts, stop_robot = ros2_demo.start(variant)
+    try:
+        result = run_scenario(
+            memory=memory,
+            guarded=guarded,
+            backend=backend,
+            model=getattr(args, "model", None),
+            base_url=getattr(args, "base_url", None),
+            interactive=getattr(args, "interactive", False),
+            tick_period=VIEW_TICK_PERIOD if watch else TICK_PERIOD,
+            on_recorder=serve if watch else None,
+            variant=variant,
+            wake_early=not watch,
+            **parts,
+        )
+    finally:
+        stop_robot()  # the robot process ends on success, failure and Ctrl-C alike
     for line in summary_lines(result):
         print(line)
     written: dict[str, Path] = {}

