@@ -736,9 +736,10 @@ class ZenohBus:
             query.reply_err(f"{self.name} could not answer {request.id}")
             return
         payload = self.encode_answer(answer)
-        query.reply(query.key_expr, payload)
         sent = payload.decode("utf-8", errors="replace")  # its frame: an envelope's header aside
+        # Counted first: the requester may act on the answer before this thread runs again.
         self._sent(answer, sent.partition("\n")[2] if self.security is not None else sent)
+        query.reply(query.key_expr, payload)
 
     # -- life cycle
 
