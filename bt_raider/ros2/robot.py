@@ -165,10 +165,14 @@ class RosRobot:
 
     # ------------------------------------------------------------------ waiting for servers
     def wait_for_servers(self, timeout: float = 10.0) -> list[str]:
-        """Wait until every server is in the graph; the servers still missing after ``timeout``."""
+        """Wait until every server was found in the graph; those not found after ``timeout``.
+
+        Found once is enough: a server that misses its lease under load for a moment is not
+        missing (``start`` and ``poll`` judge that with the grace period).
+        """
         deadline = time.monotonic() + timeout
         while True:
-            missing = [s for s in self._clients if not self._alive.get(s)]
+            missing = [s for s in self._clients if s not in self._seen]
             if not missing or time.monotonic() >= deadline:
                 return missing
             time.sleep(0.02)

@@ -123,9 +123,9 @@ def connect(ros_node, actions=("pick", "move_to"), **robot_options):
         spinner, BasicTypes, request_field="string_value", response_field="string_value"
     )
     spinner.start()
-    assert scene.wait(1, timeout=20), "no scene from the robot within 20 s"
-    assert robot.wait_for_servers(20) == []
-    assert human.wait_for_service(20)
+    assert scene.wait(1, timeout=30), "no scene from the robot within 30 s"
+    assert robot.wait_for_servers(30) == []
+    assert human.wait_for_service(30)
     return spinner, scene, robot, human
 
 
