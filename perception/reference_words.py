@@ -108,19 +108,15 @@ CONDITIONS = frozenset("if unless when whenever while until because provided as"
 #: Words that designate by what the scene cannot show: unread.
 POSSESSIVES = frozenset("my your his her their our its".split())
 DESIGNATORS = frozenset("other another else same different previous next".split())
-#: Side words; "leftmost" is "on the left": the one object on that side, never the most of two
-#: on it (the check and replies read sides alike: attributes.on_side).
-SIDE_WORDS = {
-    "left": "left",
-    "right": "right",
-    "left-hand": "left",
-    "right-hand": "right",
-    "leftmost": "left",
-    "left-most": "left",
-    "rightmost": "right",
-    "right-most": "right",
-}
+#: Side words: "on the left" is the one object on that side (attributes.on_side), never the
+#: leftmost of two on it.
+SIDE_WORDS = {"left": "left", "right": "right", "left-hand": "left", "right-hand": "right"}
+#: Extremes: "the leftmost" is the one clearly furthest to the left of them all.
 EXTREMES = {
+    "leftmost": "leftmost",
+    "left-most": "leftmost",
+    "rightmost": "rightmost",
+    "right-most": "rightmost",
     "middle": "middle",
     "center": "middle",
     "centre": "middle",
