@@ -383,7 +383,8 @@ class AnswerSpace:
             if cand.obj is None or "|" not in cand.value:
                 continue
             pattern = rf"(?<![a-z0-9|]){re.escape(form)}(?![a-z0-9|])"
-            text = re.sub(pattern, lambda _m, v=cand.value: f" {v} ", text)
+            said = f" {cand.value} "
+            text = re.sub(pattern, lambda _m, said=said: said, text)
         return " ".join(text.split())
 
     def _by_name(self, answer: str, raw: str) -> Reading:
