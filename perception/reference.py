@@ -44,7 +44,6 @@ from typing import Any, Literal
 from bt_raider.perception import attributes
 from bt_raider.perception.attributes import Viewer
 from bt_raider.perception.reference_words import (
-    SAYING,
     ALL_WORDS,
     ANY_PHRASES,
     ANY_WORDS,
@@ -60,6 +59,7 @@ from bt_raider.perception.reference_words import (
     NUMBER_WORDS,
     POSSESSIVES,
     RELATION_STARTS,
+    SAYING,
     Select,
     at,
     axis_ordinals,
@@ -206,10 +206,10 @@ def read(text: str) -> Reference:
     keep: list[int] = []
     i = 0
     while i < len(words):
-        phrase = next((p for p in ANY_PHRASES if at(words, i, p)), None)
-        if phrase is not None:
+        said = next((p for p in ANY_PHRASES if at(words, i, p)), None)
+        if said is not None:
             quantifier = "any"
-            i += len(phrase)
+            i += len(said)
             continue
         keep.append(i)
         i += 1
