@@ -38,8 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from bt_raider.perception import attributes
 from bt_raider.perception.attributes import Viewer
@@ -86,8 +85,7 @@ SIZE_RATIO = 1.25
 
 
 # --------------------------------------------------------------------------- the program
-@dataclass(frozen=True)
-class Part:
+class Part(NamedTuple):
     """One description: a core, the selections on it and what it excludes.
 
     Attributes:
@@ -104,8 +102,7 @@ class Part:
     ids: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Reference:
+class Reference(NamedTuple):
     """A phrase read as a program.
 
     Attributes:
@@ -123,8 +120,7 @@ class Reference:
     other: bool = False
 
 
-@dataclass(frozen=True)
-class Core:
+class Core(NamedTuple):
     """What the caller's ``core`` function grounded a core description to.
 
     Attributes:
@@ -143,8 +139,7 @@ class Core:
     certain: Sequence[Any] | None = None
 
 
-@dataclass(frozen=True)
-class Designation:
+class Designation(NamedTuple):
     """What a phrase designates in a domain.
 
     Attributes:
@@ -162,7 +157,7 @@ class Designation:
     unclear: str = ""
     unread: tuple[str, ...] = ()
     reason: str = ""
-    reference: Reference | None = field(default=None, compare=False, repr=False)
+    reference: Reference | None = None
 
     @property
     def single(self) -> str | None:

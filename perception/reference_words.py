@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 #: Words that cannot change which object is meant: politeness, articles, glue of a relative
 #: clause, hedges. Read and dropped anywhere (docs/reader.md lists them).
@@ -179,9 +179,39 @@ def at(words: list[str], k: int, phrase: Sequence[str]) -> bool:
     return tuple(words[k : k + len(phrase)]) == tuple(phrase)
 
 
+# --------------------------------------------------------------------------- a core's words
+#: Words a core phrase may hold that its parse reads (determiners, fillers of a clause).
+CORE_WORDS = frozenset(
+    IGNORED
+    | ROOM_WORDS
+    | {"to", "the", "of", "it", "its", "them", "their", "some", "any", "located", "placed"}
+    | {"sitting", "lying", "standing", "currently", "resting", "kept", "hanging", "directly"}
+    | {"immediately", "slightly", "sits", "sit", "sat", "stands", "lies"}
+)
+#: The words each relation of a phrase is said with ("on top of", "to the left hand side of").
+RELATION_SAID = {
+    "left of": {"on", "to", "at", "left", "side", "hand"},
+    "right of": {"on", "to", "at", "right", "side", "hand"},
+    "on top of": {"on", "top", "onto", "upon", "atop"},
+    "inside": {"in", "inside", "into", "within"},
+    "above": {"above", "over"},
+    "below": {"below", "under", "underneath", "beneath"},
+    "near": {"near", "close", "by", "nearby"},
+    "next to": {"next", "beside", "besides", "alongside", "adjacent"},
+    "closest to": {"closest", "nearest"},
+    "from": {"from", "off", "out", "in", "on", "inside"},
+}
+#: Words of a post-modifier that says what is at the object ("with the pen in it").
+DETAIL_WORDS = frozenset(
+    "with containing contains holding holds having has where that which is are on in".split()
+)
+NAME_WORD = re.compile(r"^[a-z]+_\d+$")
+#: Words that shade a colour ("dark blue"): read with it.
+COLOUR_SHADES = frozenset({"dark", "light", "pale", "bright"})
+
+
 # --------------------------------------------------------------------------- selections
-@dataclass(frozen=True)
-class Select:
+class Select(NamedTuple):
     """One selection applied to a part's objects, in order.
 
     Attributes:

@@ -403,18 +403,18 @@ class Grounder:
 
     def _left_over(self, phrase: ArgPhrase, text: str) -> list[str]:
         """Words of ``text`` its parsed phrase does not account for (docs/reader.md)."""
-        covered = set(_ACCOUNTED)
+        covered = set(reference_words.CORE_WORDS)
         covered.update(self._used_words(phrase.head))
         if phrase.relation is not None:
-            covered.update(_RELATION_WORDS.get(phrase.relation, ()))
+            covered.update(reference_words.RELATION_SAID.get(phrase.relation, ()))
         if phrase.detail is not None:
-            covered.update(_DETAIL_WORDS)
+            covered.update(reference_words.DETAIL_WORDS)
         for state in phrase.states:
             covered.update(state.split())
         covered.update(
             w for w in attributes.COLOUR_WORDS if attributes.colour_word(w) in phrase.colours
         )
-        covered.update(_COLOUR_SHADES)
+        covered.update(reference_words.COLOUR_SHADES)
         for sub in (phrase.anchor, phrase.detail):
             if sub is not None:
                 covered.update(_plain_words(sub.text))  # read on their own (the anchor's own)
@@ -422,7 +422,7 @@ class Grounder:
         out = [
             w
             for w in _plain_words(text)
-            if w not in covered and "|" not in w and not _NAME_WORD.match(w)
+            if w not in covered and "|" not in w and not reference_words.NAME_WORD.match(w)
         ]
         if phrase.side:
             out.append(phrase.side)
@@ -758,34 +758,6 @@ class Grounder:
 
 #: Abstraction levels, least to most specific in what they read.
 _LEVELS = ("AS", "AN", "AC", "AR")
-#: Words a core phrase may hold that its parse reads (determiners, fillers of a clause).
-_ACCOUNTED = frozenset(
-    reference_words.IGNORED
-    | reference_words.ROOM_WORDS
-    | {"to", "the", "of", "it", "its", "them", "their", "some", "any", "located", "placed"}
-    | {"sitting", "lying", "standing", "currently", "resting", "kept", "hanging", "directly"}
-    | {"immediately", "slightly", "sits", "sit", "sat", "stands", "lies"}
-)
-#: The words each relation of a phrase is said with ("on top of", "to the left hand side of").
-_RELATION_WORDS = {
-    "left of": {"on", "to", "at", "left", "side", "hand"},
-    "right of": {"on", "to", "at", "right", "side", "hand"},
-    "on top of": {"on", "top", "onto", "upon", "atop"},
-    "inside": {"in", "inside", "into", "within"},
-    "above": {"above", "over"},
-    "below": {"below", "under", "underneath", "beneath"},
-    "near": {"near", "close", "by", "nearby"},
-    "next to": {"next", "beside", "besides", "alongside", "adjacent"},
-    "closest to": {"closest", "nearest"},
-    "from": {"from", "off", "out", "in", "on", "inside"},
-}
-#: Words of a post-modifier that says what is at the object ("with the pen in it").
-_DETAIL_WORDS = frozenset(
-    "with containing contains holding holds having has where that which is are on in".split()
-)
-_NAME_WORD = re.compile(r"^[a-z]+_\d+$")
-#: Words that shade a colour ("dark blue"): read with it.
-_COLOUR_SHADES = frozenset({"dark", "light", "pale", "bright"})
 
 
 def _plain_words(text: str) -> list[str]:
@@ -799,10 +771,8 @@ def _vocab(lexicon: CategoryLexicon) -> Vocab:
 
 def replace_designation(got: reference.Designation, unclear: list[str]) -> reference.Designation:
     """``got`` with more reasons it is unclear (an anchor's frame nobody can read)."""
-    from dataclasses import replace
-
     text = "; ".join(x for x in (got.unclear, *dict.fromkeys(unclear)) if x)
-    return replace(got, unclear=text)
+    return got._replace(unclear=text)
 
 
 def _row(values: list[str], value: str) -> int | None:
