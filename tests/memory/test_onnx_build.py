@@ -101,7 +101,7 @@ def test_the_built_graph_gives_the_torch_vectors_of_peoples_commands(built, torc
     assert len(texts) >= 200
     want = torch_minilm.embed(texts)
     _assert_same(built.embed(texts), want, texts)
-    _assert_same(np.stack([built.embed_one(t) for t in texts[:60]]), want[:60], texts[:60])
+    _assert_same(np.stack([built.embed_one(t) for t in texts[:30]]), want[:30], texts[:30])
 
 
 def test_the_embedding_tables_are_in_the_file_byte_for_byte(minilm_path):
