@@ -59,6 +59,7 @@ from bt_raider.perception.reference_words import (
     NUMBER_WORDS,
     POSSESSIVES,
     RELATION_STARTS,
+    SAYING,
     Select,
     at,
     axis_ordinals,
@@ -179,6 +180,12 @@ def read(text: str) -> Reference:
     """
     toks = tokens(text)
     words = [w for w, _ in toks]
+    # "..., I would say the red one": what is said after it is the answer; before it, a preamble.
+    for k in range(len(words) - 1, -1, -1):
+        said = next((m for m in SAYING if at(words, k, m)), None)
+        if said is not None and k + len(said) < len(words):
+            toks, words = toks[k + len(said) :], words[k + len(said) :]
+            break
     # Lead-ins at the start only ("take the red one"): a verb inside would be read.
     k = 0
     moved = True
@@ -199,10 +206,10 @@ def read(text: str) -> Reference:
     keep: list[int] = []
     i = 0
     while i < len(words):
-        phrase = next((p for p in ANY_PHRASES if at(words, i, p)), None)
-        if phrase is not None:
+        said = next((p for p in ANY_PHRASES if at(words, i, p)), None)
+        if said is not None:
             quantifier = "any"
-            i += len(phrase)
+            i += len(said)
             continue
         keep.append(i)
         i += 1

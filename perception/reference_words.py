@@ -64,6 +64,9 @@ LEAD_INS = (
     "give me",
     "for me",
 )
+#: What ends a preamble: only the words after the last of these are the answer ("Well, you know,
+#: since you ask, I would say the red one").
+SAYING = (("i", "would", "say"), ("i'd", "say"), ("i", "say"), ("i", "would", "go", "with"))
 #: Markers of an exclusion; what follows, to the end of its clause, is excluded.
 EXCLUDERS = (
     ("except", "for"),
@@ -105,19 +108,15 @@ CONDITIONS = frozenset("if unless when whenever while until because provided as"
 #: Words that designate by what the scene cannot show: unread.
 POSSESSIVES = frozenset("my your his her their our its".split())
 DESIGNATORS = frozenset("other another else same different previous next".split())
-#: Side words; "leftmost" is "on the left": the one object on that side, never the most of two
-#: on it (the check and replies read sides alike: attributes.on_side).
-SIDE_WORDS = {
-    "left": "left",
-    "right": "right",
-    "left-hand": "left",
-    "right-hand": "right",
-    "leftmost": "left",
-    "left-most": "left",
-    "rightmost": "right",
-    "right-most": "right",
-}
+#: Side words: "on the left" is the one object on that side (attributes.on_side), never the
+#: leftmost of two on it.
+SIDE_WORDS = {"left": "left", "right": "right", "left-hand": "left", "right-hand": "right"}
+#: Extremes: "the leftmost" is the one clearly furthest to the left of them all.
 EXTREMES = {
+    "leftmost": "leftmost",
+    "left-most": "leftmost",
+    "rightmost": "rightmost",
+    "right-most": "rightmost",
     "middle": "middle",
     "center": "middle",
     "centre": "middle",
@@ -344,7 +343,7 @@ def select_at(words: list[str], i: int) -> tuple[Select | None, int] | None:
         used = 3 if w == "second" else 1
         return None, used  # "second to last", "zeroth": unread
     if w in ORDINAL_WORDS or (w.isdigit() and i > 0 and words[i - 1] in ("number", "option", "no")):
-        value = ORDINAL_WORDS[w] if w in ORDINAL_WORDS else int(w)
+        place = ORDINAL_WORDS[w] if w in ORDINAL_WORDS else int(w)
         k = i + 1
         if k < n and words[k] == "one":
             k += 1
@@ -354,14 +353,14 @@ def select_at(words: list[str], i: int) -> tuple[Select | None, int] | None:
                 m += 1
             frame = "speaker" if "my" in words[k:m] else "robot"
             if m < n and words[m] in SIDE_WORDS:
-                return Select("ordinal", value, f"{SIDE_WORDS[words[m]]}:{frame}", " ".join(
+                return Select("ordinal", place, f"{SIDE_WORDS[words[m]]}:{frame}", " ".join(
                     words[i : m + 1]
                 )), m + 1 - i  # fmt: skip
             return None, m + 1 - i  # "third from the end", "second from the top"
-        return Select("ordinal", value, "list", " ".join(words[i:k])), k - i
+        return Select("ordinal", place, "list", " ".join(words[i:k])), k - i
     if w in ("number", "option", "no", "choice") and (
         nxt in NUMBER_WORDS or nxt == "one" or nxt.isdigit()
     ):
-        value = NUMBER_WORDS.get(nxt) or (1 if nxt == "one" else int(nxt))
-        return Select("ordinal", value, "list", f"{w} {nxt}"), 2
+        number = NUMBER_WORDS.get(nxt) or (1 if nxt == "one" else int(nxt))
+        return Select("ordinal", number, "list", f"{w} {nxt}"), 2
     return None

@@ -420,7 +420,8 @@ class AnswerSpace:
             if cand.obj is None or "|" not in cand.value:
                 continue
             pattern = rf"(?<![a-z0-9|]){re.escape(form)}(?![a-z0-9|])"
-            text = re.sub(pattern, lambda _m, v=cand.value: f" {v} ", text)
+            # Replaced literally (an objectId's characters are no regex template).
+            text = re.sub(pattern, " " + cand.value.replace("\\", "\\\\") + " ", text)
         return " ".join(text.split())
 
     def _by_name(self, answer: str, raw: str) -> Reading:

@@ -82,6 +82,7 @@ def phrases_for(scene: Scene, obj: SceneObject, among: Sequence[SceneObject]) ->
     out += [f"the {a} {noun}" for a in adjectives]
     out += _places(scene, obj, noun)
     out += [f"the {noun} on the left", f"the {noun} on the right"]
+    out += [f"the leftmost {noun}", f"the rightmost {noun}"]
     if len(among) == 3:
         out.append(f"the {noun} in the middle")
     if len(among) == 2:

@@ -179,7 +179,7 @@ def test_states_ground_as_replies_do():
 
 # --------------------------------------------------------------------------- sides
 SAYINGS = {
-    "left": ("the {n} on the left", "the left {n}", "the {n} to your left", "the leftmost {n}"),
+    "left": ("the {n} on the left", "the left {n}", "the {n} to your left"),
     "right": ("the {n} on the right", "the right {n}", "the {n} on your right"),
     "front": ("the {n} in front of you", "the {n} ahead", "the {n} in front of the robot"),
     "behind": ("the {n} behind you", "the {n} behind the robot"),
