@@ -63,7 +63,7 @@ def is_description(phrase: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Policy:
+class PeoplePolicy:
     """Who may be asked what, the roster of people and their roles, what to do when absent.
 
     Attributes:
@@ -83,7 +83,7 @@ class Policy:
     prefer_own: bool = True
 
     @classmethod
-    def from_data(cls, data: Any, where: str = "policy") -> Policy:
+    def from_data(cls, data: Any, where: str = "policy") -> PeoplePolicy:
         """A policy from its JSON form (see the module docstring); None: the default.
 
         Raises:
@@ -91,7 +91,7 @@ class Policy:
         """
         if data is None:
             return cls()
-        if isinstance(data, Policy):
+        if isinstance(data, PeoplePolicy):
             return data
         if not isinstance(data, Mapping):
             raise SceneError(f"{where}: must be an object with ask, people, absent")
@@ -155,9 +155,9 @@ class Policy:
         return str(name).strip().lower() in self.people
 
 
-def scene_policy(data: Mapping[str, Any]) -> Policy:
+def scene_policy(data: Mapping[str, Any]) -> PeoplePolicy:
     """The policy a scene dict declares (its ``policy`` key), or RAIDER's default (roles still
     count: a resident is never sent on an errand)."""
     if data.get("policy") is None:
-        return Policy(prefer_own=False)
-    return Policy.from_data(data.get("policy"))
+        return PeoplePolicy(prefer_own=False)
+    return PeoplePolicy.from_data(data.get("policy"))

@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Any
 
 from bt_raider.errors import SceneError, SceneWarning
-from bt_raider.perception.people import Policy
+from bt_raider.perception.people import PeoplePolicy
 
 #: Top-level keys the scene contract reads (docs/scene-format.md sections 1.1 to 1.4).
 TOP_KEYS = frozenset(
@@ -223,7 +223,7 @@ def check_scene_keys(
                     + hint
                 )
     if "policy" in data:
-        Policy.from_data(data["policy"], f"{source}: policy")
+        PeoplePolicy.from_data(data["policy"], f"{source}: policy")
     for i, h in enumerate(data.get("humans") or []):
         role = h.get("role")
         if role is not None and not (isinstance(role, str) and role.strip()):

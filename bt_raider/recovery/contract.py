@@ -18,7 +18,7 @@ from bt_raider.recovery.safecode import (
 )
 
 if TYPE_CHECKING:
-    from bt_raider.perception.people import Policy
+    from bt_raider.perception.people import PeoplePolicy
     from bt_raider.perception.scene import Scene, SceneObject
     from bt_raider.recovery.answers import AnswerSpace
     from bt_raider.recovery.robot_actions import RobotActions
@@ -66,7 +66,7 @@ class RecoveryRequest:
         bindings: PDDL object -> scene name, for a PDDL action instance.
         actions: the robot's actions (:class:`~bt_raider.recovery.robot_actions.RobotActions`);
             None: RAIDER's vocabulary. Planners must only use these.
-        policy: who may be asked what (:class:`~bt_raider.perception.people.Policy`); None: the
+        policy: who may be asked what (:class:`~bt_raider.perception.people.PeoplePolicy`); None: the
             scene's ``policy``, else the default.
         designation: what the instruction's words allow for this action
             (:class:`~bt_raider.robot.designation.Designation`, one action), when the guard
@@ -82,7 +82,7 @@ class RecoveryRequest:
     scene: Scene | None = None
     bindings: dict[str, str] = field(default_factory=dict)
     actions: RobotActions | None = None
-    policy: Policy | None = None
+    policy: PeoplePolicy | None = None
     designation: Designation | None = None
 
     @property

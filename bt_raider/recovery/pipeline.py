@@ -50,7 +50,7 @@ import py_trees
 from bt_raider.checking.parse import action_for_name, same_action, split_action
 from bt_raider.errors import BtRaiderError, RecoveryCodeError, UsageError
 from bt_raider.llm.replies import clean_code
-from bt_raider.perception.people import Policy, is_description
+from bt_raider.perception.people import PeoplePolicy, is_description
 from bt_raider.perception.scene import Scene
 from bt_raider.recovery.answers import AnswerSpace, Intent, Reading, strip_article
 from bt_raider.recovery.compiler import compile_program
@@ -117,7 +117,7 @@ class Recovery:
         lexicon: the user's words (a :class:`~bt_raider.perception.lexicon.CategoryLexicon`,
             e.g. ``CategoryLexicon.load("lexicon.json")``): replies are read with it, as the
             check reads instructions with ``SymbolicReasoner(lexicon=...)``.
-        policy: who may be asked what (a :class:`~bt_raider.perception.people.Policy` or its JSON
+        policy: who may be asked what (a :class:`~bt_raider.perception.people.PeoplePolicy` or its JSON
             form, ``docs/domain.md``); None: the scene's ``policy`` key, else the default
             (residents are never sent on errands).
         verifier: the :class:`~bt_raider.recovery.verify.Verifier`; None: the planner's own
@@ -183,7 +183,9 @@ class Recovery:
 
                 verifier = SceneVerifier(SymbolicReasoner(contracts=contracts))
             self.verifier = verifier or own or SceneVerifier()
-        self.policy = None if policy is None else Policy.from_data(policy, "Recovery(policy=)")
+        self.policy = (
+            None if policy is None else PeoplePolicy.from_data(policy, "Recovery(policy=)")
+        )
         self.lexicon = lexicon
         self.unrecoverable: Unrecoverable | None = None
         self.proved = 0

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from bt_raider.checking.parse import split_action, squash_name
 from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.errors import BtRaiderError, renamed
-from bt_raider.perception.people import Policy, is_description, scene_policy
+from bt_raider.perception.people import PeoplePolicy, is_description, scene_policy
 from bt_raider.recovery.answers import AnswerSpace, strip_article
 from bt_raider.recovery.contract import (
     RecoveryRequest,
@@ -171,11 +171,11 @@ class _Ctx:
         return bool(self.scene is not None and self.scene.humans)
 
     @property
-    def policy(self) -> Policy:
+    def policy(self) -> PeoplePolicy:
         """Who may be asked what: the request's, else the scene's ``policy``, else the default."""
         if self.request.policy is not None:
             return self.request.policy
-        return scene_policy(self.scene.data) if self.scene is not None else Policy()
+        return scene_policy(self.scene.data) if self.scene is not None else PeoplePolicy()
 
     def may_ask(self, kind: str) -> bool:
         """Whether someone in sight may be asked a question of ``kind`` (an errand needs
