@@ -160,7 +160,7 @@ def test_past_the_thread_cap_new_guards_fail_closed_at_their_deadline() -> None:
     for g in late:
         assert (g.status, g.decorated.status) == (F, I) and g.decorated.ticks == 0
         assert "could not start within its deadline of 0.3 s" in g.feedback_message
-        verdict = py_trees.blackboard.Blackboard.get(verdict_key(g.name))
+        verdict = py_trees.blackboard.Blackboard.get(g.key)
         assert verdict["category"] == "unknown"
     pool.shutdown(wait=False)
 
