@@ -38,6 +38,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xdist_group(module))
 
 
+try:  # Hypothesis's per-example deadline: a busy worker's pause is not the code's failure
+    from hypothesis import settings as _hypothesis_settings
+
+    _hypothesis_settings.register_profile("bt_raider", deadline=None)
+    _hypothesis_settings.load_profile("bt_raider")
+except ImportError:  # the test extra's; without it the Hypothesis tests do not import either
+    pass
+
 #: The project's own small kitchen (AI2-THOR format, our objects and numbers; 39 objects).
 OWN_KITCHEN = KITCHEN_PATH
 
