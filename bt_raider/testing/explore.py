@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from bt_raider.errors import UsageError
+from bt_raider.testing.explore_bounds import Stop, call_user, show, where_hung
 from bt_raider.testing.explore_lang import LANDMARKS, says
 from bt_raider.testing.explore_oracle import PROPERTIES, Oracle, Violation
 from bt_raider.testing.explore_people import PEOPLE, ExplorePerson
@@ -134,14 +135,14 @@ def run_case(
     scene, truth = build_world(case, room if isinstance(room, dict) else load_room(room))
     oracle = Oracle(truth)
     make_robot = world_factory or sim_robot
-    user_robot, problem = _call_user(
+    user_robot, problem = call_user(
         lambda: make_robot(scene, dict(truth.words)), "world_factory(scene, words)", FACTORY_S
     )
     if problem is None and not all(
         callable(getattr(user_robot, name, None)) for name in ("start", "poll", "observe")
     ):
         problem = (
-            f"world_factory(scene, words) returned {_show(user_robot)}, not a robot (an object "
+            f"world_factory(scene, words) returned {show(user_robot)}, not a robot (an object "
             "with start, poll, cancel and observe)"
         )
     if problem is not None:  # the user's factory is the finding: no episode can run
@@ -168,25 +169,25 @@ def run_case(
         recovery = make_recovery(case, truth, robot, person)
         spec = TreeSpec(case, truth, robot, person, recovery, oracle.on_release, oracle.on_verdict)
         make_tree = tree_factory or default_tree
-        root, problem = _call_user(lambda: make_tree(spec), "tree_factory(spec)", FACTORY_S)
+        root, problem = call_user(lambda: make_tree(spec), "tree_factory(spec)", FACTORY_S)
         if problem is None and not isinstance(root, py_trees.behaviour.Behaviour):
-            problem = f"tree_factory(spec) returned {_show(root)}, not a py_trees behaviour"
+            problem = f"tree_factory(spec) returned {show(root)}, not a py_trees behaviour"
         if problem is not None:
             oracle.flag("P5" if "did not return" in problem else "P6", problem)
-            raise _Stop(problem)
-        result, problem = _call_user(
+            raise Stop(problem)
+        result, problem = call_user(
             lambda: run_tree(
                 root, world=robot, max_ticks=max_ticks, timeout=60.0, period=0.0005, trace=trace
             ),
             "the episode",
             EPISODE_S,
-            where=lambda: _where(root, robot),
+            where=lambda: where_hung(root, robot),
         )
         if problem is not None:
             if "did not return" not in problem:
-                raise _Stop(problem, escaped=True)
+                raise Stop(problem, escaped=True)
             oracle.flag("P5", problem)
-            raise _Stop(problem)
+            raise Stop(problem)
         episode.status = str(result.status.value)
         episode.reason = "; ".join(m for m in result.feedback.values() if m)
         episode.trace = result.trace_path
@@ -194,7 +195,7 @@ def run_case(
             oracle.on_code(run.code)
         result.summary()  # what the pytest plugin shows: it must not raise on a user's world
         oracle.finish(episode.status, episode.reason, timed_out=result.timed_out)
-    except _Stop as stop:
+    except Stop as stop:
         episode.reason = str(stop)
         if stop.escaped:
             oracle.flag("P6", str(stop))
@@ -211,101 +212,6 @@ def run_case(
     episode.questions = list(oracle.questions)
     episode.answers = [ex.answer for ex in person.transcript if ex.kind == "ask"]
     return episode
-
-
-class _Stop(Exception):
-    """The episode cannot go on: a user's factory or the run itself failed (the message)."""
-
-    def __init__(self, message: str, *, escaped: bool = False) -> None:
-        super().__init__(message)
-        self.escaped = escaped
-
-
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _call_user(
-    call: Callable[[], Any],
-    step: str,
-    seconds: float,
-    *,
-    where: Callable[[], str] | None = None,
-) -> tuple[Any, str | None]:
-    """``call()`` (the user's code) on its own thread, waited for at most ``seconds``.
-
-    Returns:
-        (its result, None), or (None, why): it raised (the exception and where), or it did
-        not return in time (``step`` and, from ``where``, what it was doing). A thread that
-        hangs is left behind (a daemon: Python cannot stop it); the exploration goes on.
-    """
-    import threading
-
-    box: list[tuple[Any, BaseException | None]] = []
-
-    def run() -> None:
-        try:
-            box.append((call(), None))
-        except BaseException as exc:  # noqa: BLE001 - reported as the finding
-            box.append((None, exc))
-
-    thread = threading.Thread(target=run, name=f"explore: {step}", daemon=True)
-    thread.start()
-    thread.join(seconds)
-    if not box:
-        doing = (f" ({where()})" if where is not None else "") + _stack(thread)
-        return None, f"{step} did not return within {seconds:g} s{doing}"
-    result, exc = box[0]
-    if exc is None:
-        return result, None
-    frame = traceback.extract_tb(exc.__traceback__)[-1]
-    return None, (
-        f"{step} raised {type(exc).__name__}: {str(exc)[:200]} "
-        f"(at {Path(frame.filename).name}:{frame.lineno})"
-    )
-
-
-def _stack(thread: Any) -> str:
-    """Where a hung thread is: the node it ticks, and its innermost frame outside the
-    standard library, as `` (node 'x'; in update at file.py:12)``."""
-    import sys
-    import sysconfig
-
-    import py_trees
-
-    frame = sys._current_frames().get(thread.ident)  # noqa: SLF001 - the only way to see it
-    if frame is None:
-        return ""
-    stdlib = sysconfig.get_paths()["stdlib"]
-    node, place = None, None
-    while frame is not None:
-        code = frame.f_code
-        if place is None and not code.co_filename.startswith(stdlib):
-            place = f"in {code.co_name} at {Path(code.co_filename).name}:{frame.f_lineno}"
-        owner = frame.f_locals.get("self")
-        if node is None and isinstance(owner, py_trees.behaviour.Behaviour):
-            node = f"node {owner.name!r}"
-        if node is not None and place is not None:
-            break
-        frame = frame.f_back
-    parts = [p for p in (node, place) if p]
-    return f" ({'; '.join(parts)})" if parts else ""
-
-
-def _where(root: Any, robot: RecordingRobot) -> str:
-    """What a hung episode was doing: the tree's tip and the robot's last call."""
-    try:
-        tip = root.tip()
-    except Exception:  # noqa: BLE001 - a user's tree mid-tick: the name is a courtesy
-        tip = None
-    parts = [f"tip of the tree: {tip.name!r}" if tip is not None else "no tick finished yet"]
-    if robot.calls:
-        call = robot.calls[-1]
-        parts.append(f"last robot call #{call.index}: start({call.action!r}, {list(call.args)})")
-    else:
-        parts.append("no robot call yet")
-    return "; ".join(parts)
 
 
 def check_case(
