@@ -22,7 +22,7 @@ class SceneError(BtRaiderError, ValueError):
     """A scene file or dict is malformed (names the file, object index and field)."""
 
 
-class SceneWarning(UserWarning):
+class SceneWarning(BtRaiderError, UserWarning):
     """A scene key is not read but looks like one that is (``colour`` for ``color``)."""
 
 

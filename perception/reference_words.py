@@ -176,6 +176,7 @@ def tokens(text: str) -> list[tuple[str, str]]:
 
 
 def at(words: list[str], k: int, phrase: Sequence[str]) -> bool:
+    """Whether ``phrase`` stands in ``words`` at position ``k``."""
     return tuple(words[k : k + len(phrase)]) == tuple(phrase)
 
 

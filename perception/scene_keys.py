@@ -29,7 +29,6 @@ from functools import lru_cache
 from typing import Any
 
 from bt_raider.errors import SceneError, SceneWarning
-from bt_raider.perception.people import PeoplePolicy
 
 #: Top-level keys the scene contract reads (docs/scene-format.md sections 1.1 to 1.4).
 TOP_KEYS = frozenset(
@@ -223,6 +222,9 @@ def check_scene_keys(
                     + hint
                 )
     if "policy" in data:
+        # Imported here: the policy's dataclasses (and inspect) stay off bt-raider check's path.
+        from bt_raider.perception.people import PeoplePolicy
+
         PeoplePolicy.from_data(data["policy"], f"{source}: policy")
     for i, h in enumerate(data.get("humans") or []):
         role = h.get("role")

@@ -37,10 +37,8 @@ import math
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from bt_raider.checking import new_actions
-from bt_raider.checking.action_contract import ActionContract, ActionContracts
 from bt_raider.checking.action_rules import _ActionRules
 from bt_raider.checking.contract import Query, as_query
 from bt_raider.checking.grounding import Grounded, Grounder
@@ -57,6 +55,9 @@ from bt_raider.perception.relations import SINGLE_SLOT_TYPES
 from bt_raider.perception.scene import Human, Scene
 from bt_raider.perception.tools import default_tools
 from bt_raider.perception.toolset import ToolSet
+
+if TYPE_CHECKING:
+    from bt_raider.checking.action_contract import ActionContract, ActionContracts
 
 
 class Finding(NamedTuple):
@@ -364,6 +365,10 @@ class _Check(_ActionRules):
             "handover": self.handover,
         }
         if self.contract is not None:
+            # Imported here: a user's declared kinds (dataclasses, inspect) stay off the path
+            # of a check of the built-in nine (bt-raider check's start-up).
+            from bt_raider.checking import new_actions
+
             new_actions.answer(self, self.contract)
         else:
             rules[self.action]()

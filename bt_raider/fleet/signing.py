@@ -106,6 +106,7 @@ def _crypto() -> Any:
 
 
 def b64url(raw: bytes) -> str:
+    """``raw`` in URL-safe base64 without padding (one spelling per value)."""
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 

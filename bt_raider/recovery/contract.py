@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from bt_raider.perception.scene import Scene, SceneObject
     from bt_raider.recovery.answers import AnswerSpace
     from bt_raider.recovery.robot_actions import RobotActions
-    from bt_raider.robot.designation import Intent
+    from bt_raider.robot.designation import GuardIntent
 
 
 #: An examples provider: ``(information, k) -> [(information, goal), ...]``. The CDR memory's
@@ -69,7 +69,7 @@ class RecoveryRequest:
         policy: who may be asked what (:class:`~bt_raider.perception.people.PeoplePolicy`); None: the
             scene's ``policy``, else the default.
         designation: what the instruction's words allow for this action
-            (:class:`~bt_raider.robot.designation.Intent`, one action), when the guard
+            (:class:`~bt_raider.robot.designation.GuardIntent`, one action), when the guard
             knows it: a plan that acts on anything else in place of it is refused by the
             verifier (:mod:`bt_raider.recovery.verify`).
     """
@@ -83,7 +83,7 @@ class RecoveryRequest:
     bindings: dict[str, str] = field(default_factory=dict)
     actions: RobotActions | None = None
     policy: PeoplePolicy | None = None
-    designation: Intent | None = None
+    designation: GuardIntent | None = None
 
     @property
     def action_name(self) -> str | None:

@@ -56,7 +56,7 @@ from bt_raider.recovery.robot_actions import verb_for_name
 from bt_raider.recovery.safecode import INTERACTION_ACTIONS, CodeStep, Ref
 from bt_raider.robot import worker
 from bt_raider.robot.actions import Var
-from bt_raider.robot.designation import RECOVERY_KINDS, Intent, outside, step_kind
+from bt_raider.robot.designation import RECOVERY_KINDS, GuardIntent, outside, step_kind
 from bt_raider.robot.retarget import ResolvedAction
 
 if TYPE_CHECKING:
@@ -371,7 +371,7 @@ class SceneVerifier:
         )
 
 
-def _substitute(label: str, refs: list[str], designation: Intent) -> str:
+def _substitute(label: str, refs: list[str], designation: GuardIntent) -> str:
     allowed = ", ".join(sorted(designation.all_allowed())) or "nothing in sight yet"
     kinds = "; ".join(v for k, v in RECOVERY_KINDS.items() if k != "designated")
     return (
@@ -394,7 +394,7 @@ def _resume_outside(
     work: Scene,
     plan: RecoveryPlan,
     request: RecoveryRequest,
-    designation: Intent,
+    designation: GuardIntent,
     values: list[str],
 ) -> str | None:
     """Why the resume step's arguments are not what the instruction designates, or None.

@@ -8,7 +8,7 @@ open a container, move a blocker out of the way or fetch a tool the action needs
 guarded action finally acts on must still be one of the designated objects:
 
 * :func:`outside` says which resolved arguments of a :class:`~bt_raider.robot.retarget.
-  ResolvedAction` lie outside a :class:`Intent` (the guard refuses to release its child
+  ResolvedAction` lie outside a :class:`GuardIntent` (the guard refuses to release its child
   then; see :class:`~bt_raider.runtime.guards.RaiderGuard`);
 * :func:`step_kind` says which recovery kind lets a recovery step act on an object the words
   did not designate (:data:`RECOVERY_KINDS`), or None when it would be a substitute for the
@@ -16,7 +16,7 @@ guarded action finally acts on must still be one of the designated objects:
 
 A phrase the first check grounded to nothing (the apple is not in sight yet) is *open*: its
 designation is what the same words ground to in the scene of the passing re-check
-(:meth:`Intent.reread`), never whatever the recovery chose.
+(:meth:`GuardIntent.reread`), never whatever the recovery chose.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ class Designated:
 
 
 @dataclass(frozen=True)
-class Intent:
+class GuardIntent:
     """What an instruction designates: one :class:`Designated` per action (per step of a
     compound instruction), and the query it was read from.
 
@@ -119,7 +119,7 @@ class Intent:
         cls,
         query: str,
         steps: Iterable[tuple[str | None, tuple[str, ...], Mapping[str, Iterable[str]]]],
-    ) -> Intent:
+    ) -> GuardIntent:
         """The designation of ``query`` from its first check: per action, its name, argument
         phrases and the check's grounding (phrase -> ids; a phrase missing or grounded to
         nothing is open).
@@ -148,7 +148,7 @@ class Intent:
         """Every object any phrase of any action allows."""
         return frozenset(i for a in self.actions for i in a.all_allowed())
 
-    def narrowed(self, step: int, index: int, value: str) -> Intent:
+    def narrowed(self, step: int, index: int, value: str) -> GuardIntent:
         """This designation with argument ``index`` of action ``step`` narrowed to ``value``
         (the person's answer); out of range: unchanged."""
         if not 0 <= step < len(self.actions):
@@ -162,7 +162,7 @@ class Intent:
         actions[step] = replace(one, chosen=tuple(chosen))
         return replace(self, actions=tuple(actions))
 
-    def chosen_as(self, ref: str) -> Intent:
+    def chosen_as(self, ref: str) -> GuardIntent:
         """This designation narrowed by an answer that named ``ref`` (an objectId): every
         phrase that allows ``ref`` among others now allows only it (the person chose it among
         what the words allowed). A ``ref`` no phrase allows changes nothing."""
@@ -175,7 +175,7 @@ class Intent:
             actions.append(replace(one, chosen=chosen))
         return replace(self, actions=tuple(actions))
 
-    def reread(self, step: int, grounding: Mapping[str, Iterable[str]]) -> Intent:
+    def reread(self, step: int, grounding: Mapping[str, Iterable[str]]) -> GuardIntent:
         """Fill action ``step``'s open phrases from ``grounding``: the same words checked in the
         scene of the release (the object came into sight during the recovery)."""
         if not 0 <= step < len(self.actions):
@@ -221,7 +221,7 @@ def _same(
 
 
 def outside(
-    designation: Intent, resolved: ResolvedAction, scene: Scene | None = None
+    designation: GuardIntent, resolved: ResolvedAction, scene: Scene | None = None
 ) -> list[str]:
     """Why ``resolved``'s arguments do not all lie in ``designation`` (empty: they do).
 
@@ -299,7 +299,7 @@ def _one(
 def step_kind(
     verb: str,
     refs: list[str],
-    designation: Intent,
+    designation: GuardIntent,
     scene: Scene,
     *,
     action: str | None = None,

@@ -48,7 +48,7 @@ from concurrent.futures import CancelledError, Executor, Future
 from queue import Empty, SimpleQueue
 from typing import Any, Generic, TypeVar
 
-from bt_raider.errors import UsageError
+from bt_raider.errors import BtRaiderError, UsageError
 
 T = TypeVar("T")
 
@@ -66,7 +66,7 @@ _state = threading.Lock()
 _finished = threading.Condition()
 
 
-class JobNotStarted(TimeoutError):
+class JobNotStarted(BtRaiderError, TimeoutError):
     """A job's deadline passed while it waited in the queue: it never started."""
 
 

@@ -34,7 +34,7 @@ from bt_raider.recovery.contract import RecoveryPlan, RecoveryRequest
 from bt_raider.recovery.naming import readable
 from bt_raider.recovery.pipeline import Recovery
 from bt_raider.robot import worker
-from bt_raider.robot.designation import Designated, Intent, outside
+from bt_raider.robot.designation import Designated, GuardIntent, outside
 from bt_raider.robot.retarget import (
     ResolvedAction,
     argument_phrases,
@@ -143,7 +143,7 @@ class _Checking(py_trees.decorators.Decorator):
     attempts: int
     plan: RecoveryPlan | None
     resolved: ResolvedAction | None
-    designation: Intent | None
+    designation: GuardIntent | None
     refusal: str | None
     _original_steps: list[str]
     _pending: worker.Pending[Any] | None
@@ -374,7 +374,7 @@ class _Checking(py_trees.decorators.Decorator):
             self._recovering_step = index
             if designation is not None and index < len(designation.actions):
                 one = designation.actions[index]
-                designation = Intent(designation.query, (one,))
+                designation = GuardIntent(designation.query, (one,))
             return RecoveryRequest(
                 action=text,
                 verdict=step_verdict,
@@ -433,7 +433,7 @@ class _Checking(py_trees.decorators.Decorator):
             name, phrases = argument_phrases(self.query)
             fresh = [(verdict.action or name, phrases, verdict.grounding)]
             recovered = {0} if self._asked is not None else set()
-        now = Intent.read(str(self._asked or self.query), fresh)
+        now = GuardIntent.read(str(self._asked or self.query), fresh)
         old = self.designation
         if old is None or len(old.actions) != len(now.actions):
             self.designation = now
@@ -442,7 +442,7 @@ class _Checking(py_trees.decorators.Decorator):
                 old.actions[i] if i in recovered else now.actions[i]
                 for i in range(len(now.actions))
             ]
-            self.designation = Intent(old.query, tuple(keep))
+            self.designation = GuardIntent(old.query, tuple(keep))
         for index, grounding in (checked.reread or {}).items():
             self.designation = self.designation.reread(index, grounding)
 

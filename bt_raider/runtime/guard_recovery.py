@@ -27,7 +27,7 @@ from bt_raider.recovery.pipeline import Recovery
 from bt_raider.recovery.safecode import Ref
 from bt_raider.robot import worker
 from bt_raider.robot.actions import Var, clear_vars
-from bt_raider.robot.designation import Intent
+from bt_raider.robot.designation import GuardIntent
 from bt_raider.runtime.guard_check import Phase, _describe
 from bt_raider.runtime.scenes import read_scene
 
@@ -52,7 +52,7 @@ class _Recovering(py_trees.decorators.Decorator):
     _recovery_error: str | None
     _asked: Query | None
     _scene_seen: Any
-    designation: Intent | None
+    designation: GuardIntent | None
     steps: list[str]
     _recovering_step: int | None
     _recovered_steps: set[int]

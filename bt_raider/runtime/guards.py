@@ -46,7 +46,7 @@ from bt_raider.errors import UsageError
 from bt_raider.recovery.contract import RecoveryPlan
 from bt_raider.recovery.pipeline import Recovery
 from bt_raider.robot import worker
-from bt_raider.robot.designation import Intent
+from bt_raider.robot.designation import GuardIntent
 from bt_raider.robot.retarget import ResolvedAction, compound_steps, new_guard_id, resolved_key
 from bt_raider.runtime.guard_check import (
     _ACTING,
@@ -141,7 +141,7 @@ class RaiderGuard(_Checking, _Recovering, py_trees.decorators.Decorator):
             (:attr:`key`, :attr:`resolved_key`, :attr:`vars_id`) and its trace entry use it.
         key: the blackboard key of its latest verdict, ``/bt_raider/verdicts/<guard_id>``.
         designation: what the instruction's words allow, per argument (a
-            :class:`~bt_raider.robot.designation.Intent`, read at this run's first check,
+            :class:`~bt_raider.robot.designation.GuardIntent`, read at this run's first check,
             narrowed by the person's answers); the child is released only on arguments inside
             it (else the run fails with :attr:`refusal`). None before the first verdict.
         refusal: why this run refused to release the child (its resolved arguments lay outside
@@ -223,7 +223,7 @@ class RaiderGuard(_Checking, _Recovering, py_trees.decorators.Decorator):
         self._scene_seen: Any = None
         self._recovery_error: str | None = None
         self.resolved: ResolvedAction | None = None
-        self.designation: Intent | None = None
+        self.designation: GuardIntent | None = None
         self.refusal: str | None = None
         self._original_steps: list[str] = []
         self._asked: Query | None = None  # the query before a recovery refined it

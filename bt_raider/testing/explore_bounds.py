@@ -9,10 +9,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bt_raider.errors import BtRaiderError
 from bt_raider.testing.explore_world import RecordingRobot
 
 
-class Stop(Exception):
+class Stop(BtRaiderError):
     """The episode cannot go on: a user's factory or the run itself failed (the message)."""
 
     def __init__(self, message: str, *, escaped: bool = False) -> None:
@@ -21,6 +22,7 @@ class Stop(Exception):
 
 
 def show(value: Any) -> str:
+    """``value``'s repr, cut to 80 characters for a finding's one line."""
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
 

@@ -63,6 +63,7 @@ class KitchenRobot:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the demo's robot as a ROS 2 process until it is stopped; the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prefix", required=True, help="bt_raider_interfaces install prefix")
     parser.add_argument("--scenario", default="default", choices=tuple(scenario.VARIANTS))

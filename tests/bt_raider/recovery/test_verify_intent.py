@@ -16,7 +16,7 @@ from bt_raider.perception.scene import Scene
 from bt_raider.recovery.contract import RecoveryRequest
 from bt_raider.recovery.pipeline import Recovery
 from bt_raider.recovery.verify import SceneVerifier
-from bt_raider.robot.designation import Intent, step_kind
+from bt_raider.robot.designation import GuardIntent, step_kind
 from bt_raider.robot.human import ScriptedHuman
 from bt_raider.robot.retarget import argument_phrases
 from tests.bt_raider.runtime.intent_world import (
@@ -38,7 +38,7 @@ def request(query: str, scene: Scene, *, designate: bool = True) -> RecoveryRequ
     verdict = SymbolicReasoner().check(scene, Query(query))
     assert not verdict.ok
     name, phrases = argument_phrases(Query(query))
-    designation = Intent.read(query, [(verdict.action or name, phrases, verdict.grounding)])
+    designation = GuardIntent.read(query, [(verdict.action or name, phrases, verdict.grounding)])
     return RecoveryRequest(
         query, verdict, scene=scene, designation=designation if designate else None
     )
@@ -104,7 +104,7 @@ def scene_with(*extra: dict, **blocked: list[str]) -> Scene:
 
 
 def kinds(verb: str, refs: list[str], scene: Scene, designated: set[str], action: str = "pick"):
-    designation = Intent.read("q", [(action, ("the thing",), {"the thing": designated})])
+    designation = GuardIntent.read("q", [(action, ("the thing",), {"the thing": designated})])
     return step_kind(verb, refs, designation, scene, action=action)
 
 
