@@ -19,6 +19,7 @@ stored transposed (a plain ``MatMul``).
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from pathlib import Path
@@ -27,7 +28,10 @@ from typing import Any
 import numpy as np
 
 from bt_raider.errors import BackendError, require
-from bt_raider.files import loads_json
+from bt_raider.files import loads_json, read_bytes, read_text
+
+#: The largest weights file read (a MiniLM's is 90 MB; BERT-large 1.3 GB).
+MAX_WEIGHTS_BYTES = 8 * 2**30
 
 #: The ONNX operator set the graph is written in (LayerNormalization is in it).
 OPSET = 17
@@ -59,9 +63,8 @@ def read_weights(path: Path) -> dict[str, np.ndarray]:
         BackendError: the file cannot be read, or a tensor's type, shape or extent is wrong.
     """
     try:
-        data = path.read_bytes()
-        with path.open("rb") as handle:
-            size, header = safetensors_header(handle, path)
+        data = read_bytes(path, what="model weights", max_bytes=MAX_WEIGHTS_BYTES)
+        size, header = safetensors_header(io.BytesIO(data), path)
         base = 8 + size
         out = {}
         for name, info in header.items():
@@ -88,7 +91,7 @@ def config_of(model_path: Path) -> dict[str, Any]:
     """
     path = model_path / "config.json"
     try:
-        config = json.loads(path.read_text(encoding="utf-8"))
+        config = json.loads(read_text(path, what="model configuration", max_bytes=2**20))
     except (OSError, ValueError) as exc:
         raise BackendError(f"cannot read {path}: {exc}") from exc
     if not isinstance(config, dict):

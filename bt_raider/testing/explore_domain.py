@@ -32,7 +32,6 @@ test text names the room by a path relative to the user's project.
 from __future__ import annotations
 
 import copy
-import json
 import os
 import random
 import time
@@ -43,6 +42,7 @@ from typing import Any
 
 import py_trees
 
+from bt_raider.files import read_json
 from bt_raider.robot.actions import ActionState, Progress
 from bt_raider.robot.human import ScriptedHuman
 
@@ -351,7 +351,11 @@ def explore_domain(
         count, seed: how many episodes, drawn by ``seed``.
         people, places, words: who and what instructions designate (the user's).
     """
-    data = json.loads(Path(room).read_text()) if isinstance(room, (str, Path)) else dict(room)
+    data = (
+        read_json(room, what="room", max_bytes=64 * 2**20)
+        if isinstance(room, (str, Path))
+        else dict(room)
+    )
     roster = {k.lower(): v for k, v in ((data.get("policy") or {}).get("people") or {}).items()}
     report = DomainReport()
     start = time.monotonic()
