@@ -6,17 +6,13 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from bt_raider.cli import main
 from bt_raider.testing.scenes import KITCHEN_PATH
-from tests.shared_data import needs_shared
+from tests.shared_data import KITCHEN, needs_shared
 
-KITCHEN = (
-    Path(__file__).resolve().parents[3].parent / "shared" / "scenes" / "floorplan1_kitchen.json"
-)
 #: The project's own small kitchen (package data: always there, unlike ../shared).
 SMALL = str(KITCHEN_PATH)
 KEYS = ["final_response", "category", "explanation", "grounding", "objects", "tool_calls"]
