@@ -28,7 +28,7 @@ from tests.bt_raider.viewer.test_recorder import replay
 #: The five issues of RAIDER's section 5.2, as the timeline shows them.
 ISSUES = [
     ("obstructed", "blocked by a Chair"),
-    ("ambiguity", "Medicine_1 and Medicine_2"),
+    ("ambiguity", "matches 2 objects: Medicine_1"),
     ("out_of_reach", "beyond the robot's reach"),
     ("not_present", "Adriana is not recognised"),
     ("wrong_state", "Adriana is not looking at the robot"),
