@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from bt_raider.checking.parse import action_name
-from bt_raider.checking.verdict import Verdict
+from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.errors import BtRaiderError
 from bt_raider.recovery.safecode import (
     CodeStep,
@@ -101,6 +101,22 @@ class RecoveryRequest:
             f"query: {self.action}, issue: {issue}, explanation: {explanation} "
             f"robot holding: {held}"
         )
+
+
+def ambiguity_candidates(request: RecoveryRequest) -> dict[str, list[str]]:
+    """The request's grounding as an ambiguity's question offers it: a phrase with words the
+    check could not read widened to the scene's objects of its type
+    (:func:`~bt_raider.robot.designation.unclear_candidates`)."""
+    from bt_raider.perception.scene import Scene
+    from bt_raider.robot.designation import unclear_candidates
+
+    verdict = request.verdict
+    return unclear_candidates(
+        verdict.grounding,
+        ambiguity=verdict.category is Category.AMBIGUITY,
+        explanation=verdict.explanation,
+        scene=request.scene if isinstance(request.scene, Scene) else None,
+    )
 
 
 def free_surface(scene: Scene | None, *, exclude: Sequence[str] = ()) -> SceneObject | None:

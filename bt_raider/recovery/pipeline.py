@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 import py_trees
 
 from bt_raider.checking.parse import action_for_name, same_action, split_action
+from bt_raider.checking.verdict import Category
 from bt_raider.errors import BtRaiderError, RecoveryCodeError, UsageError
 from bt_raider.llm.replies import clean_code
 from bt_raider.perception.people import PeoplePolicy, is_description
@@ -59,6 +60,7 @@ from bt_raider.recovery.contract import (
     RecoveryPlan,
     RecoveryPlanner,
     RecoveryRequest,
+    ambiguity_candidates,
     free_surface,
 )
 from bt_raider.recovery.robot_actions import RobotActions, verb_for_name
@@ -649,8 +651,13 @@ def answer_spaces(
     """
     scene = request.scene if isinstance(request.scene, Scene) else None
     ambiguous: list[str] = []
-    for found in request.verdict.grounding.values():
-        if len(found) >= 2:
+    # An ambiguity for words left over offers the objects of their type (what the question
+    # lists); one alone when it is the only one of its kind.
+    grounding = ambiguity_candidates(request)
+    unclear = request.verdict.category is Category.AMBIGUITY and scene is not None
+    for phrase, found in sorted(grounding.items(), key=lambda kv: len(kv[1]) < 2):
+        quoted = f"'{phrase}'" in request.verdict.explanation
+        if len(found) >= 2 or (len(found) == 1 and unclear and quoted):
             ambiguous = list(found)
             break
     names = _people_named(request, scene)

@@ -17,6 +17,7 @@ from bt_raider.perception.people import PeoplePolicy, is_description, scene_poli
 from bt_raider.recovery.answers import AnswerSpace, strip_article
 from bt_raider.recovery.contract import (
     RecoveryRequest,
+    ambiguity_candidates,
     free_surface,
 )
 from bt_raider.recovery.robot_actions import RobotActions
@@ -346,14 +347,17 @@ class SymbolicRecoveryPlanner:
         return [_call("say", ctx.explanation)]
 
     def _ambiguity(self, ctx: _Ctx) -> list[str]:
-        index, phrase, ids = 0, ctx.arg(0), []
+        # Words left over ("the wobbly red box"): the objects of that type are the candidates.
+        grounding = ambiguity_candidates(ctx.request)
+        # The phrase as the person said it, never a display name ("Which Box_1 ...?").
+        index, phrase, ids = 0, ctx.phrases[0] if ctx.phrases else ctx.arg(0), []
         for i, arg in enumerate(ctx.phrases):
-            found = ctx.verdict.grounding.get(arg) or []
+            found = grounding.get(arg) or []
             if len(found) >= 2:
                 index, phrase, ids = i, arg, found
                 break
         else:
-            for key, found in ctx.verdict.grounding.items():
+            for key, found in grounding.items():
                 if len(found) >= 2:
                     phrase, ids = key, found
                     break
@@ -370,9 +374,16 @@ class SymbolicRecoveryPlanner:
                 # Not all can be told apart by what a person sees: never "Cup_1 or Cup_2?".
                 names, alike = [], f" I see {len(ids)}: please describe the one you mean."
         noun = re.sub(r"^(the|a|an)\s+", "", phrase.strip(), flags=re.IGNORECASE) or "object"
-        types = {o.type for o in map(ctx.obj, ids) if o is not None}
-        if len(types) == 1 and len(ids) >= 2:  # "Which medicine", not "Which adrianas_medicine"
+        found = ids or grounding.get(phrase) or []
+        types = {o.type for o in map(ctx.obj, found) if o is not None}
+        if len(types) == 1 and found:  # "Which medicine", not "Which adrianas_medicine"
             noun = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", types.pop()).lower()
+        if re.search(r"_\d+\b|\|", noun):  # never an internal label: "Which Box_1?"
+            noun = "one"
+        only = ctx.obj(found[0]) if not ids and len(found) == 1 else None
+        if only is not None:
+            # The only one of its kind in sight: the person says whether it is the one.
+            alike = f" I see only the {spoken(only.type)}."
         options = f": {_choices(names)}" if names else ""
         if ctx.action == "place" and index == 1:
             question = f"Where should I put {ctx.said(ctx.arg(0))}{options}?"
@@ -380,7 +391,8 @@ class SymbolicRecoveryPlanner:
             question = f"Who should I hand {ctx.said(ctx.arg(0))} to{options}?"
         else:
             question = f"Which {noun} should I {ctx.verb()}{options}?"
-        return [_assign("choice", "ask", question + alike), *ctx.resume(index, _V("choice"))]
+        question = _unread(ctx.explanation) + question + alike
+        return [_assign("choice", "ask", question), *ctx.resume(index, _V("choice"))]
 
     def _not_present(self, ctx: _Ctx) -> list[str]:
         person_at = {"approach": 0, "handover": 1}.get(ctx.action or "")
@@ -610,6 +622,15 @@ class SymbolicRecoveryPlanner:
             if o.type in ("Knife", "ButterKnife") and not o.flag("isPickedUp"):
                 return o.name
         return None
+
+
+def _unread(explanation: str) -> str:
+    """What the check could not read, said to the person first ("I did not understand 'wobbly'
+    in 'the wobbly red box'. "), or nothing when the explanation names internal labels."""
+    found = re.search(r"ambiguous: (I did not understand .+? in '.+?')\.(?:\s|$)", explanation)
+    if found is None or re.search(r"_\d+\b|\|", found.group(1)):
+        return ""
+    return f"{found.group(1)}. "
 
 
 def _a_closed_door(o: SceneObject) -> bool:

@@ -325,7 +325,7 @@ class SceneVerifier:
                 designation = request.designation
                 for value in answers.values():  # the person chose among the designated
                     designation = designation.chosen_as(_ref(work, str(value)))
-                refused = _resume_outside(work, plan, request, designation, values)
+                refused = _resume_outside(work, plan, request, designation, values, answers)
                 if refused is not None:
                     return Proof(False, refused, checked)
             query: Query | str = f"{plan.resume.action}({', '.join(values)})"
@@ -396,6 +396,7 @@ def _resume_outside(
     request: RecoveryRequest,
     designation: GuardIntent,
     values: list[str],
+    answers: dict[str, str],
 ) -> str | None:
     """Why the resume step's arguments are not what the instruction designates, or None.
 
@@ -419,7 +420,11 @@ def _resume_outside(
             allowed[i] = frozenset({ref})
         actions.append(replace(one, allowed=tuple(allowed)))
     released = ResolvedAction(plan.resume.action, refs, {}, {}, request.verdict)
-    problems = outside(replace(designation, actions=tuple(actions)), released, work)
+    # An ask whose answer is not in yet may still settle which of several is meant.
+    waiting = any(v not in answers for v in plan.program.variables)
+    problems = outside(
+        replace(designation, actions=tuple(actions)), released, work, settled=not waiting
+    )
     return f"{label}: {'; '.join(problems)}" if problems else None
 
 

@@ -17,6 +17,10 @@ guarded action finally acts on must still be one of the designated objects:
 A phrase the first check grounded to nothing (the apple is not in sight yet) is *open*: its
 designation is what the same words ground to in the scene of the passing re-check
 (:meth:`GuardIntent.reread`), never whatever the recovery chose.
+
+A phrase that allows several objects is *settled* only when its words accept any of them ("any
+cup", "either", "whichever", "you choose") or the person's answer chose one: "the cup" of two
+is never released on one of them because a recovery picked it (:meth:`Designated.settled`).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from bt_raider.errors import BtRaiderError
+from bt_raider.perception import reference
 
 if TYPE_CHECKING:
     from bt_raider.perception.scene import Scene
@@ -65,6 +70,8 @@ class Designated:
             the first check grounded it to nothing (open: re-read in the scene of the release).
         chosen: per phrase, the person's answer that narrowed it (an objectId or a name), or
             None.
+        any_of: per phrase, whether its words accept any of the objects they allow ("any cup",
+            "either", "you choose"); default: none does.
         others: what the check grounded the action's other arguments to (a PDDL instance's
             place and hand, which the parser does not count as phrases): allowed where the
             released call's arguments cannot be matched to the phrases one by one.
@@ -75,12 +82,29 @@ class Designated:
     allowed: tuple[frozenset[str] | None, ...]
     chosen: tuple[str | None, ...] = ()
     others: frozenset[str] = frozenset()
+    any_of: tuple[bool, ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.allowed) != len(self.phrases):
             raise ValueError("one allowed set per phrase")
         if not self.chosen:
             object.__setattr__(self, "chosen", (None,) * len(self.phrases))
+        if not self.any_of:
+            object.__setattr__(self, "any_of", (False,) * len(self.phrases))
+        if len(self.chosen) != len(self.phrases) or len(self.any_of) != len(self.phrases):
+            raise ValueError("one chosen value and one any_of flag per phrase")
+
+    def settled(self, index: int) -> bool:
+        """Whether phrase ``index`` leaves no choice to whoever acts: it allows at most one
+        object, its words accept any ("any cup"), or the person's answer chose one. An
+        ambiguity only the person may settle, never the recovery (issue 32)."""
+        allowed = self.allowed[index]
+        return (
+            allowed is None
+            or len(allowed) <= 1
+            or self.any_of[index]
+            or self.chosen[index] is not None
+        )
 
     @property
     def open(self) -> bool:
@@ -97,6 +121,7 @@ class Designated:
             "phrases": list(self.phrases),
             "allowed": [None if a is None else sorted(a) for a in self.allowed],
             "chosen": list(self.chosen),
+            "any_of": list(self.any_of),
             "others": sorted(self.others),
         }
 
@@ -129,6 +154,7 @@ class GuardIntent:
             if not phrases:  # text the parser cannot split: the checker's own phrases
                 phrases = tuple(str(k) for k in grounding)
             allowed = tuple(_lookup(p, grounding) for p in phrases)
+            any_of = tuple(accepts_any(p) for p in phrases)
             folded = {p.strip().casefold() for p in phrases}
             others = frozenset(
                 str(i)
@@ -136,7 +162,9 @@ class GuardIntent:
                 if str(k).strip().casefold() not in folded
                 for i in ids
             )
-            actions.append(Designated(action, tuple(phrases), allowed, others=others))
+            actions.append(
+                Designated(action, tuple(phrases), allowed, others=others, any_of=any_of)
+            )
         return cls(query, tuple(actions))
 
     @property
@@ -194,6 +222,50 @@ class GuardIntent:
         return {"query": self.query, "actions": [a.as_dict() for a in self.actions]}
 
 
+def unclear_candidates(
+    grounding: Mapping[str, Iterable[str]],
+    *,
+    ambiguity: bool,
+    explanation: str,
+    scene: Scene | None,
+) -> dict[str, list[str]]:
+    """``grounding`` with each phrase the check could not read for certain widened to what
+    the person may mean: the scene's objects of the type its read words found.
+
+    An ambiguity that no phrase grounded to several is about words left over ("the wobbly red
+    box", "the cup that isn't dirty and gray"): what the words read so far allow is no
+    designation (an unread word may change it), so the question offers the objects of that
+    type, and only the person's answer settles which. Other groundings are returned as they
+    are (a copy).
+
+    Args:
+        grounding: the check's grounding (phrase -> ids).
+        ambiguity: whether the verdict is an ambiguity.
+        explanation: the verdict's explanation (it quotes the unclear phrase).
+        scene: the scene checked (None: nothing is widened).
+    """
+    out = {str(k): [str(i) for i in v] for k, v in grounding.items()}
+    if scene is None or not ambiguity or any(len(v) >= 2 for v in out.values()):
+        return out
+    for phrase, ids in out.items():
+        if len(ids) != 1 or f"'{phrase}'" not in explanation:
+            continue
+        try:
+            kind = scene.by_id(ids[0]).type
+        except BtRaiderError:
+            continue  # a person or a place: nothing of its kind to offer
+        peers = [o.id for o in scene.objects if o.type == kind]
+        if len(peers) >= 2:
+            out[phrase] = peers
+    return out
+
+
+def accepts_any(phrase: str) -> bool:
+    """Whether the words of ``phrase`` accept any object they allow ("any cup", "either one",
+    "whichever", "you choose"), read by the one reader of referring expressions."""
+    return reference.read(phrase).quantifier == "any"
+
+
 def _lookup(phrase: str, grounding: Mapping[str, Iterable[str]]) -> frozenset[str] | None:
     ids = grounding.get(phrase)
     if ids is None:  # a checker may key its grounding in another case
@@ -221,12 +293,18 @@ def _same(
 
 
 def outside(
-    designation: GuardIntent, resolved: ResolvedAction, scene: Scene | None = None
+    designation: GuardIntent,
+    resolved: ResolvedAction,
+    scene: Scene | None = None,
+    *,
+    settled: bool = True,
 ) -> list[str]:
     """Why ``resolved``'s arguments do not all lie in ``designation`` (empty: they do).
 
     Argument ``i`` of action ``k`` must be one of the objects phrase ``i`` of action ``k``
-    allows, and the person's answer for it when she gave one. When the released call has
+    allows, and the person's answer for it when she gave one; a phrase that allows several
+    must be settled (:meth:`Designated.settled`: "any cup", or the person chose), else no
+    recovery may pick one of them for her. When the released call has
     another number of arguments than the instruction's phrases (a PDDL instance
     ``(pick robot medicine counter)`` recovered as ``pick(Medicine|1)``, a destination the
     instruction left open), each argument must be one some phrase allows (positions cannot be
@@ -234,6 +312,10 @@ def outside(
     retargeted: it equals its phrase) passes. An open phrase (nothing grounded at the first
     check, nothing re-read since) allows nothing but itself. A resolution whose actions do not
     line up with the designation's is refused whole.
+
+    ``settled=False`` leaves out the settled rule: for a verifier that judges a plan before the
+    person has answered its questions (an answer the plan asks for may still settle it; the
+    guard checks again at release).
     """
     actions = resolved.steps or (resolved,)
     if len(actions) != len(designation.actions):
@@ -246,20 +328,49 @@ def outside(
         where = f"step {step + 1}: " if len(actions) > 1 else ""
         call = f"{got.action or 'the action'}({', '.join(got.args)})"
         if len(got.args) == len(want.phrases):
-            rows = zip(got.args, want.phrases, want.allowed, want.chosen, strict=True)
-            for arg, phrase, allowed, chosen in rows:
-                out.extend(_one(where, arg, phrase, allowed, chosen, scene, got.grounding))
+            for i, arg in enumerate(got.args):
+                out.extend(_one(where, arg, want, i, scene, got.grounding, settled=settled))
             continue
         union = want.all_allowed()
         written = {p.strip().casefold() for p in want.phrases}
+        # Positions cannot be matched: an object is allowed when a phrase allows it and is
+        # settled on it (the person's choice, if she made one).
+        fits = want.others | frozenset(
+            i
+            for k, allowed in enumerate(want.allowed)
+            for i in allowed or ()
+            if (
+                _same(scene, str(want.chosen[k]), i, got.grounding)
+                if want.chosen[k] is not None
+                else not settled or want.settled(k)
+            )
+        )
         for arg in got.args:
-            if arg.strip().casefold() in written or _as_id(scene, arg) in union:
+            ref = _as_id(scene, arg)
+            if arg.strip().casefold() in written or ref in fits:
+                continue
+            if ref in union:
+                out.append(f"{where}{ref} in {call}: {_unsettled(want, ref)}")
                 continue
             shown = ", ".join(sorted(union)) or "nothing in sight"
             out.append(
                 f"{where}{arg} in {call} is none of what the instruction designates ({shown})"
             )
     return out
+
+
+def _unsettled(want: Designated, ref: str) -> str:
+    """Why ``ref``, one of several objects a phrase allows, is not the one meant."""
+    k = next(
+        (k for k, a in enumerate(want.allowed) if a is not None and ref in a and len(a) > 1), 0
+    )
+    if want.chosen[k] is not None:
+        return f"not the {want.phrases[k]!r} the person chose ({want.chosen[k]})"
+    shown = ", ".join(sorted(want.allowed[k] or ()))
+    return (
+        f"{want.phrases[k]!r} allows several ({shown}) and nobody chose one: only the person's "
+        "answer (or words such as 'any') settles which, never a recovery"
+    )
 
 
 def _as_id(scene: Scene | None, arg: str) -> str:
@@ -279,12 +390,14 @@ def _as_id(scene: Scene | None, arg: str) -> str:
 def _one(
     where: str,
     arg: str,
-    phrase: str,
-    allowed: frozenset[str] | None,
-    chosen: str | None,
+    want: Designated,
+    index: int,
     scene: Scene | None,
     grounding: Mapping[str, Iterable[str]],
+    *,
+    settled: bool = True,
 ) -> list[str]:
+    phrase, allowed, chosen = want.phrases[index], want.allowed[index], want.chosen[index]
     if arg.strip().casefold() == phrase.strip().casefold():
         return []  # the child's own argument, as the instruction wrote it
     arg = _as_id(scene, arg)
@@ -293,6 +406,8 @@ def _one(
         return [f"{where}{arg} is not what {phrase!r} designates (it allows: {what})"]
     if chosen is not None and not _same(scene, chosen, arg, grounding):
         return [f"{where}{arg} is not the {phrase!r} the person chose ({chosen})"]
+    if settled and not want.settled(index):
+        return [f"{where}{arg}: {_unsettled(want, arg)}"]
     return []
 
 

@@ -34,7 +34,7 @@ from bt_raider.recovery.contract import RecoveryPlan, RecoveryRequest
 from bt_raider.recovery.naming import readable
 from bt_raider.recovery.pipeline import Recovery
 from bt_raider.robot import worker
-from bt_raider.robot.designation import Designated, GuardIntent, outside
+from bt_raider.robot.designation import Designated, GuardIntent, outside, unclear_candidates
 from bt_raider.robot.retarget import (
     ResolvedAction,
     argument_phrases,
@@ -424,14 +424,14 @@ class _Checking(py_trees.decorators.Decorator):
                 (
                     v.action or argument_phrases(Query(t))[0],
                     argument_phrases(Query(t))[1],
-                    v.grounding,
+                    self._candidates(v),
                 )
                 for t, v in texts
             ]
             recovered = self._recovered_steps
         else:
             name, phrases = argument_phrases(self.query)
-            fresh = [(verdict.action or name, phrases, verdict.grounding)]
+            fresh = [(verdict.action or name, phrases, self._candidates(verdict))]
             recovered = {0} if self._asked is not None else set()
         now = GuardIntent.read(str(self._asked or self.query), fresh)
         old = self.designation
@@ -445,6 +445,16 @@ class _Checking(py_trees.decorators.Decorator):
             self.designation = GuardIntent(old.query, tuple(keep))
         for index, grounding in (checked.reread or {}).items():
             self.designation = self.designation.reread(index, grounding)
+
+    def _candidates(self, verdict: Verdict) -> dict[str, list[str]]:
+        """The verdict's grounding, a phrase with words left over widened to what the person
+        may mean (:func:`~bt_raider.robot.designation.unclear_candidates`)."""
+        return unclear_candidates(
+            verdict.grounding,
+            ambiguity=verdict.category is Category.AMBIGUITY,
+            explanation=verdict.explanation,
+            scene=self._scene_seen if isinstance(self._scene_seen, Scene) else None,
+        )
 
     def _reread_texts(self) -> tuple[tuple[int, str], ...]:
         """The recovered actions whose designation is open, with their original words."""

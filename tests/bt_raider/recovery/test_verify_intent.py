@@ -73,15 +73,37 @@ def test_without_a_designation_the_full_hand_still_refutes_the_plan() -> None:
 
 
 def test_a_second_pick_of_a_designated_object_with_a_full_hand_is_refused() -> None:
+    # The person chose Apple|1; the plan picks the other apple first: the hand is full.
     req = request("pick the apple", Scene(kitchen(apples=2)))
-    with pytest.raises(Exception, match=r"pick\(Apple\|1\) cannot run \(robot state\), caused"):
-        plan_of(f"pick('{OTHER_APPLE}')\npick('{APPLE}')", req)
+    plan = plan_of(f"which = ask('Which apple?')\npick('{OTHER_APPLE}')\npick(which)", req)
+    assert plan.proof is not None and plan.proof.waits_on_answer
+    refused = SceneVerifier().verify(plan, req, {"which": APPLE})
+    assert not refused.ok
+    assert "pick(Apple|1) cannot run (robot state), caused by the plan" in refused.reason
 
 
-def test_a_plan_that_only_chooses_among_the_designated_passes() -> None:
+@pytest.mark.parametrize("cup", [CLEAN_CUP, DIRTY_CUP])
+def test_a_plan_that_chooses_among_the_designated_without_asking_is_refused(cup: str) -> None:
+    # "the cup" of two: only the person settles which (P12); a plan may not choose for her.
     req = request("pick the cup", Scene(kitchen()))
-    plan = plan_of(f"pick('{CLEAN_CUP}')", req)
-    assert plan.proof is not None and plan.proof.ok
+    with pytest.raises(Exception, match="'the cup' allows several .* and nobody chose one"):
+        plan_of(f"pick('{cup}')", req)
+
+
+def test_a_plan_that_resumes_on_the_persons_choice_passes() -> None:
+    req = request("pick the cup", Scene(kitchen()))
+    plan = plan_of("which = ask('Which cup?')\npick(which)", req)
+    assert plan.proof is not None and plan.proof.waits_on_answer
+    ok = SceneVerifier().verify(plan, req, {"which": CLEAN_CUP})
+    assert ok.ok, ok.reason
+
+
+def test_words_that_accept_any_settle_it() -> None:
+    # "any cup", both cups out of reach: the plan may come closer and pick either.
+    req = request("pick any cup", Scene(kitchen(far_cups=True)))
+    assert req.designation is not None and req.designation.actions[0].any_of == (True,)
+    plan = plan_of(f"move_to('{DIRTY_CUP}')\npick('{DIRTY_CUP}')", req)
+    assert plan.proof is not None and plan.proof.ok, plan.proof
 
 
 def test_an_answer_narrows_what_the_resume_step_may_name() -> None:

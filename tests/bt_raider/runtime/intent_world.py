@@ -38,14 +38,25 @@ def thing(object_id: str, kind: str, x: float, z: float = 0.5, **more: Any) -> d
 
 
 def kitchen(
-    *, apples: int = 1, far_clean_cup: bool = False, hidden_apple: bool = False
+    *,
+    apples: int = 1,
+    far_clean_cup: bool = False,
+    hidden_apple: bool = False,
+    far_cups: bool = False,
 ) -> dict[str, Any]:
     """Two cups (one clean, one dirty), one or two apples, a knife and a bowl, all in reach
-    (the clean cup 2.5 m away with ``far_clean_cup``; with ``hidden_apple``, no apple: the
+    (the clean cup 2.5 m away with ``far_clean_cup``, both with ``far_cups``; with ``hidden_apple``, no apple: the
     robot sees it once it moves, see :class:`OneArmRobot`)."""
     objects = [
-        thing(CLEAN_CUP, "Cup", 0.3, 2.5 if far_clean_cup else 0.4, dirtyable=True, isDirty=False),
-        thing(DIRTY_CUP, "Cup", -0.3, 0.4, dirtyable=True, isDirty=True),
+        thing(
+            CLEAN_CUP,
+            "Cup",
+            0.3,
+            2.5 if far_clean_cup or far_cups else 0.4,
+            dirtyable=True,
+            isDirty=False,
+        ),
+        thing(DIRTY_CUP, "Cup", -0.3, 2.5 if far_cups else 0.4, dirtyable=True, isDirty=True),
         thing(APPLE, "Apple", 0.0, 0.5),
         thing(KNIFE, "Knife", 0.15, 0.45),
         thing(BOWL, "Bowl", -0.1, 0.6, pickupable=False, receptacle=True),

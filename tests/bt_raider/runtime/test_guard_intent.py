@@ -137,9 +137,10 @@ def test_the_answer_the_person_gave_is_released() -> None:
 
 @pytest.mark.parametrize("verify", [True, False])
 def test_a_second_pick_with_a_full_hand_is_refused(verify: bool) -> None:
-    # Two apples; the plan picks one, then resumes on the other: one arm cannot hold both.
-    code = f"pick('{OTHER_APPLE}')\npick('{APPLE}')"
-    guard, child, robot = guarded("pick the apple", code, verify=verify, apples=2)
+    # Two apples; the person chooses one, the plan picks the other first, then resumes on
+    # hers: one arm cannot hold both.
+    code = f"which = ask('Which apple?')\npick('{OTHER_APPLE}')\npick(which)"
+    guard, child, robot = guarded("pick the apple", code, verify=verify, apples=2, answers=[APPLE])
 
     rows = run(guard, child)
 

@@ -1,7 +1,8 @@
 """Generated hostile recovery plans never get a child released outside the designation.
 
 Hypothesis writes the plans (steps on any object of the kitchen, a resume step on any object
-or on the person's answer), the person's reply and whether the verifier is on; the oracle is
+or on the person's answer), the person's reply and whether the verifier is on; of several
+designated objects, one is released only after the person answered; the oracle is
 this file's own table of what each instruction designates in the kitchen (it shares no code
 with the checker, the designation or the verifier).
 """
@@ -87,6 +88,8 @@ def test_a_hostile_plan_never_gets_the_child_released_outside_the_designation(
     assert released[0] in designated, (code, reply, guard.feedback_message)
     assert guard.resolved is not None and set(guard.resolved.args) <= designated
     answered = [ex for ex in human.transcript if getattr(ex, "answer", None) == reply]
+    if len(designated) > 1:  # only the person settles which of several (P12)
+        assert asks and answered, (code, reply, guard.feedback_message)
     chosen = NAMES.get(reply)
     if asks and answered and chosen in designated and len(designated) > 1:
         assert released[0] == chosen, (code, reply, guard.feedback_message)
