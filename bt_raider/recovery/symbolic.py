@@ -305,7 +305,8 @@ class SymbolicRecoveryPlanner:
 
     ===================  ======================================================================
     ambiguity            ``choice = ask("Which <noun> should I <verb>: A or B?")``, the action on
-                         ``choice``
+                         ``choice``; for words left over, what was not understood first and
+                         the objects of that kind as options
     not_present          a person: ``name = ask("Hello, who are you?")``, the action on ``name``;
                          an object: ``location = ask("Where can I find the X?")``,
                          ``move_to(location)``, the action

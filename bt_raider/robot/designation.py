@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from bt_raider.errors import BtRaiderError
-from bt_raider.perception import reference
+from bt_raider.robot.retarget import accepts_any
 
 if TYPE_CHECKING:
     from bt_raider.perception.scene import Scene
@@ -258,12 +258,6 @@ def unclear_candidates(
         if len(peers) >= 2:
             out[phrase] = peers
     return out
-
-
-def accepts_any(phrase: str) -> bool:
-    """Whether the words of ``phrase`` accept any object they allow ("any cup", "either one",
-    "whichever", "you choose"), read by the one reader of referring expressions."""
-    return reference.read(phrase).quantifier == "any"
 
 
 def _lookup(phrase: str, grounding: Mapping[str, Iterable[str]]) -> frozenset[str] | None:

@@ -43,6 +43,7 @@ from bt_raider.checking.contract import Query
 from bt_raider.checking.parse import action_for_name, same_action, split_action
 from bt_raider.checking.steps import split_steps
 from bt_raider.errors import BtRaiderError, UsageError
+from bt_raider.perception import reference
 
 if TYPE_CHECKING:
     from bt_raider.checking.verdict import Verdict
@@ -240,7 +241,17 @@ def _grounded(phrase: str, grounding: dict[str, list[str]]) -> str:
     if ids is None:  # a checker may key its grounding in another case
         folded = phrase.strip().casefold()
         ids = next((v for k, v in grounding.items() if k.strip().casefold() == folded), None)
-    return str(ids[0]) if ids and len(ids) == 1 else phrase
+    if ids and (len(ids) == 1 or accepts_any(phrase)):
+        # "any cup": every member will do; the checker lists the one it checked first.
+        return str(ids[0])
+    return phrase  # several, or nothing: as written (the release check decides)
+
+
+@lru_cache(maxsize=512)
+def accepts_any(phrase: str) -> bool:
+    """Whether the words of ``phrase`` accept any object they allow ("any cup", "either one",
+    "whichever", "you choose"), read by the one reader of referring expressions."""
+    return reference.read(phrase).quantifier == "any"
 
 
 def resolve_action(verdict: Verdict, query: Query, *, asked: Query | None = None) -> ResolvedAction:

@@ -136,6 +136,20 @@ def test_words_that_accept_any_cup_settle_it(words: str) -> None:
     assert guard.designation.actions[0].chosen == (None,)
 
 
+@pytest.mark.parametrize("words", ["pick any cup", "pick either cup", "pick whichever cup"])
+def test_any_cup_reaches_the_node_as_one_cup_never_as_the_phrase(words: str) -> None:
+    # Both cups in reach: the check passes at once, and the node gets one cup's objectId (the
+    # one the checker checked), never the text "any cup" (P3).
+    guard, child, robot = guarded(words, "say('unused')", verify=True)
+
+    rows = run(guard, child)
+
+    assert [phase for *_, phase in rows] == [Phase.CHECKING, Phase.ACTING, Phase.ACTING]
+    assert rows[0][:2] == (R, I) and rows[-1] == (S, S, Phase.ACTING), rows
+    assert child.picked in ([CLEAN_CUP], [DIRTY_CUP]) and robot.picks() == child.picked
+    assert guard.resolved is not None and guard.resolved.args == tuple(child.picked)
+
+
 def test_one_cup_in_sight_is_settled_without_a_question() -> None:
     one = Designated("pick", ("the cup",), (frozenset({CLEAN_CUP}),))
     assert one.settled(0)

@@ -43,10 +43,12 @@ def suite_rooms() -> dict[str, Any]:
     return rooms
 
 
-#: Open on main after issue 32's first round (see the closing note and docs/explore.md): an
-#: exclusion that leaves two alike objects gets the question "Which Cup_1 should I pick up?",
-#: an internal label (P7). Not strict: which episode meets it depends on the draw.
-OPEN_P7 = pytest.mark.xfail(strict=False, reason="open P7: a question names an internal label")
+#: Open on main after issue 32's first round (see the closing note and docs/explore.md). The
+#: internal label in a question (P7), a recovery settling an ambiguity (P12) and "any cup"
+#: reaching the robot as text (P3) are fixed (intent branch); the suite's draw still meets an
+#: exclusion of a multi-word colour ("the cup that isn't light blue" of one light-blue cup:
+#: picked, P1/P12; the reader's). Not strict: which episode meets it depends on the draw.
+OPEN_P7 = pytest.mark.xfail(strict=False, reason="open P1: a multi-word colour excluded")
 
 
 @OPEN_P7
@@ -246,7 +248,6 @@ def test_a_side_in_a_reply_is_read_from_where_the_robot_stood_when_it_asked():
         assert "P1" not in episode.props, [str(v) for v in episode.violations]
 
 
-@OPEN_P7
 @pytest.mark.parametrize("model", ["clears", "alarms", "made_up", "prose"])
 def test_a_model_under_the_hybrid_never_leads_to_a_wrong_action(model):
     # 60 episodes per scripted model (the suite's exploration draws them among the others).

@@ -208,13 +208,6 @@ OPEN: dict[str, Any] = {
         words="raider",
         said=Say(exclude=Pick(colour="light blue"), style=9),
     ),
-    # "pick any cup in the sink": pick('any cup in the sink') reached the robot (P3).
-    "P3 a quantifier's phrase reaches the robot": Case(
-        things=(Thing("red", at="Sink"), Thing("red", side="left", at="Sink")),
-        form="said",
-        words="raider",
-        said=Say(Pick(at="Sink"), quant="any"),
-    ),
     # "grab the second apple from the left", a yellow apple on the left and two black ones
     # straight ahead: picked the yellow one (the first from the left).
     "P1 an ordinal along a side": Case(
@@ -265,6 +258,27 @@ FIXED: dict[str, Case] = {
         model="clears",
         said=Say(exclude=Pick(colour="grey", state="dirty"), style=1),
     ),
+    # "pick any cup in the sink": pick('any cup in the sink') reached the robot (P3).
+    "P3 a quantifier's phrase reaches the robot": Case(
+        things=(Thing("red", at="Sink"), Thing("red", side="left", at="Sink")),
+        form="said",
+        words="raider",
+        said=Say(Pick(at="Sink"), quant="any"),
+    ),
+    # The same on FloorPlan1 ("... any cup in the sink you choose", the made-up model, a
+    # mistaken person; `benchmarks/explore.py --suite` on the intent branch, shrunk).
+    "P3 a quantifier's phrase reaches the robot, FloorPlan1": Case(
+        room="floorplan1",
+        things=(Thing("red", at="Sink"), Thing("red", side="left", at="Sink")),
+        form="said",
+        person="mistaken",
+        words="raider",
+        disturbance="hangs",
+        when=2,
+        running=True,
+        model="made_up",
+        said=Say(Pick(frame="your", at="Sink"), quant="any", style=2),
+    ),
     # "please pick up the cup" of two, a plan picking the blue one without asking: released,
     # since the designation held both (an ambiguity settled by the recovery, not the person).
     "P12 a recovery settles an ambiguity": Case(
@@ -275,7 +289,11 @@ FIXED: dict[str, Case] = {
 
 @pytest.mark.parametrize("name", sorted(FIXED))
 def test_findings_fixed_since(name):
-    clean(FIXED[name], runs=2)
+    case = FIXED[name]
+    rooms = _floorplan() if case.room == "floorplan1" else None
+    for _ in range(2):
+        episode = check_case(case, rooms, replay=False)
+        assert episode.violations == [], [str(v) for v in episode.violations]
 
 
 OPEN["P9 an ordinal along a side asked about"] = replace(
