@@ -16,7 +16,10 @@ from typing import Any
 import py_trees
 from py_trees.common import Status
 
+from bt_raider.checking.symbolic import SymbolicReasoner
+from bt_raider.recovery.pipeline import Recovery
 from bt_raider.robot.actions import ActionState, Progress
+from bt_raider.robot.human import ScriptedHuman
 from bt_raider.runtime.guards import Phase, RaiderGuard
 
 R, S, F, I = Status.RUNNING, Status.SUCCESS, Status.FAILURE, Status.INVALID  # noqa: E741
@@ -194,3 +197,18 @@ def refused_rows(rows: list[Any]) -> None:
     assert all(child is I for _, child, _ in rows), rows
     assert all(status is R for status, _, _ in rows[:-1]), rows
     assert rows[-1] == (F, I, Phase.DONE), rows
+
+
+def guarded(
+    query: str, code: str, *, verify: bool, answers: list[str] | None = None, **scene: bool
+) -> tuple[RaiderGuard, MyPick, OneArmRobot]:
+    """A guard over the team's pick node in :func:`kitchen` (``scene``: its options), the real
+    symbolic checker, a planner proposing ``code``, a person answering ``answers``; one
+    recovery attempt."""
+    robot = OneArmRobot(kitchen(**scene))  # type: ignore[arg-type]
+    child = MyPick("my pick", "Cup", robot)
+    recovery = Recovery(Hostile(code), robot, ScriptedHuman(answers or []), verify=verify)
+    guard = RaiderGuard(
+        child, query, SymbolicReasoner(), scene=robot.observe, recovery=recovery, max_attempts=1
+    )
+    return guard, child, robot

@@ -30,6 +30,7 @@ from tests.bt_raider.runtime.intent_world import (
     OneArmRobot,
     R,
     S,
+    guarded,
     kitchen,
     refused_rows,
     run,
@@ -43,18 +44,6 @@ def clean_blackboard():
     py_trees.blackboard.Blackboard.clear()
     yield
     py_trees.blackboard.Blackboard.clear()
-
-
-def guarded(
-    query: str, code: str, *, verify: bool, answers: list[str] | None = None, **scene: bool
-) -> tuple[RaiderGuard, MyPick, OneArmRobot]:
-    robot = OneArmRobot(kitchen(**scene))  # type: ignore[arg-type]
-    child = MyPick("my pick", "Cup", robot)
-    recovery = Recovery(Hostile(code), robot, ScriptedHuman(answers or []), verify=verify)
-    guard = RaiderGuard(
-        child, query, SymbolicReasoner(), scene=robot.observe, recovery=recovery, max_attempts=1
-    )
-    return guard, child, robot
 
 
 @pytest.mark.parametrize("cup", [CLEAN_CUP, DIRTY_CUP])
