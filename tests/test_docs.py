@@ -53,7 +53,8 @@ def sphinx_build(source: Path, out: Path) -> subprocess.CompletedProcess[str]:
     """The strict build of the docs in ``source`` into ``out`` (HTML; doctrees beside it)."""
     argv = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-n", "-q", "-b", "html"]
     argv += [str(source), str(out / "html"), "-d", str(out / "doctrees")]
-    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    # A guard against a hang, not a time limit: a full build takes 1.5 min of CPU.
+    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=1800)
 
 
 # ---------------------------------------------------------------------------- broken copies
