@@ -130,50 +130,56 @@ def proven_cache(folder: Path) -> Path:
 def _match_sidecar(path: Path, **extra: Any) -> None:
     """Write the sidecar a forger would: the file's own size and SHA-256."""
     sidecar = path.with_suffix(".json")
-    from bt_raider.memory import onnx_model
-    from bt_raider.memory.embedder import bundled_model_path
-
     meta = json.loads(sidecar.read_text())
     data = path.read_bytes()
     meta.update(sha256=hashlib.sha256(data).hexdigest(), bytes=len(data), **extra)
-    for name, table in onnx_model.embedding_tables(bundled_model_path()).items():
-        meta["tables"][name] = max(data.find(table), 0)  # where it lies now, if anywhere
     sidecar.write_text(json.dumps(meta))
 
 
 def _edit_onnx(path: Path, change: Callable[[Any], None]) -> None:
     import onnx
 
-    proto = onnx.load(str(path))
+    proto = onnx.ModelProto.FromString(path.read_bytes())  # its weights stay where they are
     change(proto)
-    onnx.save(proto, str(path))
+    path.write_bytes(proto.SerializeToString())
 
 
-def _float_weights(proto: Any) -> list[Any]:
-    return [t for t in proto.graph.initializer if t.data_type == 1 and np.prod(t.dims) > 10_000]
+def _installed(tensor: Any) -> np.ndarray:
+    """The installed weights' bytes the external ``tensor`` names (the graph holds no weights)."""
+    from bt_raider.memory.embedder import bundled_model_path
+
+    where = {e.key: e.value for e in tensor.external_data}
+    data = (bundled_model_path() / "model.safetensors").read_bytes()
+    count = int(np.prod(tensor.dims))
+    array = np.frombuffer(data, "<f4", count=count, offset=int(where["offset"]))
+    return array.reshape(tuple(tensor.dims))
 
 
 def _swap(proto: Any) -> None:
-    from onnx import numpy_helper
-
-    seen: dict[tuple[int, ...], Any] = {}
-    for tensor in _float_weights(proto):
+    """Same-shaped weight matrices trade places in the nodes that read them."""
+    seen: dict[tuple[int, ...], str] = {}
+    swap: dict[str, str] = {}
+    for tensor in proto.graph.initializer:
+        if not tensor.external_data or np.prod(tensor.dims) <= 10_000:
+            continue
         shape = tuple(tensor.dims)
         if shape in seen:
             other = seen.pop(shape)
-            a, b = numpy_helper.to_array(other), numpy_helper.to_array(tensor)
-            other.CopyFrom(numpy_helper.from_array(b, other.name))
-            tensor.CopyFrom(numpy_helper.from_array(a, tensor.name))
+            swap.update({other: tensor.name, tensor.name: other})
         else:
-            seen[shape] = tensor
+            seen[shape] = tensor.name
+    for node in proto.graph.node:
+        node.input[:] = [swap.get(name, name) for name in node.input]
 
 
 def _scale(factor: float) -> Callable[[Any], None]:
+    """The last LayerNorm's scale held in the graph (small enough to be allowed), scaled."""
+
     def change(proto: Any) -> None:
         from onnx import numpy_helper
 
-        tensor = _float_weights(proto)[-1]
-        array = (numpy_helper.to_array(tensor) * factor).astype(np.float32)
+        tensor = [t for t in proto.graph.initializer if t.name.endswith("LayerNorm.weight")][-1]
+        array = (_installed(tensor) * factor).astype(np.float32)
         tensor.CopyFrom(numpy_helper.from_array(array, tensor.name))
 
     return change
@@ -199,7 +205,7 @@ def _swap_rows(proto: Any) -> None:
     on, off = vocab.index("on"), vocab.index("off")
     for tensor in proto.graph.initializer:
         if tuple(tensor.dims) == (len(vocab), 384):
-            table = numpy_helper.to_array(tensor).copy()
+            table = _installed(tensor).copy()
             table[[on, off]] = table[[off, on]]
             tensor.CopyFrom(numpy_helper.from_array(table, tensor.name))
 
@@ -233,7 +239,12 @@ def _own_probes(path: Path) -> list[list[float]]:
     from bt_raider.memory import onnx_model
     from bt_raider.memory.embedder import bundled_model_path
 
-    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    options = ort.SessionOptions()  # the weights an export names, from the installed file
+    weights = (bundled_model_path() / "model.safetensors").read_bytes()
+    options.add_external_initializers_from_files_in_memory(
+        ["model.safetensors"], [weights], [len(weights)]
+    )
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     tokenizer = tokenizers.Tokenizer.from_file(str(bundled_model_path() / "tokenizer.json"))
     tokenizer.no_padding()
     model = onnx_model.OnnxModel(session, tokenizer, 1)

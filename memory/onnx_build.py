@@ -2,8 +2,10 @@
 
 No torch and no transformers: the graph is the BERT forward pass (embeddings, then
 ``num_hidden_layers`` blocks of self-attention and a GELU feed-forward, each closed by a
-LayerNorm) built node by node with ``onnx.helper``, its weights read from the model folder's
-``model.safetensors``. Its output is the last hidden state, as the transformers model gives it;
+LayerNorm) built node by node with ``onnx.helper``. The weights are not copied into it: every
+weight is an ONNX external tensor naming its bytes in the model folder's ``model.safetensors``
+(file offset and length, as the file's header lists them), and
+:func:`bt_raider.memory.onnx_model.load` hands ONNX Runtime the installed file itself. Its output is the last hidden state, as the transformers model gives it;
 pooling happens outside (:func:`bt_raider.memory.onnx_model.mean_pool`). The vectors agree with
 the torch model's to float32 rounding (``tests/memory/test_onnx_build.py`` holds them to 1e-5
 on the project's sentences and on people's commands).
@@ -12,23 +14,22 @@ Only what all-MiniLM-L6-v2 and its kin use is built (``model_type`` ``bert``, ``
 absolute positions); any other configuration is refused with its name, and such a model runs
 on torch (the ``memory-torch`` extra).
 
-Every embedding table (``embeddings.*``) goes into the file byte for byte as stored, so
-:func:`bt_raider.memory.onnx_model.load` can find and compare them; the dense weights are
-stored transposed (a plain ``MatMul``).
+A dense layer is ``MatMul`` by the stored matrix's ``Transpose`` (ONNX Runtime folds it once,
+when the session opens).
 """
 
 from __future__ import annotations
 
-import io
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bt_raider.errors import BackendError, require
-from bt_raider.files import loads_json, read_bytes, read_text
+from bt_raider.errors import BackendError, InputFileError, require
+from bt_raider.files import loads_json, open_binary, read_text
 
 #: The largest weights file read (a MiniLM's is 90 MB; BERT-large 1.3 GB).
 MAX_WEIGHTS_BYTES = 8 * 2**30
@@ -56,28 +57,36 @@ def safetensors_header(handle: Any, path: Path) -> tuple[int, dict[str, Any]]:
     return size, header
 
 
-def read_weights(path: Path) -> dict[str, np.ndarray]:
-    """Every tensor of a safetensors file as a numpy array (little-endian, as stored).
+#: The file the external tensors name (in the model folder).
+WEIGHTS_FILE = "model.safetensors"
+#: safetensors dtype names -> ONNX tensor element types.
+ONNX_TYPES = {"F32": 1, "F16": 10, "I64": 7, "I32": 6}
+
+
+def weight_spans(path: Path) -> dict[str, tuple[str, list[int], int, int]]:
+    """Each tensor of a safetensors file: its dtype name, shape, file offset and length in bytes.
+
+    Read from the header alone (the ~20 KB at the file's start), checked against the file's size.
 
     Raises:
-        BackendError: the file cannot be read, or a tensor's type, shape or extent is wrong.
+        BackendError: the header cannot be read, or a tensor's type, shape or extent is wrong.
     """
     try:
-        data = read_bytes(path, what="model weights", max_bytes=MAX_WEIGHTS_BYTES)
-        size, header = safetensors_header(io.BytesIO(data), path)
+        with open_binary(path, what="model weights", max_bytes=MAX_WEIGHTS_BYTES) as handle:
+            size, header = safetensors_header(handle, path)
+            total = os.fstat(handle.fileno()).st_size
         base = 8 + size
         out = {}
         for name, info in header.items():
             if name == "__metadata__":
                 continue
-            dtype = np.dtype(_DTYPES[info["dtype"]])
+            itemsize = np.dtype(_DTYPES[info["dtype"]]).itemsize
             shape = [int(n) for n in info["shape"]]
             start, end = (base + int(x) for x in info["data_offsets"])
-            count = math.prod(shape)
-            if not base <= start <= end <= len(data) or end - start != count * dtype.itemsize:
-                raise ValueError(f"{name} spans {start}..{end}, not {count} {info['dtype']}")
-            out[name] = np.frombuffer(data, dtype=dtype, count=count, offset=start).reshape(shape)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+            if not base <= start <= end <= total or end - start != math.prod(shape) * itemsize:
+                raise ValueError(f"{name} spans {start}..{end}, not {shape} {info['dtype']}")
+            out[name] = (str(info["dtype"]), shape, start, end - start)
+    except (OSError, ValueError, KeyError, TypeError, InputFileError) as exc:
         raise BackendError(f"cannot read the weights {path}: {exc}") from exc
     return out
 
@@ -122,15 +131,30 @@ def config_of(model_path: Path) -> dict[str, Any]:
 class _Graph:
     """Nodes and initializers being written, with fresh names."""
 
-    def __init__(self, helper: Any, numpy_helper: Any) -> None:
+    def __init__(self, helper: Any, numpy_helper: Any, tensor_proto: Any) -> None:
         self.helper = helper
         self.numpy_helper = numpy_helper
+        self.tensor_proto = tensor_proto
         self.nodes: list[Any] = []
         self.initializers: list[Any] = []
         self.count = 0
 
     def weight(self, name: str, array: np.ndarray) -> str:
         self.initializers.append(self.numpy_helper.from_array(np.ascontiguousarray(array), name))
+        return name
+
+    def external(self, name: str, span: tuple[str, list[int], int, int]) -> str:
+        """A tensor whose bytes stay in the weights file: its offset and length there."""
+        dtype, shape, offset, length = span
+        tensor = self.tensor_proto()
+        tensor.name = name
+        tensor.data_type = ONNX_TYPES[dtype]
+        tensor.dims.extend(shape)
+        tensor.data_location = self.tensor_proto.EXTERNAL
+        for key, value in (("location", WEIGHTS_FILE), ("offset", offset), ("length", length)):
+            entry = tensor.external_data.add()
+            entry.key, entry.value = key, str(value)
+        self.initializers.append(tensor)
         return name
 
     def op(self, kind: str, *inputs: str, **attrs: Any) -> str:
@@ -152,48 +176,59 @@ def build(model_path: Path) -> bytes:
     """
     onnx = require("onnx", "memory", needed_by="bt-raider memory prepare")
     config = config_of(model_path)
-    weights = read_weights(model_path / "model.safetensors")
+    weights = weight_spans(model_path / WEIGHTS_FILE)
     prefix = "bert." if any(k.startswith("bert.") for k in weights) else ""
+    used: set[str] = set()
 
-    def w(name: str) -> np.ndarray:
-        try:
-            return weights[prefix + name]
-        except KeyError:
-            raise BackendError(f"{model_path.name}/model.safetensors has no {name}") from None
+    def w(name: str) -> str:
+        """The weight ``name`` as an external tensor (named as in the file), added once."""
+        span = weights.get(prefix + name)
+        if span is None:
+            raise BackendError(f"{model_path.name}/{WEIGHTS_FILE} has no {name}")
+        want = "I64" if name.endswith("position_ids") else "F32"
+        if span[0] != want:
+            raise BackendError(
+                f"{model_path.name}/{WEIGHTS_FILE} holds {name} as {span[0]}; the ONNX builder "
+                f"reads {want}: this model runs on torch (pip install 'bt_raider[memory-torch]')"
+            )
+        if prefix + name not in used:
+            used.add(prefix + name)
+            g.external(prefix + name, span)
+        return prefix + name
 
     hidden = int(config["hidden_size"])
     heads = int(config["num_attention_heads"])
     eps = float(config["layer_norm_eps"])
-    g = _Graph(onnx.helper, onnx.numpy_helper)
+    g = _Graph(onnx.helper, onnx.numpy_helper, onnx.TensorProto)
 
     def const(name: str, value: Any, dtype: str) -> str:
         return g.weight(name, np.asarray(value, dtype=dtype))
 
     def dense(x: str, name: str) -> str:
-        kernel = g.weight(f"{name}.weight.T", np.asarray(w(f"{name}.weight"), np.float32).T)
-        return g.op("Add", g.op("MatMul", x, kernel), g.weight(f"{name}.bias", w(f"{name}.bias")))
+        kernel = g.op("Transpose", w(f"{name}.weight"), perm=[1, 0])
+        return g.op("Add", g.op("MatMul", x, kernel), w(f"{name}.bias"))
 
     def norm(x: str, name: str) -> str:
         return g.op(
             "LayerNormalization",
             x,
-            g.weight(f"{name}.weight", w(f"{name}.weight")),
-            g.weight(f"{name}.bias", w(f"{name}.bias")),
+            w(f"{name}.weight"),
+            w(f"{name}.bias"),
             axis=-1,
             epsilon=eps,
         )
 
-    # The embedding tables as stored, byte for byte (onnx_model.load compares them).
-    table = {}
-    for name in sorted(weights):
-        if name.startswith(prefix + "embeddings.") and "LayerNorm" not in name:
-            table[name[len(prefix) :]] = g.weight(name[len(prefix) :], weights[name])
+    table = {
+        name[len(prefix) :]: w(name[len(prefix) :])
+        for name in sorted(weights)
+        if name.startswith(prefix + "embeddings.") and "LayerNorm" not in name
+    }
     zero, one = const("zero", [0], "int64"), const("one", [1], "int64")
     length = g.op("Gather", g.op("Shape", "input_ids"), one)  # [tokens]
     if "embeddings.position_ids" in table:
         row = g.op("Squeeze", table["embeddings.position_ids"], zero)
     else:  # older checkpoints do not store the positions 0, 1, 2, ...
-        count = w("embeddings.position_embeddings.weight").shape[0]
+        count = weights[prefix + "embeddings.position_embeddings.weight"][1][0]
         row = const("positions", np.arange(count), "int64")
     positions = g.op("Slice", row, zero, length, zero)
     x = g.op("Gather", table["embeddings.word_embeddings.weight"], "input_ids")
@@ -256,5 +291,6 @@ def build(model_path: Path) -> bytes:
         producer_name="bt_raider.memory.onnx_build",
     )
     model.ir_version = 8
-    onnx.checker.check_model(model)
+    # Not onnx.checker: it looks for the weights file beside the process, not the model folder;
+    # onnx_model.prepare proves the graph by running it on the installed file.
     return bytes(model.SerializeToString())

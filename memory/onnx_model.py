@@ -6,13 +6,17 @@ because its threads sleep instead of spinning while they wait (torch's OpenMP th
 on a busy machine: issue 11, ``benchmarks/memory_load.py``).
 
 The model is built once per machine, never at run time of a robot: ``bt-raider memory
-prepare`` (or :func:`prepare`) writes the weights as an ONNX graph into the cache folder
+prepare`` (or :func:`prepare`) writes the model's ONNX graph into the cache folder
 (:mod:`bt_raider.memory.onnx_build`: from ``model.safetensors``, without torch), with a
 sidecar recording the file's size, its SHA-256 and the identity of the weights it came from.
-:func:`load` trusts a file only when it proves itself against what the cache folder cannot
-change: its embedding tables must be those of the installed weights, byte for byte
-(:func:`embedding_tables`), and the vectors it gives the :data:`PROBES` must be those of the
-installed weights -- shipped with bt_raider for the bundled all-MiniLM-L6-v2
+The graph holds no weights: each is an external tensor naming its bytes in the installed
+``model.safetensors``, which :func:`load` reads and hands to ONNX Runtime (one copy of the
+weights on disk, the model package's). :func:`load` trusts a file only when it proves itself
+against what the cache folder cannot change: every external tensor must name a tensor of the
+installed weights at the very offset, length, type and shape its header gives, no tensor
+written into the graph may be larger than :data:`MAX_INLINE_BYTES` (no table or matrix can come
+from the cache folder; :func:`check_graph`), and the vectors it gives the :data:`PROBES` must
+be those of the installed weights -- shipped with bt_raider for the bundled all-MiniLM-L6-v2
 (:func:`shipped_probes`), computed by the torch model for other weights. A damaged,
 foreign, swapped or stale file, or a malformed sidecar, is refused (the embedder then runs
 on torch, or without torch builds it again), never used; an absurdly large one is
@@ -59,13 +63,16 @@ PROBES = (
 TOLERANCE = 1e-5
 #: The sidecar's format; a file written by another format is exported again (format 1 kept
 #: probe vectors in the sidecar, where whoever could swap the file could swap them too; format
-#: 3 files were exported by torch.onnx, format 4 ones are built by onnx_build without torch).
-FORMAT = 4
+#: 3 files were exported by torch.onnx, format 4 ones held a copy of the weights).
+FORMAT = 5
 #: Largest sidecar read (one is about 300 bytes).
 MAX_SIDECAR_BYTES = 64 * 1024
-#: An export is refused, from its size alone, when it is over twice the size of the model folder
-#: it came from plus this much (an fp32 export is about the size of the weights).
-EXPORT_SLACK_BYTES = 64 * 1024 * 1024
+#: An export is refused, from its size alone, when it is larger than this (the graph without
+#: its weights: MiniLM's is about 40 KB).
+MAX_EXPORT_BYTES = 4 * 1024 * 1024
+#: The largest tensor the graph may hold itself (constants of a few numbers): every weight is
+#: read from the installed file.
+MAX_INLINE_BYTES = 4096
 
 
 def cache_dir() -> Path:
@@ -97,11 +104,6 @@ def weights_identity(model_path: Path) -> str:
         digest.update(f"{name}:{stat.st_size}:{stat.st_mtime_ns};".encode())
     digest.update(str(model_path.resolve()).encode())
     return digest.hexdigest()[:16]
-
-
-def export_cap(model_path: Path) -> int:
-    """The largest export of ``model_path`` :func:`load` reads: twice the folder plus slack."""
-    return 2 * sum(stat.st_size for _, stat in _model_files(model_path)) + EXPORT_SLACK_BYTES
 
 
 def model_file(model_path: Path, folder: Path | None = None) -> Path:
@@ -150,34 +152,55 @@ def shipped_probes(model_path: Path) -> np.ndarray | None:
     return np.frombuffer(raw, dtype="<f4").reshape(len(PROBES), -1).astype(np.float32)
 
 
-def embedding_tables(model_path: Path) -> dict[str, bytes]:
-    """The installed weights' embedding tensors (``*embeddings*`` in ``model.safetensors``).
+def check_graph(data: bytes, model_path: Path, path: Path) -> None:
+    """Refuse a graph that takes any weight from anywhere but the installed weights file.
 
-    A few probe texts reach only a few rows of a table with one row per token or position, so
-    these are checked byte for byte in the export instead (a row changed for a word the probes
-    lack would pass them). Every other weight takes part in every vector: the probes check it.
-    Empty when the weights are not in safetensors form (then the probes are the only proof).
+    Every external tensor must name ``model.safetensors`` at the offset and length its header
+    gives for the tensor of that name, with its type and shape; a tensor held in the graph
+    itself (an initializer or a node's attribute) may be at most :data:`MAX_INLINE_BYTES`;
+    subgraphs and sparse tensors, which the builder never writes, are refused.
 
     Raises:
-        BackendError: the safetensors file cannot be read.
+        BackendError: the graph cannot be parsed, or breaks one of those rules (named).
     """
-    path = model_path / "model.safetensors"
-    if not path.is_file():
-        return {}
-    from bt_raider.memory.onnx_build import safetensors_header
+    onnx = require("onnx", "memory", needed_by="the ONNX export of the embedder")
+    from bt_raider.memory.onnx_build import ONNX_TYPES, WEIGHTS_FILE, weight_spans
 
-    out = {}
+    spans = weight_spans(model_path / WEIGHTS_FILE)
+
+    def refuse(why: str) -> BackendError:
+        return BackendError(f"the ONNX export {path} {why}: {_AGAIN}")
+
     try:
-        with open_binary(path, what="model weights", max_bytes=MAX_WEIGHTS_BYTES) as handle:
-            size, header = safetensors_header(handle, path)
-            for name, info in sorted(header.items()):
-                if "embeddings" in name and isinstance(info, dict):
-                    start, end = (int(x) for x in info["data_offsets"])
-                    handle.seek(8 + size + start)
-                    out[name] = handle.read(end - start)
-    except (OSError, ValueError, KeyError, TypeError, InputFileError) as exc:
-        raise BackendError(f"cannot read the embedding tables of {path}: {exc}") from exc
-    return out
+        graph = onnx.ModelProto.FromString(data).graph
+    except Exception as exc:  # noqa: BLE001 - protobuf's DecodeError and kin
+        raise refuse(f"is not an ONNX model ({exc})") from exc
+    if graph.sparse_initializer:
+        raise refuse("holds sparse tensors")
+    for tensor in graph.initializer:
+        if tensor.data_location != onnx.TensorProto.EXTERNAL:
+            if tensor.ByteSize() > MAX_INLINE_BYTES:
+                raise refuse(f"holds {tensor.name} itself, not from the installed weights")
+            continue
+        where = {entry.key: entry.value for entry in tensor.external_data}
+        span = spans.get(tensor.name)
+        want = None
+        if span is not None:
+            dtype, shape, offset, length = span
+            want = {"location": WEIGHTS_FILE, "offset": str(offset), "length": str(length)}
+            if tensor.data_type != ONNX_TYPES[dtype] or list(tensor.dims) != shape:
+                want = None
+        if want is None or where != want:
+            raise refuse(f"does not read {tensor.name} where the installed weights hold it")
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.g.ByteSize() or attr.graphs:
+                raise refuse(f"holds a subgraph in {node.op_type}")
+            held = [attr.t, *attr.tensors]
+            if attr.sparse_tensor.ByteSize() or attr.sparse_tensors:
+                raise refuse(f"holds a sparse tensor in {node.op_type}")
+            if any(t.ByteSize() > MAX_INLINE_BYTES or t.external_data for t in held):
+                raise refuse(f"holds a tensor in {node.op_type}, not from the installed weights")
 
 
 def mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -288,8 +311,8 @@ def load(
             f"no ONNX export of {model_path.name} at {path}: run `bt-raider memory prepare`"
         )
     probes = _probes(model_path, expected)
-    want_sha, want_bytes, offsets = _read_sidecar(model_path, path)
-    cap = export_cap(model_path)
+    want_sha, want_bytes = _read_sidecar(model_path, path)
+    cap = MAX_EXPORT_BYTES
     try:
         # The kind and the size from stat alone: a FIFO or an 8 GiB file is never opened.
         size = regular_file(path, what="ONNX export", max_bytes=1 << 62).stat().st_size
@@ -309,15 +332,16 @@ def load(
             f"the ONNX export {path} is damaged (SHA-256 {got_sha[:12]}…, recorded "
             f"{want_sha[:12]}…): {_AGAIN}"
         )
-    view = memoryview(data)
-    for name, table in embedding_tables(model_path).items():
-        at = offsets.get(name)
-        # Where the table lies is the sidecar's word; that it lies there is checked here.
-        if not isinstance(at, int) or at < 0 or view[at : at + len(table)] != table:
-            raise BackendError(
-                f"the ONNX export {path} does not hold the installed weights' {name}: {_AGAIN}"
-            )
-    view.release()
+    check_graph(data, model_path, path)
+    from bt_raider.memory.onnx_build import WEIGHTS_FILE
+
+    try:
+        # The installed weights themselves, which the graph's external tensors name.
+        weights = read_bytes(
+            model_path / WEIGHTS_FILE, what="model weights", max_bytes=MAX_WEIGHTS_BYTES
+        )
+    except (InputFileError, OSError) as exc:
+        raise BackendError(f"cannot read the weights of {model_path.name}: {exc}") from exc
     count = default_threads() if threads is None else int(threads)
     options = ort.SessionOptions()
     options.intra_op_num_threads = count
@@ -325,13 +349,21 @@ def load(
     if count:  # our count: threads sleep when idle, so a busy robot does not stall them
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.log_severity_level = 3
+    if not hasattr(options, "add_external_initializers_from_files_in_memory"):
+        raise BackendError(
+            f"onnxruntime {getattr(ort, '__version__', '?')} cannot take the weights from memory "
+            "(add_external_initializers_from_files_in_memory): pip install -U onnxruntime"
+        )
+    options.add_external_initializers_from_files_in_memory(
+        [WEIGHTS_FILE], [weights], [len(weights)]
+    )
     try:
         # From the bytes just checked, not the path: a file swapped since is not what runs.
         session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
         tokenizer = tokenizers.Tokenizer.from_file(str(model_path / "tokenizer.json"))
     except Exception as exc:  # noqa: BLE001 - any failure to open means: do not use it
         raise BackendError(f"cannot open the ONNX export {path}: {exc}") from exc
-    del data
+    del data, weights
     tokenizer.no_padding()
     tokenizer.enable_truncation(max_length)
     model = OnnxModel(session, tokenizer, count)
@@ -370,14 +402,14 @@ def _probes(model_path: Path, expected: np.ndarray | None) -> np.ndarray:
     return probes
 
 
-def _read_sidecar(model_path: Path, path: Path) -> tuple[str, int, dict[str, Any]]:
-    """The recorded SHA-256, size and table offsets of the export, from its checked sidecar."""
+def _read_sidecar(model_path: Path, path: Path) -> tuple[str, int]:
+    """The recorded SHA-256 and size of the export, from its checked sidecar."""
     sidecar = _sidecar(path)
     try:
         meta = read_json(sidecar, what="ONNX sidecar", max_bytes=MAX_SIDECAR_BYTES, max_depth=4)
     except InputFileError as exc:
         raise BackendError(f"damaged ONNX sidecar: {exc}; {_AGAIN}") from exc
-    fields = {"format": int, "weights": str, "sha256": str, "bytes": int, "tables": dict}
+    fields = {"format": int, "weights": str, "sha256": str, "bytes": int}
     if not isinstance(meta, dict):
         raise BackendError(f"damaged ONNX sidecar {sidecar}: not a JSON object; {_AGAIN}")
     for key, kind in fields.items():
@@ -398,7 +430,7 @@ def _read_sidecar(model_path: Path, path: Path) -> tuple[str, int, dict[str, Any
             f"damaged ONNX sidecar {sidecar}: sha256 {sha[:70]!r} or bytes {size} is not a "
             f"SHA-256 in hex and a positive size; {_AGAIN}"
         )
-    return sha, size, meta["tables"]
+    return sha, size
 
 
 def prepare(
@@ -447,21 +479,11 @@ def prepare(
     try:
         data = onnx_build.build(model_path)
         _write_new(staged, data)
-        tables = {}
-        for name, table in embedding_tables(model_path).items():
-            at = data.find(table)
-            if at < 0:
-                raise BackendError(
-                    f"the export of {model_path.name} does not hold its {name} as stored: it "
-                    "cannot be proven, so queries stay on torch"
-                )
-            tables[name] = at
         meta = {
             "format": FORMAT,
             "weights": weights_identity(model_path),
             "sha256": hashlib.sha256(data).hexdigest(),
             "bytes": len(data),
-            "tables": tables,
             "builder": "bt_raider.memory.onnx_build",
         }
         del data

@@ -104,12 +104,37 @@ def test_the_built_graph_gives_the_torch_vectors_of_peoples_commands(built, torc
     _assert_same(np.stack([built.embed_one(t) for t in texts[:30]]), want[:30], texts[:30])
 
 
-def test_the_embedding_tables_are_in_the_file_byte_for_byte(minilm_path):
+def test_the_graph_holds_no_weights_and_names_each_where_the_installed_file_has_it(minilm_path):
+    import onnx
+
     data = onnx_build.build(minilm_path)
-    tables = onnx_model.embedding_tables(minilm_path)
-    assert set(tables) >= {"embeddings.word_embeddings.weight", "embeddings.position_ids"}
-    for name, table in tables.items():
-        assert data.find(table) >= 0, name
+    weights = minilm_path / "model.safetensors"
+    assert len(data) < onnx_model.MAX_EXPORT_BYTES and len(data) * 100 < weights.stat().st_size
+    spans = onnx_build.weight_spans(weights)
+    blob = weights.read_bytes()
+    named = set()
+    for tensor in onnx.ModelProto.FromString(data).graph.initializer:
+        if tensor.data_location != onnx.TensorProto.EXTERNAL:
+            assert tensor.ByteSize() <= onnx_model.MAX_INLINE_BYTES, tensor.name
+            continue
+        where = {entry.key: entry.value for entry in tensor.external_data}
+        dtype, shape, offset, length = spans[tensor.name]
+        assert where == {
+            "location": "model.safetensors",
+            "offset": str(offset),
+            "length": str(length),
+        }
+        assert list(tensor.dims) == shape
+        # The offset is the tensor's bytes: the word table's row of "on" as the header places it.
+        if tensor.name.endswith("word_embeddings.weight"):
+            vocab = (minilm_path / "vocab.txt").read_text().split("\n")
+            row = np.frombuffer(
+                blob, "<f4", count=shape[1], offset=offset + vocab.index("on") * shape[1] * 4
+            )
+            assert np.isfinite(row).all() and np.abs(row).max() > 0
+        named.add(tensor.name)
+    assert {"embeddings.word_embeddings.weight", "embeddings.position_ids"} <= named
+    assert "encoder.layer.5.output.dense.weight" in named  # every layer's weights, from the file
 
 
 @pytest.mark.parametrize(
@@ -151,7 +176,7 @@ def test_a_tensor_past_the_end_of_the_file_is_refused(tmp_path):
     path = tmp_path / "model.safetensors"
     path.write_bytes(len(header).to_bytes(8, "little") + header + b"\0" * 8)  # 8 of 16 bytes
     with pytest.raises(BackendError, match="w spans"):
-        onnx_build.read_weights(path)
+        onnx_build.weight_spans(path)
 
 
 def test_without_torch_the_default_embedder_builds_and_runs_on_onnxruntime(tmp_path):

@@ -150,15 +150,13 @@ def forge(path, change) -> None:
 
     import onnx
 
-    proto = onnx.load(str(path))
+    proto = onnx.ModelProto.FromString(path.read_bytes())  # its weights stay where they are
     change(proto)
-    onnx.save(proto, str(path))
+    path.write_bytes(proto.SerializeToString())
     sidecar = path.with_suffix(".json")
     meta = json.loads(sidecar.read_text())
     data = path.read_bytes()
     meta.update(sha256=hashlib.sha256(data).hexdigest(), bytes=len(data))
-    for name, table in onnx_model.embedding_tables(minilm_path()).items():
-        meta["tables"][name] = max(data.find(table), 0)  # where it lies now, if anywhere
     sidecar.write_text(json.dumps(meta))
 
 
@@ -168,53 +166,80 @@ def minilm_path():
     return bundled_model_path()
 
 
-def scale_weights(factor):
-    def change(proto):
-        from onnx import numpy_helper
+def installed(tensor) -> np.ndarray:
+    """The installed weights' bytes that the external ``tensor`` names, as an array."""
+    where = {
+        entry.key: int(entry.value) for entry in tensor.external_data if entry.key != "location"
+    }
+    data = (minilm_path() / "model.safetensors").read_bytes()
+    count = int(np.prod(tensor.dims))
+    array = np.frombuffer(data, "<f4", count=count, offset=where["offset"])
+    return array.reshape(tuple(tensor.dims))
 
-        for tensor in reversed(proto.graph.initializer):  # the last layer's, not a table
-            if tensor.data_type == 1 and np.prod(tensor.dims) > 10_000:  # a float32 matrix
-                array = numpy_helper.to_array(tensor) * factor
-                tensor.CopyFrom(numpy_helper.from_array(array.astype(np.float32), tensor.name))
+
+def held(tensor, array) -> None:
+    """``tensor`` holds ``array`` itself instead of naming the installed file."""
+    from onnx import numpy_helper
+
+    tensor.CopyFrom(numpy_helper.from_array(np.ascontiguousarray(array, np.float32), tensor.name))
+
+
+def scale_weights(factor):
+    """The last LayerNorm's scale, held in the graph (small enough) and scaled."""
+
+    def change(proto):
+        for tensor in reversed(proto.graph.initializer):
+            if tensor.external_data and tensor.name.endswith("LayerNorm.weight"):
+                held(tensor, installed(tensor) * factor)
                 return
+        raise AssertionError("no LayerNorm weight in the export")
 
     return change
 
 
 def swap_word_rows(proto):
-    """The rows of "on" and "off" trade places: no probe text has "off", so only the table
-    check can see it -- and every on/off pair in the memory would read alike."""
-    from onnx import numpy_helper
-
+    """The rows of "on" and "off" trade places: no probe text has "off", so only the check of
+    where the weights come from can see it -- and every on/off pair in the memory would read
+    alike."""
     from bt_raider.memory.embedder import bundled_model_path
 
     vocab = (bundled_model_path() / "vocab.txt").read_text().split("\n")
     on, off = vocab.index("on"), vocab.index("off")
     for tensor in proto.graph.initializer:
-        if tuple(tensor.dims) == (len(vocab) - (vocab[-1] == ""), 384):
-            table = numpy_helper.to_array(tensor).copy()
+        if tensor.name.endswith("word_embeddings.weight"):
+            table = installed(tensor).copy()
             table[[on, off]] = table[[off, on]]
-            tensor.CopyFrom(numpy_helper.from_array(table, tensor.name))
+            held(tensor, table)
+            return
+    raise AssertionError("no word embedding table in the export")
+
+
+def shift_word_rows(proto):
+    """The word table read one row further on: every word gets its neighbour's vector."""
+    for tensor in proto.graph.initializer:
+        if tensor.name.endswith("word_embeddings.weight"):
+            for entry in tensor.external_data:
+                if entry.key == "offset":
+                    entry.value = str(int(entry.value) + 4 * tensor.dims[1])
             return
     raise AssertionError("no word embedding table in the export")
 
 
 def swap_weights(proto):
-    """Two same-shaped weight matrices trade places: a plausible model, not this one."""
-    from onnx import numpy_helper
-
+    """Two same-shaped weight matrices trade places in the nodes that read them: a plausible
+    model, each weight named where the installed file holds it, but not this model."""
     seen = {}
     for tensor in proto.graph.initializer:
-        if tensor.data_type != 1 or np.prod(tensor.dims) < 10_000:
+        if not tensor.external_data or np.prod(tensor.dims) < 10_000:
             continue
         shape = tuple(tensor.dims)
         if shape in seen:
-            other = seen[shape]
-            a, b = numpy_helper.to_array(other), numpy_helper.to_array(tensor)
-            other.CopyFrom(numpy_helper.from_array(b, other.name))
-            tensor.CopyFrom(numpy_helper.from_array(a, tensor.name))
+            a, b = seen[shape], tensor.name
+            for node in proto.graph.node:
+                node.input[:] = [{a: b, b: a}.get(name, name) for name in node.input]
             return
-        seen[shape] = tensor
+        seen[shape] = tensor.name
+    raise AssertionError("no two weights of one shape in the export")
 
 
 @pytest.mark.parametrize(
@@ -222,9 +247,10 @@ def swap_weights(proto):
     [
         (swap_weights, "does not compute the model's vector for 'the robot'"),
         (scale_weights(1.05), "does not compute the model's vector for 'the robot'"),
-        (swap_word_rows, "does not hold the installed weights' embeddings.word_embeddings"),
+        (swap_word_rows, "bytes, more than any export of model"),  # a table in the graph
+        (shift_word_rows, "does not read embeddings.word_embeddings.weight where the installed"),
     ],
-    ids=["swapped", "scaled", "on-off-rows"],
+    ids=["swapped", "scaled", "on-off-rows", "shifted-rows"],
 )
 def test_a_forged_export_with_a_matching_sidecar_is_refused(
     copy_of, minilm, monkeypatch, caplog, change, message
@@ -259,8 +285,7 @@ MISSING = object()
         ("bytes", True, "damaged ONNX sidecar .*bytes"),
         ("bytes", 1, r"is [\d,]+ bytes, not the 1 its sidecar records"),
         ("format", 3.0, "damaged ONNX sidecar .*format"),
-        ("tables", [], "damaged ONNX sidecar .*tables is '\\[\\]', expected an object"),
-        ("tables", {}, "does not hold the installed weights' embeddings"),
+        ("format", 4, "by another version"),  # format 4 held a copy of the weights
         ("probes", [[1e400]], "damaged ONNX sidecar: .*not a finite number"),
         ("probes", "1" * 400, "damaged ONNX sidecar: .*integer of 400 digits"),
     ],
