@@ -29,10 +29,11 @@ import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from bt_raider.errors import UsageError
 from bt_raider.testing.explore_bounds import Stop, call_user, show, where_hung
+from bt_raider.testing.explore_domain import DomainReport, UserDomain, explore_domain
 from bt_raider.testing.explore_lang import LANDMARKS, says
 from bt_raider.testing.explore_oracle import PROPERTIES, Oracle, Violation
 from bt_raider.testing.explore_people import PEOPLE, ExplorePerson
@@ -492,10 +493,12 @@ def cases(
     return draw()
 
 
+@overload
 def explore(
     tree_factory: TreeFactory | None = None,
     world_factory: WorldFactory | None = None,
     *,
+    domain: None = None,
     rooms: Mapping[str, Any] | None = None,
     people: Sequence[str] = PEOPLE,
     forms: Sequence[str] = FORMS,
@@ -511,8 +514,42 @@ def explore(
     trace_dir: str | Path | None = None,
     database: Any = None,
     on_episode: Callable[[Episode], None] | None = None,
-) -> ExploreReport:
+) -> ExploreReport: ...
+
+
+@overload
+def explore(
+    *, domain: UserDomain, episodes: int = 200, seed: int = 0, on_episode: Any = None
+) -> DomainReport: ...
+
+
+def explore(
+    tree_factory: TreeFactory | None = None,
+    world_factory: WorldFactory | None = None,
+    *,
+    domain: UserDomain | None = None,
+    rooms: Mapping[str, Any] | None = None,
+    people: Sequence[str] = PEOPLE,
+    forms: Sequence[str] = FORMS,
+    disturbances: Sequence[str] = DISTURBANCES,
+    trees: Sequence[str] = TREES,
+    words: Sequence[str] = tuple(WORDS),
+    planners: Sequence[str] = PLANNERS,
+    models: Sequence[str] = MODELS,
+    episodes: int = 200,
+    seed: int = 0,
+    shrink: bool = True,
+    shrink_budget: float = 30.0,
+    trace_dir: str | Path | None = None,
+    database: Any = None,
+    on_episode: Callable[[Episode], None] | None = None,
+) -> ExploreReport | DomainReport:
     """Explore a tree: ``episodes`` generated episodes, judged; shrink what fails.
+
+    With ``domain=`` (a :class:`~bt_raider.testing.explore_domain.UserDomain`: the user's room,
+    action names, guard, people, words, plan and kinds) it explores the user's own domain
+    instead (:func:`~bt_raider.testing.explore_domain.explore_domain`, properties D1-D7), and
+    only ``episodes``, ``seed`` and ``on_episode`` apply.
 
     Args:
         tree_factory: ``tree_factory(spec) -> root``: the user's tree for a
@@ -533,10 +570,13 @@ def explore(
         on_episode: called with every episode (progress, benchmarks).
 
     Returns:
-        The :class:`ExploreReport`.
+        The :class:`ExploreReport` (with ``domain=``, the
+        :class:`~bt_raider.testing.explore_domain.DomainReport`: the same shape).
     """
     from bt_raider.errors import require
 
+    if domain is not None:
+        return explore_domain(domain, episodes=episodes, seed=seed, on_outcome=on_episode)
     require("hypothesis", "explore", needed_by="explore()")
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hseed
