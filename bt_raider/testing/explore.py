@@ -115,6 +115,7 @@ def run_case(
     world_factory: WorldFactory | None = None,
     trace: str | Path | None = None,
     max_ticks: int = MAX_TICKS,
+    actions: Mapping[str, str] | None = None,
 ) -> Episode:
     """Run one episode and judge it; never raises for what the tree or the library does (P6).
 
@@ -126,6 +127,8 @@ def run_case(
         world_factory: builds the user's robot over the scene (default :func:`sim_robot`).
         trace: write the episode's trace there (``bt-raider view`` opens it).
         max_ticks: the tick bound of P5.
+        actions: the user's robot's own action names, RAIDER's kind -> name (``{"pick":
+            "PickUp"}``): its tree and recovery may call them (P2), judged as their kinds.
     """
     import py_trees
 
@@ -134,7 +137,7 @@ def run_case(
         raise UsageError(f"room {case.room!r}: expected one of {', '.join(sorted(rooms))}")
     room = rooms[case.room]
     scene, truth = build_world(case, room if isinstance(room, dict) else load_room(room))
-    oracle = Oracle(truth)
+    oracle = Oracle(truth, own=dict(actions or {}))
     make_robot = world_factory or sim_robot
     user_robot, problem = call_user(
         lambda: make_robot(scene, dict(truth.words)), "world_factory(scene, words)", FACTORY_S
@@ -514,6 +517,7 @@ def explore(
     trace_dir: str | Path | None = None,
     database: Any = None,
     on_episode: Callable[[Episode], None] | None = None,
+    actions: Mapping[str, str] | None = None,
 ) -> ExploreReport: ...
 
 
@@ -543,6 +547,7 @@ def explore(
     trace_dir: str | Path | None = None,
     database: Any = None,
     on_episode: Callable[[Episode], None] | None = None,
+    actions: Mapping[str, str] | None = None,
 ) -> ExploreReport | DomainReport:
     """Explore a tree: ``episodes`` generated episodes, judged; shrink what fails.
 
@@ -568,6 +573,7 @@ def explore(
         trace_dir: write each finding's trace there (``<prop>.json``).
         database: a Hypothesis example database for the shrinking searches (None: none).
         on_episode: called with every episode (progress, benchmarks).
+        actions: the user's robot's own action names (:func:`run_case`).
 
     Returns:
         The :class:`ExploreReport` (with ``domain=``, the
@@ -597,6 +603,7 @@ def explore(
     )
     report = ExploreReport()
     options: dict[str, Any] = {"tree_factory": tree_factory, "world_factory": world_factory}
+    options["actions"] = actions
 
     def one(case: Case) -> Episode:
         replay = report.episodes % REPLAY_EVERY == 0

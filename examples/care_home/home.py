@@ -82,8 +82,10 @@ def _derived() -> ActionContracts:
     return derive_contracts(load(DOMAIN))
 
 
+@functools.cache
 def lexicon() -> CategoryLexicon:
-    """bt_raider's lexicon with the home's words merged over it."""
+    """bt_raider's lexicon with the home's words merged over it (read once: every guard of the
+    home reads the same words)."""
     return CategoryLexicon.load(LEXICON)
 
 

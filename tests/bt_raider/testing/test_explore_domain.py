@@ -10,6 +10,8 @@ import py_trees
 import pytest
 
 from bt_raider import (
+    ActionState,
+    Progress,
     RaiderGuard,
     Recovery,
     ScriptedHuman,
@@ -157,3 +159,63 @@ def test_the_oracle_finds_a_users_word_misread_and_its_own_kind_unserved():
     assert set(judge(refused, care_home.explored(), room)) == {"D7"}
     served = Outcome(press, [("PressButton", ["Button|explore"])], [], Status.SUCCESS, "ok")
     assert judge(served, care_home.explored(), room) == {}
+
+
+class _KitchenRobot:
+    """The care home's robot over the explorer's generated kitchen: every action ends at once."""
+
+    def __init__(self, scene, words):
+        self.scene = scene
+
+    def start(self, action, args):
+        return 1
+
+    def poll(self, handle):
+        return Progress(ActionState.SUCCEEDED, "done")
+
+    def cancel(self, handle):
+        pass
+
+    def observe(self):
+        return self.scene
+
+
+class _PickUp(py_trees.behaviour.Behaviour):
+    def __init__(self, spec):
+        super().__init__("PickUp")
+        self.robot, self.resolved = spec.robot, None
+        self.target = spec.truth.groups[0].ids[0]
+
+    def retarget(self, resolved):
+        self.resolved = resolved
+
+    def initialise(self):
+        self.robot.start("PickUp", list(self.resolved.args) if self.resolved else [self.target])
+
+    def update(self):
+        return Status.SUCCESS
+
+
+def _home_tree(spec):
+    """The care home's user in the kitchen explorer: its PickUp under a guard whose recovery
+    speaks the home's action names (NavigateTo, PickUp, ...)."""
+    recovery = Recovery(
+        SymbolicRecoveryPlanner(), spec.robot, spec.person, actions=list(care_home.ACTIONS)
+    )
+    query = spec.truth.groups[0].query
+    return RaiderGuard(
+        _PickUp(spec), query, SymbolicReasoner(), scene=spec.robot.observe, recovery=recovery
+    )
+
+
+def test_the_kitchen_explorer_judges_the_users_own_action_names_given_to_it():
+    """Issue 34: P2 judged recovery by the explorer's built-in vocabularies and flagged the
+    user's own NavigateTo/PickUp (12 of 20 episodes on 801bbfc). explore(actions=...) names the
+    robot's own actions: its recovery's calls of them are the robot's."""
+    pytest.importorskip("hypothesis")
+    run = dict(episodes=8, seed=1, shrink=False)
+    before = explore(_home_tree, _KitchenRobot, **run)
+    assert before.violations["P2"] > 0  # the user's names, unknown to the explorer
+    assert "PickUp" in str(before.first["P2"].violations)
+    after = explore(_home_tree, _KitchenRobot, actions=care_home.KINDS, **run)
+    assert after.episodes == 8 and after.violations["P2"] == 0, after.text()
