@@ -81,7 +81,8 @@ CLASSES_34 = (
     "argument roles guessed by position",
     "a typo in blocked clears a hazard",
     "questions a person should not be asked",
-    "only nine kinds / one skill per kind / no words of the user's",
+    "only nine action kinds (the user's PressButton)",
+    "no words of the user's ('glasses' read as a glass)",
     "a robot call outside the user's action names",
 )
 
@@ -223,10 +224,12 @@ def classes_34(outcome: Any) -> set[str]:
             out.add(CLASSES_34[3])
         elif prop == "D2":
             out.add(CLASSES_34[4])
-        elif prop == "D7" or (prop == "D5" and ep.form == "fetch"):
+        elif prop == "D7":
             out.add(CLASSES_34[5])
-        elif prop == "D3":
+        elif prop == "D5" and ep.form == "fetch":
             out.add(CLASSES_34[6])
+        elif prop == "D3":
+            out.add(CLASSES_34[7])
         else:
             out.add(f"other: {prop} ({ep.form})")
     return out

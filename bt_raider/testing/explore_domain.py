@@ -14,7 +14,9 @@ varies what a newcomer met:
 - a place is gone to with the user's PDDL action (``(navigate-to tiago lounge corridor
   zoe_door)``, the destination second, a door named after a person last);
 - an item is named by one of the user's words ("glasses": the eyewear, not a glass); a kind
-  of the user's own (``PressButton``) is asked for.
+  of the user's own (``PressButton``) is asked for;
+- people who give no name answer a question with nothing useful, or with the first option it
+  offers.
 
 The user's guard runs each episode (``guard_factory(node, query, robot, human)`` around one
 plain py_trees node of the user's action) on a robot that applies each call's effect. The
@@ -74,6 +76,9 @@ PROPERTIES = {
 ERRAND_WORDS = ("bring", "move", "open", "closer", "out of the way", "fetch", "clear")
 #: The stranger's name: never anyone the instruction designates.
 STRANGER = "Zoe"
+#: What people answer a question when they do not give a name: nothing useful, or the first of
+#: the options the question offers (a helpful person, taking the robot's word for what it means).
+REPLIES = ("ok", "The first one.")
 #: The item every episode is about, and the button a ``press`` episode presses.
 ITEM = "Item|explore"
 BUTTON = "Button|explore"
@@ -152,6 +157,7 @@ class Episode:
     typo: bool = False  # the scene misspells the place in its ``blocked`` map
     plan: bool = False  # the place is gone to with the user's PDDL action
     on: bool = False  # the button is on already (press)
+    reply: str = "ok"  # what anyone answers when no stranger gives her name
 
     def query(self, domain: UserDomain) -> str:
         """The instruction, in the user's action names."""
@@ -372,7 +378,7 @@ def run_episode(
     """Run one episode with the user's guard (``domain.guard_factory``) and judge it."""
     scene = world_of(room, episode, roster)
     robot = _Robot(scene, domain)
-    answers = [f"I'm {STRANGER}."] * 3 if episode.stranger != "none" else ["ok"] * 3
+    answers = [f"I'm {STRANGER}." if episode.stranger != "none" else episode.reply] * 3
     human = ScriptedHuman(answers)
     query = episode.query(domain)
     if query.startswith("("):  # a PDDL step: the node calls the action with all its arguments
@@ -432,6 +438,7 @@ def draw_episodes(count: int, domain: UserDomain, *, seed: int = 0) -> list[Epis
                 typo=form == "goto_place" and rng.random() < 0.25,
                 plan=form == "goto_place" and domain.plan is not None and rng.random() < 0.4,
                 on=form == "press" and rng.random() < 0.25,
+                reply=rng.choice(REPLIES),
             )
         )
     return out
