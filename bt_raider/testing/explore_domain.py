@@ -25,7 +25,7 @@ reader, the check or the recovery planner. Its properties:
 
 ======  ==================================================================================
 D1      a person designated by name is never substituted: no call hands to, or goes to,
-        anyone else
+        anyone else; a target that is missing never becomes a person
 D2      a resident is never sent on an errand (fetch, move, open), and nobody is asked to
         do what the robot's own actions do (a closed door on the way, an item out of reach)
 D3      every robot call and every recovery step uses the user's action names
@@ -145,9 +145,9 @@ def words_of(path: str | Path, types: Sequence[str] = ()) -> dict[str, str]:
 class Episode:
     """One generated situation, in the user's terms (all the oracle needs to judge it)."""
 
-    form: str  # handover | goto_person | goto_place | fetch | press
+    form: str  # handover | goto_person | goto_place | goto_thing | fetch | press
     designated: str  # the person's name, the place, or the item's word
-    present: bool  # the designated person is in sight
+    present: bool  # the designated person (goto_thing: the item) is in sight
     stranger: str  # none | recognised | unrecognised
     role: str  # resident | staff: the role of the people in sight
     door_closed: bool
@@ -288,6 +288,8 @@ def world_of(
         {"objectId": ITEM, "objectType": episode.meant, "pickupable": True,
          "position": {"x": item_at[0], "y": 0.8, "z": item_at[1]}}
     )  # fmt: skip
+    if episode.form == "goto_thing" and not episode.present:  # a missing target
+        data["objects"].pop()
     if episode.form == "handover":
         data["inventoryObjects"] = [{"objectId": ITEM, "objectType": episode.meant}]
         data["objects"][-1]["position"] = {"x": 0.0, "y": 0.8, "z": 0.1}
@@ -338,6 +340,8 @@ def judge(outcome: Outcome, domain: UserDomain, room: Mapping[str, Any]) -> dict
             meets = action == names["handover"] or (action in goes and person.startswith("p_"))
             if meets and person not in ("p_designated", ep.designated):
                 out.setdefault("D1", f"{call} is not {ep.designated}")
+        if ep.form == "goto_thing" and action in goes and first.startswith("p_"):
+            out.setdefault("D1", f"{call}: a person, not the {ep.designated}")
         if ep.form == "goto_place" and action in goes:
             if first != ep.designated and first not in blocked.get(ep.designated, []):
                 out.setdefault("D5", f"{call} is not the destination {ep.designated}")
@@ -407,7 +411,7 @@ def run_episode(
 def draw_episodes(count: int, domain: UserDomain, *, seed: int = 0) -> list[Episode]:
     """``count`` episodes drawn (by ``seed``) from the user's people, places, words and kinds."""
     rng = random.Random(seed)
-    forms = ["handover", "goto_person", "goto_place", "fetch"]
+    forms = ["handover", "goto_person", "goto_place", "goto_thing", "fetch"]
     if domain.button is not None and "press" in domain.names:
         forms.append("press")
     words = sorted(domain.words.items())
@@ -421,6 +425,7 @@ def draw_episodes(count: int, domain: UserDomain, *, seed: int = 0) -> list[Epis
             "handover": rng.choice(list(domain.people)),
             "goto_person": rng.choice(list(domain.people)),
             "goto_place": rng.choice(list(domain.places)),
+            "goto_thing": word,
             "fetch": word,
             "press": word,
         }[form]
@@ -434,7 +439,7 @@ def draw_episodes(count: int, domain: UserDomain, *, seed: int = 0) -> list[Epis
                 door_closed=rng.random() < 0.5,
                 far=rng.random() < 0.5,
                 seed=seed * 100_003 + n,
-                meant=meant if form in ("fetch", "press") else "PillOrganiser",
+                meant=meant if form in ("goto_thing", "fetch", "press") else "PillOrganiser",
                 typo=form == "goto_place" and rng.random() < 0.25,
                 plan=form == "goto_place" and domain.plan is not None and rng.random() < 0.4,
                 on=form == "press" and rng.random() < 0.25,

@@ -22,6 +22,7 @@ from bt_raider.errors import UsageError
 from bt_raider.examples import care_home
 from bt_raider.testing.explore import explore
 from bt_raider.testing.explore_domain import (
+    ITEM,
     PROPERTIES,
     Episode,
     Outcome,
@@ -44,7 +45,8 @@ def domain(guard=care_home.guard):
 
 def test_the_care_home_explored_in_its_own_terms_has_no_violation():
     """explore(domain=...) on the care home (not our kitchen): every form of episode runs, and
-    none breaks D1-D7. On 801bbfc the same episodes break D1, D2, D5, D6 and D7 (figures.md)."""
+    none breaks D1-D7. On 801bbfc the same episodes break D1, D2, D5, D6 and D7, each class of
+    the issue within them (docs/figures.md)."""
     forms = set()
     report = explore(
         domain=care_home.explored(),
@@ -55,7 +57,14 @@ def test_the_care_home_explored_in_its_own_terms_has_no_violation():
     assert report.episodes == SUITE_DOMAIN_EPISODES
     assert report.ok, report.text()
     assert report.violations == dict.fromkeys(PROPERTIES, 0)
-    assert {f for f, _ in forms} == {"handover", "goto_person", "goto_place", "fetch", "press"}
+    assert {f for f, _ in forms} == {
+        "handover",
+        "goto_person",
+        "goto_place",
+        "goto_thing",
+        "fetch",
+        "press",
+    }
     assert ("goto_place", True) in forms  # the plan's step and the misspelt scene ran too
     assert report.statuses["SUCCESS"] > 0 and report.statuses["FAILURE"] > 0
 
@@ -219,3 +228,14 @@ def test_the_kitchen_explorer_judges_the_users_own_action_names_given_to_it():
     assert "PickUp" in str(before.first["P2"].violations)
     after = explore(_home_tree, _KitchenRobot, actions=care_home.KINDS, **run)
     assert after.episodes == 8 and after.violations["P2"] == 0, after.text()
+
+
+def test_the_oracle_finds_a_missing_target_become_a_person():
+    room = json.loads(care_home.SCENE.read_text())
+    gone = Episode("goto_thing", "spectacles", False, "recognised", "staff", False, False, 7,
+                   meant="ReadingGlasses")  # fmt: skip
+    assert ITEM not in {o["objectId"] for o in world_of(room, gone, {})["objects"]}
+    went = Outcome(gone, [("NavigateTo", ["p_stranger"])], [], Status.SUCCESS, "no issue")
+    assert judge(went, care_home.explored(), room) == {
+        "D1": "call 1: NavigateTo(p_stranger): a person, not the spectacles"
+    }
