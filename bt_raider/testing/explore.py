@@ -582,7 +582,9 @@ def explore(
     from bt_raider.errors import require
 
     if domain is not None:
-        return explore_domain(domain, episodes=episodes, seed=seed, on_outcome=on_episode)
+        # on_episode takes the domain's outcomes there (the second overload types it Any).
+        outcome: Any = on_episode
+        return explore_domain(domain, episodes=episodes, seed=seed, on_outcome=outcome)
     require("hypothesis", "explore", needed_by="explore()")
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hseed
