@@ -12,6 +12,13 @@ It prints episodes per second, violations per property (target 0 for each), the 
 shrinking, each shrunk finding as a ready-to-paste pytest test, and the issue classes the
 violations belong to, with the episode that first showed each.
 
+``--room care_home`` (or the example's folder, or its scene file) explores a user's own
+domain instead: ``explore(domain=...)`` with the example's ``explored()`` (its lounge, action
+names, guard, people, words, PDDL plan and button), judged by D1-D7, and prints issue 34's
+classes with the episode that first showed each. Against a tree without the example (an
+earlier commit), the same room, names, people and words are explored through the guard the
+example's user wrote on that code (:func:`care_home_before`).
+
 ``--against /tmp/prefix`` runs the same explorer against another checkout of bt_raider (a
 ``git worktree`` of an earlier commit, kept read-only: no bytecode is written): that tree's
 packages are imported instead of this one's, and only the explorer's own modules
@@ -24,11 +31,15 @@ Usage::
     python3 benchmarks/explore.py                          # 10,000 episodes, four rooms
     python3 benchmarks/explore.py --episodes 500 --no-shrink
     python3 benchmarks/explore.py --suite --against /tmp/prefix   # the suite's run, pre-fix code
+    python3 benchmarks/explore.py --room care_home --episodes 5000  # the user's own domain
+    python3 benchmarks/explore.py --room care_home --suite --against /tmp/prefix
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -43,6 +54,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("BT_RAIDER_SHARED") or ROOT.parent / "shared")
 EXPLORER = (
+    "explore_domain",
+    "explore_bounds",
     "explore_lang",
     "explore_judge",
     "explore_stage",
@@ -56,6 +69,22 @@ EXPLORER = (
 #: The suite's exploration (tests/bt_raider/testing/test_explore.py uses the same numbers).
 SUITE_EPISODES = 300
 SUITE_SEED = 24
+
+#: The suite's care-home exploration (tests/bt_raider/testing/test_explore_domain.py).
+SUITE_DOMAIN_EPISODES = 400
+SUITE_DOMAIN_SEED = 0
+
+#: Issue 34's classes (its "Why"), as the domain explorer's violations show them.
+CLASSES_34 = (
+    "the pills go to whoever answers",
+    "a missing target becomes whoever answers",
+    "argument roles guessed by position",
+    "a typo in blocked clears a hazard",
+    "questions a person should not be asked",
+    "only nine action kinds (the user's PressButton)",
+    "no words of the user's ('glasses' read as a glass)",
+    "a robot call outside the user's action names",
+)
 
 #: Issue 24's classes, and how a violation shows each.
 CLASSES = (
@@ -182,6 +211,102 @@ def classes_of(episode: Any) -> set[str]:
     return out
 
 
+def classes_34(outcome: Any) -> set[str]:
+    """Which of issue 34's classes a domain episode's violations show (``other: ...``
+    otherwise)."""
+    ep, out = outcome.episode, set()
+    for prop in outcome.violations:
+        if prop == "D1":
+            out.add(CLASSES_34[0] if ep.form == "handover" else CLASSES_34[1])
+        elif prop == "D5" and ep.plan:
+            out.add(CLASSES_34[2])
+        elif prop == "D6" and ep.typo:
+            out.add(CLASSES_34[3])
+        elif prop == "D2":
+            out.add(CLASSES_34[4])
+        elif prop == "D7":
+            out.add(CLASSES_34[5])
+        elif prop == "D5" and ep.form == "fetch":
+            out.add(CLASSES_34[6])
+        elif prop == "D3":
+            out.add(CLASSES_34[7])
+        else:
+            out.add(f"other: {prop} ({ep.form})")
+    return out
+
+
+def care_home_before(root: Path = ROOT) -> Any:
+    """The care home on a tree without issue 34 (``--against`` an earlier commit): the room,
+    action names, people, words, plan and button of this tree's example (its files and
+    ``home.py``'s constants, read as data), through the guard its user wrote on that code:
+    ``SymbolicReasoner()`` and ``Recovery(actions=...)`` with the robot's own action names (that
+    code took no contract, lexicon or policy)."""
+    from bt_raider import RaiderGuard, Recovery, SymbolicReasoner, SymbolicRecoveryPlanner
+    from bt_raider.testing.explore_domain import UserDomain, words_of
+
+    here = root / "examples" / "care_home"
+    const: dict[str, Any] = {}
+    for node in ast.parse((here / "home.py").read_text()).body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            if name.isupper() and isinstance(node.value, (ast.Dict, ast.Tuple, ast.Constant)):
+                const[name] = ast.literal_eval(node.value)
+
+    def guard(node: Any, query: str, robot: Any, human: Any) -> Any:
+        actions = list(const["ACTIONS"])
+        recovery = Recovery(SymbolicRecoveryPlanner(), robot, human, actions=actions)
+        return RaiderGuard(node, query, SymbolicReasoner(), scene=robot.observe, recovery=recovery)
+
+    return UserDomain(
+        here / "scene.json",
+        const["KINDS"],
+        guard,
+        people=const["PEOPLE"],
+        places=const["PLACES"],
+        words=words_of(here / "lexicon.json", types=const["WORD_TYPES"]),
+        plan=const["PLAN"],
+        button=const["BUTTON"],
+        label="care_home (its user's guard on the tree explored)",
+    )
+
+
+def domain_of(room: str) -> Any:
+    """The user's domain a ``--room`` names (an example of this tree with ``explored()``: its
+    name, folder or scene file), else None."""
+    path = Path(room)
+    name = path.parent.name if path.suffix == ".json" else path.name
+    if not (ROOT / "examples" / name / "__init__.py").is_file():
+        return None
+    try:
+        return importlib.import_module(f"bt_raider.examples.{name}").explored()
+    except (ImportError, AttributeError):  # a tree without it (--against an earlier commit)
+        return care_home_before() if name == "care_home" else None
+
+
+def run_domain(explore: ModuleType, domain: Any, episodes: int, seed: int, every: int) -> None:
+    """Explore a user's domain; print the report and issue 34's classes with first episodes."""
+    first: dict[str, int] = {}
+    seen = [0]
+    began = time.monotonic()
+
+    def progress(outcome: Any) -> None:
+        seen[0] += 1
+        for name in classes_34(outcome):
+            first.setdefault(name, seen[0])
+        if seen[0] % every == 0:
+            rate = seen[0] / (time.monotonic() - began)
+            print(f"  ... {seen[0]} episodes, {rate:.1f}/s", flush=True)
+
+    report = explore.explore(domain=domain, episodes=episodes, seed=seed, on_episode=progress)
+    print(report.text())
+    print(f"\nissue 34's classes found (first episode, of {report.episodes}):")
+    for name in CLASSES_34:
+        where = first.get(name)
+        print(f"  {'found at ' + str(where) if where else 'not found':>16}  {name}")
+    for name in sorted(set(first) - set(CLASSES_34)):
+        print(f"  {'found at ' + str(first[name]):>16}  {name}")
+
+
 class _Prefix(importlib.abc.MetaPathFinder):
     """Imports bt_raider and its mapped packages from another checkout, before anything else."""
 
@@ -240,7 +365,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-shrink", action="store_true")
     parser.add_argument("--shrink-budget", type=float, default=30.0, help="seconds per property")
     parser.add_argument("--trace-dir", type=Path, help="write each finding's trace there")
-    parser.add_argument("--room", action="append", help="explore only these rooms")
+    parser.add_argument(
+        "--room",
+        action="append",
+        help="explore only these rooms; an example's name, folder or scene (care_home): its domain",
+    )
     parser.add_argument(
         "--model",
         action="append",
@@ -251,6 +380,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     explore = load_explorer(args.against)
     root = args.against or ROOT
+    code = "against " + str(args.against) if args.against else "this tree"
+    domains = {room: domain_of(room) for room in args.room or ()}
+    for room, domain in domains.items():
+        if domain is None:
+            continue
+        episodes, seed = (
+            (SUITE_DOMAIN_EPISODES, SUITE_DOMAIN_SEED) if args.suite else (args.episodes, args.seed)
+        )
+        print(f"bt_raider explorer on {code}: the user's domain {room}; seed {seed}")
+        run_domain(explore, domain, episodes, seed, args.every)
+    args.room = [room for room, domain in domains.items() if domain is None]
+    if domains and not args.room:
+        return 0
     chosen = rooms(root)
     if args.suite:
         args.episodes, args.seed = SUITE_EPISODES, SUITE_SEED
@@ -288,7 +430,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         on_episode=progress,
         **({"models": tuple(args.model)} if args.model else {}),
     )
-    code = "against " + str(args.against) if args.against else "this tree"
     print(f"bt_raider explorer on {code}: rooms {', '.join(chosen)}; seed {args.seed}")
     print(report.text() if not args.quiet else report.text().split("\n\n")[0])
     print(f"\nshrinking: {report.shrink_s:.1f} s in all; total {time.monotonic() - started:.1f} s")

@@ -21,6 +21,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from bt_raider.checking.action_contract import ActionContracts
+from bt_raider.checking.new_actions import apply_declared
 from bt_raider.checking.parse import ParsedQuery, leading_action, parse_query
 from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.errors import QueryError, ToolError
@@ -79,7 +81,10 @@ def split_steps(text: str) -> list[str]:
 
 
 def check_steps(
-    check_one: Callable[[Scene, str], Verdict], scene: Scene, steps: list[str]
+    check_one: Callable[[Scene, str], Verdict],
+    scene: Scene,
+    steps: list[str],
+    contracts: ActionContracts | None = None,
 ) -> Verdict:
     """Check each step on the state the earlier ones lead to; the first issue is the verdict.
 
@@ -87,12 +92,24 @@ def check_steps(
         check_one: checks one query in a scene (the reasoner's single-action check).
         scene: the scene before the first step (not changed).
         steps: the step queries, from :func:`split_steps`.
+        contracts: the user's action contract (the checker's): a step of a kind of the
+            user's own (``PressButton(CallButton)``) is checked as the checker checks it, and
+            its declared effects are applied before the next step.
     """
     work = scene.copy()
     named: list[str] = []  # objectIds the steps named, oldest first
     records: list[dict[str, Any]] = []
     verdicts: list[Verdict] = []
     for i, text in enumerate(steps, start=1):
+        declared = contracts.split(text) if isinstance(contracts, ActionContracts) else None
+        if declared is not None and declared[0].new:
+            verdict = check_one(work, text)
+            records.append({"query": text, "verdict": verdict.to_json()})
+            verdicts.append(verdict)
+            ids = [oid for found in verdict.grounding.values() for oid in found]
+            apply_declared(work, declared[0], ids[0] if len(ids) == 1 else None)
+            work.reindex()
+            continue
         try:
             resolved = resolve_pronouns(text, work, named)
             parsed = parse_query(resolved)

@@ -254,6 +254,11 @@ def accepts_any(phrase: str) -> bool:
     return reference.read(phrase).quantifier == "any"
 
 
+def _any_grounded(phrases: tuple[str, ...], grounding: dict[str, list[str]]) -> bool:
+    folded = {k.strip().casefold() for k in grounding}
+    return any(p.strip().casefold() in folded for p in phrases)
+
+
 def resolve_action(verdict: Verdict, query: Query, *, asked: Query | None = None) -> ResolvedAction:
     """What ``verdict`` (passing) resolved ``query`` to.
 
@@ -266,6 +271,12 @@ def resolve_action(verdict: Verdict, query: Query, *, asked: Query | None = None
     name, phrases = argument_phrases(query)
     grounding = {str(k): list(v) for k, v in verdict.grounding.items()}
     if not phrases:  # text the parser cannot split: the checker's own phrases, in its order
+        phrases = tuple(grounding)
+    elif (
+        query.text.lstrip().startswith("(") and grounding and not _any_grounded(phrases, grounding)
+    ):
+        # A PDDL step the checker read by its contract's roles (the destination, not the door
+        # last): the arguments it grounded are the action's, never the last by position.
         phrases = tuple(grounding)
     args = tuple(_grounded(p, grounding) for p in phrases)
     source = asked if asked is not None else query

@@ -310,7 +310,8 @@ def forecast_scene(
         return verdict
 
     try:
-        check_steps(check_one, scene, [q.text for q in span])
+        # A kind of the user's own is checked, and its declared effects applied, by its contract.
+        check_steps(check_one, scene, [q.text for q in span], getattr(checker, "contracts", None))
     except Cancelled:
         return unknown(max(len(verdicts), 1), "the look-ahead was cancelled")
     except Exception as exc:  # fail closed: the step we could not judge is the forecast

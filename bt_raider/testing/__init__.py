@@ -16,7 +16,8 @@
   and faults against a tree, judged by a world oracle, failures shrunk to a pytest test (the
   ``explore`` extra); :class:`~bt_raider.testing.explore_world.Case`,
   :func:`~bt_raider.testing.explore.run_case` and the report are also here, loaded on first
-  use;
+  use; ``explore(domain=UserDomain(...))`` explores the user's own domain (their room, action
+  names, guard, people, words; :mod:`bt_raider.testing.explore_domain`);
 - :mod:`bt_raider.testing.plugin`: the pytest plugin (installed with bt_raider through the
   ``pytest11`` entry point) with the fixtures ``bt_raider_run``, ``sim_world``,
   ``scripted_human``, ``clean_blackboard`` and ``bt_raider_explore``.
@@ -36,6 +37,7 @@ _LAZY = {
     "ExploreReport": "bt_raider.testing.explore",
     "Case": "bt_raider.testing.explore_world",
     "Thing": "bt_raider.testing.explore_world",
+    "UserDomain": "bt_raider.testing.explore_domain",
     "PROPERTIES": "bt_raider.testing.explore_oracle",
 }
 
@@ -57,6 +59,7 @@ __all__ = [
     "RecoveryRun",
     "RunResult",
     "Thing",
+    "UserDomain",
     "check_case",
     "run_case",
     "run_tree",

@@ -29,10 +29,11 @@ import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from bt_raider.errors import UsageError
 from bt_raider.testing.explore_bounds import Stop, call_user, show, where_hung
+from bt_raider.testing.explore_domain import DomainReport, UserDomain, explore_domain
 from bt_raider.testing.explore_lang import LANDMARKS, says
 from bt_raider.testing.explore_oracle import PROPERTIES, Oracle, Violation
 from bt_raider.testing.explore_people import PEOPLE, ExplorePerson
@@ -114,6 +115,7 @@ def run_case(
     world_factory: WorldFactory | None = None,
     trace: str | Path | None = None,
     max_ticks: int = MAX_TICKS,
+    actions: Mapping[str, str] | None = None,
 ) -> Episode:
     """Run one episode and judge it; never raises for what the tree or the library does (P6).
 
@@ -125,6 +127,8 @@ def run_case(
         world_factory: builds the user's robot over the scene (default :func:`sim_robot`).
         trace: write the episode's trace there (``bt-raider view`` opens it).
         max_ticks: the tick bound of P5.
+        actions: the user's robot's own action names, RAIDER's kind -> name (``{"pick":
+            "PickUp"}``): its tree and recovery may call them (P2), judged as their kinds.
     """
     import py_trees
 
@@ -133,7 +137,7 @@ def run_case(
         raise UsageError(f"room {case.room!r}: expected one of {', '.join(sorted(rooms))}")
     room = rooms[case.room]
     scene, truth = build_world(case, room if isinstance(room, dict) else load_room(room))
-    oracle = Oracle(truth)
+    oracle = Oracle(truth, own=dict(actions or {}))
     make_robot = world_factory or sim_robot
     user_robot, problem = call_user(
         lambda: make_robot(scene, dict(truth.words)), "world_factory(scene, words)", FACTORY_S
@@ -492,10 +496,12 @@ def cases(
     return draw()
 
 
+@overload
 def explore(
     tree_factory: TreeFactory | None = None,
     world_factory: WorldFactory | None = None,
     *,
+    domain: None = None,
     rooms: Mapping[str, Any] | None = None,
     people: Sequence[str] = PEOPLE,
     forms: Sequence[str] = FORMS,
@@ -511,8 +517,44 @@ def explore(
     trace_dir: str | Path | None = None,
     database: Any = None,
     on_episode: Callable[[Episode], None] | None = None,
-) -> ExploreReport:
+    actions: Mapping[str, str] | None = None,
+) -> ExploreReport: ...
+
+
+@overload
+def explore(
+    *, domain: UserDomain, episodes: int = 200, seed: int = 0, on_episode: Any = None
+) -> DomainReport: ...
+
+
+def explore(
+    tree_factory: TreeFactory | None = None,
+    world_factory: WorldFactory | None = None,
+    *,
+    domain: UserDomain | None = None,
+    rooms: Mapping[str, Any] | None = None,
+    people: Sequence[str] = PEOPLE,
+    forms: Sequence[str] = FORMS,
+    disturbances: Sequence[str] = DISTURBANCES,
+    trees: Sequence[str] = TREES,
+    words: Sequence[str] = tuple(WORDS),
+    planners: Sequence[str] = PLANNERS,
+    models: Sequence[str] = MODELS,
+    episodes: int = 200,
+    seed: int = 0,
+    shrink: bool = True,
+    shrink_budget: float = 30.0,
+    trace_dir: str | Path | None = None,
+    database: Any = None,
+    on_episode: Callable[[Episode], None] | None = None,
+    actions: Mapping[str, str] | None = None,
+) -> ExploreReport | DomainReport:
     """Explore a tree: ``episodes`` generated episodes, judged; shrink what fails.
+
+    With ``domain=`` (a :class:`~bt_raider.testing.explore_domain.UserDomain`: the user's room,
+    action names, guard, people, words, plan and kinds) it explores the user's own domain
+    instead (:func:`~bt_raider.testing.explore_domain.explore_domain`, properties D1-D7), and
+    only ``episodes``, ``seed`` and ``on_episode`` apply.
 
     Args:
         tree_factory: ``tree_factory(spec) -> root``: the user's tree for a
@@ -531,12 +573,18 @@ def explore(
         trace_dir: write each finding's trace there (``<prop>.json``).
         database: a Hypothesis example database for the shrinking searches (None: none).
         on_episode: called with every episode (progress, benchmarks).
+        actions: the user's robot's own action names (:func:`run_case`).
 
     Returns:
-        The :class:`ExploreReport`.
+        The :class:`ExploreReport` (with ``domain=``, the
+        :class:`~bt_raider.testing.explore_domain.DomainReport`: the same shape).
     """
     from bt_raider.errors import require
 
+    if domain is not None:
+        # on_episode takes the domain's outcomes there (the second overload types it Any).
+        outcome: Any = on_episode
+        return explore_domain(domain, episodes=episodes, seed=seed, on_outcome=outcome)
     require("hypothesis", "explore", needed_by="explore()")
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hseed
@@ -557,6 +605,7 @@ def explore(
     )
     report = ExploreReport()
     options: dict[str, Any] = {"tree_factory": tree_factory, "world_factory": world_factory}
+    options["actions"] = actions
 
     def one(case: Case) -> Episode:
         replay = report.episodes % REPLAY_EVERY == 0

@@ -82,11 +82,14 @@ class Oracle:
     violations: list[Violation] = field(default_factory=list)
     questions: list[str] = field(default_factory=list)
     scene: Callable[[], dict[str, Any]] | None = None
+    #: The user's robot's own action names, kind -> name (``explore(actions=...)``).
+    own: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.designated = {g.kind: g.allowed for g in self.truth.groups}
         self._owner = {i: g for g in self.truth.groups for i in g.ids}
         self._verbs = {name: verb for verb, name in self.truth.words.items()}
+        self._verbs.update({name: verb for verb, name in self.own.items()})
         self._lock = threading.Lock()
         self._asked: set[str] = set()
         self._kinds = {g.kind for g in self.truth.groups}

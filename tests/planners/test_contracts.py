@@ -14,7 +14,7 @@ import pytest
 from unified_planning.io import PDDLReader
 
 import bt_raider
-from bt_raider import SymbolicReasoner
+from bt_raider import RaiderGuard, SymbolicReasoner
 from bt_raider.checking.action_contract import ActionContracts
 from bt_raider.errors import QueryError
 from bt_raider.planners.contracts import declare_missing, derive_contracts
@@ -126,3 +126,19 @@ def test_declared_python_contracts_give_the_recipient_by_role():
     )
     with pytest.raises(QueryError, match="no argument has the role recipient"):
         ActionContracts().declare("GiveTo", "handover", object="item").query(["x"])
+
+
+def test_a_plain_guard_on_a_pddl_step_never_acts_on_the_last_argument(problem):
+    """Found by the domain explorer (D5): a RaiderGuard given the raw PDDL step, its checker
+    reading it by the derived roles, passed on the corridor and retargeted the user's node to
+    the last argument, the door named after Ana. Now it acts on the corridor or not at all."""
+    robot = CareRobot(scene())
+    node = Act("navigate-to", ["tiago", "lounge", "corridor", "ana_door"], robot)
+    checker = SymbolicReasoner(contracts=derive_contracts(problem))
+    guard = RaiderGuard(
+        node, "(navigate-to tiago lounge corridor ana_door)", checker, scene=robot.observe
+    )
+    statuses = tick(guard)
+    assert statuses[-1] in (Status.SUCCESS, Status.FAILURE)
+    assert all(args == ["corridor"] for _, args in robot.log), robot.log
+    assert statuses[-1] is Status.SUCCESS or guard.feedback_message

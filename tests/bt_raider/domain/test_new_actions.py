@@ -77,3 +77,20 @@ def test_a_guarded_pressbutton_out_of_reach_is_recovered_with_navigateto():
     statuses = tick(guard)
     assert statuses[-1] is Status.SUCCESS, guard.feedback_message
     assert robot.log == [("NavigateTo", ["CallButton|1"]), ("PressButton", ["CallButton|1"])]
+
+
+def test_the_look_ahead_applies_a_declared_kinds_effects():
+    """Pressing the button twice: after the first press the declared effect (on) holds, so the
+    look-ahead foresees the second failing on its precondition (off). Before, a plan with a
+    kind of the user's own could not be looked ahead in at all (unknown action)."""
+    from bt_raider.runtime.forecast import forecast_scene
+
+    room = Scene(lounge(people=[], objects=[button()]))
+    checker = SymbolicReasoner(contracts=contracts())
+    twice = ["PressButton(CallButton)", "PressButton(CallButton)"]
+    forecast = forecast_scene(room, twice, checker)
+    assert forecast is not None and not forecast.unknown
+    assert forecast.step == 1 and forecast.category == "wrong_state"
+    assert "not off" in forecast.explanation
+    assert forecast_scene(room, twice[:1] + ["NavigateTo(corridor)"], checker) is None
+    assert room.by_id("CallButton|1").raw.get("isToggled") in (None, False)  # a copy changed
