@@ -266,12 +266,17 @@ def test_stopping_the_tree_mid_goal_cancels_it_on_the_server(ros_node, robot_pro
 
 
 def test_a_result_waits_for_the_scene_that_shows_its_effect(ros_node, robot_process):
-    robot_proc = robot_process(two_cups_and_a_far_mug(), "--scene-delay", "0.8")
-    _spinner, scene, robot, _human = connect(ros_node)
+    robot_proc = robot_process(two_cups_and_a_far_mug(), "--scene-delay", "5")
+    _spinner, scene, robot, _human = connect(ros_node, scene_timeout_s=20)
     before = scene.seq
     handle = robot.start("pick", [CLEAN])
     robot_proc.wait_event("done")
+    # The robot logs "done" before its result travels: wait (bounded) until the result is in.
+    deadline = time.monotonic() + 10
     waiting = robot.poll(handle)
+    while "waiting for scene" not in waiting.message and time.monotonic() < deadline:
+        time.sleep(0.01)
+        waiting = robot.poll(handle)
     # The result is in, the scene that shows it is not: still RUNNING, and saying why.
     assert waiting.state is ActionState.RUNNING and "waiting for scene" in waiting.message
     assert scene.seq == before
