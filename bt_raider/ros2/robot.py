@@ -187,11 +187,15 @@ class RosRobot:
         from rclpy.action.client import ActionClient
 
         try:
-            log.warning(
-                "action server %r not found in %g s (%s): making its client anew",
+            found = self.explain_missing([server])
+            # Every part in the graph yet not ready is the anomaly; nothing yet is a slow robot.
+            level = logging.WARNING if found.endswith("not: nothing") else logging.INFO
+            log.log(
+                level,
+                "action server %r not ready in %g s (%s): a new client",
                 server,
                 REMAKE_S,
-                self.explain_missing([server]),
+                found,
             )
             old = self._clients[server]
             self._clients[server] = ActionClient(self.spinner.node, self._types[server], server)
