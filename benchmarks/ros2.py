@@ -197,7 +197,7 @@ def repeat(runs: int, timeout: float) -> int:
     """``pytest tests/ros2 -m ros2`` ``runs`` times; the number of runs that did not pass."""
     import re
 
-    cmd = [sys.executable, "-m", "pytest", "tests/ros2", "-m", "ros2", "-q", "-rf"]
+    cmd = [sys.executable, "-m", "pytest", "tests/ros2", "-m", "ros2", "-rf"]
     cmd += ["-p", "no:cacheprovider"]
     bad = 0
     for i in range(1, runs + 1):
