@@ -122,9 +122,9 @@ class RosRobot:
         scene_timeout_s: seconds a succeeded goal waits for the scene showing its effect.
 
     A server that is not found within :data:`REMAKE_S` seconds gets a new action client (and
-    again every :data:`REMAKE_S` s until found; :attr:`remade` counts them). Under load rmw's
-    readiness check can stay false for good for one client although every part of the server
-    is in the graph (its matched counts never catch up); a new client matches afresh.
+    again every :data:`REMAKE_S` s until found; :attr:`remade` counts them). rmw counts a server
+    ready only when this client's own endpoints matched it, and under heavy load one server was
+    once not ready for 30 s while the robot's other server was; a new client matches afresh.
     """
 
     def __init__(
