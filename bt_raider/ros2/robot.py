@@ -26,6 +26,7 @@ what the callbacks recorded.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import threading
@@ -163,7 +164,7 @@ class RosRobot:
         from rclpy.action.client import ActionClient
 
         node = self.spinner.node
-        clients = {s: ActionClient(node, t, s) for s, t in self._types.items()}
+        clients: dict[str, Any] = {s: ActionClient(node, t, s) for s, t in self._types.items()}
         self._timer = node.create_timer(LIVENESS_PERIOD_S, self._check_servers)
         return clients
 
@@ -180,7 +181,7 @@ class RosRobot:
             stale = now - self._made_at[server] >= REMAKE_S
             if server not in self._seen and stale and server not in self._remaking:
                 self._remaking.add(server)
-                self.spinner.defer(lambda server=server: self._remake(server))
+                self.spinner.defer(functools.partial(self._remake, server))
 
     def _remake(self, server: str) -> None:
         """A new action client for ``server`` (never found yet: no goal went through it)."""
