@@ -15,6 +15,10 @@ Printed:
 * **demo wall time** (s): ``bt-raider demo medicine-delivery --no-memory``, in-process vs
   ``--ros2`` (median of ``--demo-runs``).
 
+``--repeat N`` instead runs ``pytest tests/ros2 -m ros2`` N times in a row (each bounded by
+``--repeat-timeout``) and prints each run's counts, the failed tests and the total: the issue's
+"20 repeated runs with 0 failures".
+
 Run: ``python3 benchmarks/ros2.py`` in a venv with ``bt_raider[pddl,ros2-interfaces]``.
 Every process it starts runs with ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` and a domain of
 its own (:mod:`bt_raider.ros2.env`).
@@ -189,6 +193,32 @@ def hook_cost(runs: int) -> None:
         print(line(f"python start ({label})", times))
 
 
+def repeat(runs: int, timeout: float) -> int:
+    """``pytest tests/ros2 -m ros2`` ``runs`` times; the number of runs that did not pass."""
+    import re
+
+    cmd = [sys.executable, "-m", "pytest", "tests/ros2", "-m", "ros2", "-rf"]
+    cmd += ["-p", "no:cacheprovider"]
+    bad = 0
+    for i in range(1, runs + 1):
+        start = time.perf_counter()
+        try:
+            run = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+            out, code = run.stdout, run.returncode
+        except subprocess.TimeoutExpired as exc:
+            out, code = (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else "", -1
+            out += f"\ntimed out after {timeout:g} s"
+        summary = next((ln for ln in reversed(out.splitlines()) if " in " in ln), "no summary")
+        failed = re.findall(r"^(?:FAILED|ERROR) (\S+)", out, re.MULTILINE)
+        bad += code != 0
+        print(f"run {i:2d}/{runs}  {time.perf_counter() - start:6.0f} s  rc {code}  {summary}")
+        for name in failed:
+            print(f"        failed: {name}")
+        sys.stdout.flush()
+    print(f"{runs} runs of pytest tests/ros2 -m ros2: {runs - bad} passed, {bad} with failures")
+    return bad
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--goals", type=int, default=200)
@@ -196,7 +226,11 @@ def main() -> None:
     parser.add_argument("--kills", type=int, default=5)
     parser.add_argument("--demo-runs", type=int, default=3)
     parser.add_argument("--starts", type=int, default=30, help="python starts per hook setting")
+    parser.add_argument("--repeat", type=int, default=0, help="only run the ROS 2 tests N times")
+    parser.add_argument("--repeat-timeout", type=float, default=900.0, help="seconds per run")
     args = parser.parse_args()
+    if args.repeat:
+        raise SystemExit(1 if repeat(args.repeat, args.repeat_timeout) else 0)
     env.apply_local()
     hook_cost(args.starts)
     prefix = interfaces.built() or interfaces.build(echo=print)

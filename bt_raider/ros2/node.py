@@ -129,6 +129,21 @@ class Spinner:
         self._wake.trigger()
         return future
 
+    def defer(self, fn: Callable[[], T]) -> Future[T]:
+        """Like :meth:`submit`, but from a callback too: ``fn`` runs after the current turn.
+
+        A callback that must make or destroy an entity defers it, so the executor's wait set
+        never changes under the turn that runs the callback.
+        """
+        if self._closed:
+            raise CommunicationError(f"the spinner of node {self.node.get_name()!r} is closed")
+        if not self.spinning:
+            return self.submit(fn)
+        future: Future[T] = Future()
+        self._jobs.append((fn, future))
+        self._wake.trigger()
+        return future
+
     def call(self, fn: Callable[[], T], timeout: float = CALL_TIMEOUT_S) -> T:
         """Run ``fn`` on the spinning thread and return what it returns.
 

@@ -26,7 +26,9 @@ what the callbacks recorded.
 
 from __future__ import annotations
 
+import functools
 import itertools
+import logging
 import threading
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -46,6 +48,13 @@ ACCEPT_TIMEOUT_S = 5.0
 SCENE_TIMEOUT_S = 3.0
 #: Seconds between two checks that each server is still in the graph.
 LIVENESS_PERIOD_S = 0.1
+#: Seconds a server may stay unfound before its action client is made anew (see RosRobot).
+REMAKE_S = 5.0
+
+log = logging.getLogger(__name__)
+# What an action server is in the graph: three services and two topics.
+_SERVICES = ("send_goal", "cancel_goal", "get_result")
+_TOPICS = ("feedback", "status")
 
 
 def default_result(result: Any) -> tuple[bool, str]:
@@ -112,6 +121,11 @@ class RosRobot:
         grace_s: seconds a server may be gone from the graph before its goal fails.
         accept_timeout_s: seconds a server has to accept or reject a goal.
         scene_timeout_s: seconds a succeeded goal waits for the scene showing its effect.
+
+    A server that is not found within :data:`REMAKE_S` seconds gets a new action client (and
+    again every :data:`REMAKE_S` s until found; :attr:`remade` counts them). rmw counts a server
+    ready only when this client's own endpoints matched it, and under heavy load one server was
+    once not ready for 30 s while the robot's other server was; a new client matches afresh.
     """
 
     def __init__(
@@ -139,16 +153,18 @@ class RosRobot:
         self._alive: dict[str, bool] = {}
         self._gone_since: dict[str, float] = {}
         self._seen: set[str] = set()  # servers that were in the graph at least once
+        self._types = {spec.server: spec.action_type for spec in self.actions.values()}
+        self._made_at = dict.fromkeys(self._types, time.monotonic())
+        self._remaking: set[str] = set()
+        #: How many times each server's action client was made anew (see the class).
+        self.remade = dict.fromkeys(self._types, 0)
         self._clients = spinner.call(self._create)
 
     def _create(self) -> dict[str, Any]:
         from rclpy.action.client import ActionClient
 
         node = self.spinner.node
-        clients: dict[str, Any] = {}
-        for spec in self.actions.values():
-            if spec.server not in clients:
-                clients[spec.server] = ActionClient(node, spec.action_type, spec.server)
+        clients: dict[str, Any] = {s: ActionClient(node, t, s) for s, t in self._types.items()}
         self._timer = node.create_timer(LIVENESS_PERIOD_S, self._check_servers)
         return clients
 
@@ -160,15 +176,44 @@ class RosRobot:
             if ready:
                 self._seen.add(server)
                 self._gone_since.pop(server, None)
-            else:
-                self._gone_since.setdefault(server, now)
+                continue
+            self._gone_since.setdefault(server, now)
+            stale = now - self._made_at[server] >= REMAKE_S
+            if server not in self._seen and stale and server not in self._remaking:
+                self._remaking.add(server)
+                self.spinner.defer(functools.partial(self._remake, server))
+
+    def _remake(self, server: str) -> None:
+        """A new action client for ``server`` (never found yet: no goal went through it)."""
+        from rclpy.action.client import ActionClient
+
+        try:
+            found = self.explain_missing([server])
+            # Every part in the graph yet not ready is the anomaly; nothing yet is a slow robot.
+            level = logging.WARNING if found.endswith("not: nothing") else logging.INFO
+            log.log(
+                level,
+                "action server %r not ready in %g s (%s): a new client",
+                server,
+                REMAKE_S,
+                found,
+            )
+            old = self._clients[server]
+            self._clients[server] = ActionClient(self.spinner.node, self._types[server], server)
+            old.destroy()
+            self.remade[server] += 1
+        finally:
+            self._made_at[server] = time.monotonic()
+            self._remaking.discard(server)
 
     # ------------------------------------------------------------------ waiting for servers
     def wait_for_servers(self, timeout: float = 10.0) -> list[str]:
         """Wait until every server was found in the graph; those not found after ``timeout``.
 
         Found once is enough: a server that misses its lease under load for a moment is not
-        missing (``start`` and ``poll`` judge that with the grace period).
+        missing (``start`` and ``poll`` judge that with the grace period). Meanwhile a server
+        not found gets a new client every :data:`REMAKE_S` s; :meth:`explain_missing` says
+        what the graph holds of those still missing.
         """
         deadline = time.monotonic() + timeout
         while True:
@@ -176,6 +221,28 @@ class RosRobot:
             if not missing or time.monotonic() >= deadline:
                 return missing
             time.sleep(0.02)
+
+    def explain_missing(self, servers: Sequence[str]) -> str:
+        """What the graph holds of each server in ``servers`` (for a failure message).
+
+        An action server is three services and two topics; this names those found and those
+        not, so "not found" says whether the robot is absent or half-discovered.
+        """
+        parts = []
+        for server in servers:
+            base = server.rstrip("/") + "/_action/"
+            node = self.spinner.node
+            found = {
+                **{s: node.count_services(base + s) for s in _SERVICES},
+                **{t: node.count_publishers(base + t) for t in _TOPICS},
+            }
+            seen = [k for k, n in found.items() if n]
+            unseen = [k for k, n in found.items() if not n]
+            parts.append(
+                f"{server!r}: in the graph: {', '.join(seen) or 'nothing'}; "
+                f"not: {', '.join(unseen) or 'nothing'}"
+            )
+        return "; ".join(parts)
 
     # ------------------------------------------------------------------ Robot protocol
     def start(self, action: str, args: Sequence[Any]) -> Hashable:

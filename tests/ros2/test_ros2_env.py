@@ -138,6 +138,8 @@ def test_a_second_suite_runs_at_the_same_time_in_its_own_domain(tmp_path):
         "-m",
         "pytest",
         test,
+        "-n",
+        "0",  # one process per suite: the two suites, not their workers, are what runs at once
         "-rA",
         "-p",
         "no:cacheprovider",

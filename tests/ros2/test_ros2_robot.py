@@ -124,7 +124,8 @@ def connect(ros_node, actions=("pick", "move_to"), **robot_options):
     )
     spinner.start()
     assert scene.wait(1, timeout=30), "no scene from the robot within 30 s"
-    assert robot.wait_for_servers(30) == []
+    missing = robot.wait_for_servers(30)
+    assert missing == [], robot.explain_missing(missing)
     assert human.wait_for_service(30)
     return spinner, scene, robot, human
 
@@ -265,12 +266,17 @@ def test_stopping_the_tree_mid_goal_cancels_it_on_the_server(ros_node, robot_pro
 
 
 def test_a_result_waits_for_the_scene_that_shows_its_effect(ros_node, robot_process):
-    robot_proc = robot_process(two_cups_and_a_far_mug(), "--scene-delay", "0.8")
-    _spinner, scene, robot, _human = connect(ros_node)
+    robot_proc = robot_process(two_cups_and_a_far_mug(), "--scene-delay", "5")
+    _spinner, scene, robot, _human = connect(ros_node, scene_timeout_s=20)
     before = scene.seq
     handle = robot.start("pick", [CLEAN])
     robot_proc.wait_event("done")
+    # The robot logs "done" before its result travels: wait (bounded) until the result is in.
+    deadline = time.monotonic() + 10
     waiting = robot.poll(handle)
+    while "waiting for scene" not in waiting.message and time.monotonic() < deadline:
+        time.sleep(0.01)
+        waiting = robot.poll(handle)
     # The result is in, the scene that shows it is not: still RUNNING, and saying why.
     assert waiting.state is ActionState.RUNNING and "waiting for scene" in waiting.message
     assert scene.seq == before
@@ -294,3 +300,39 @@ def test_a_scene_that_never_shows_the_result_is_a_failure(ros_node, robot_proces
 
     progress = robot.poll(handle)
     assert progress.state is ActionState.FAILED and "did not arrive" in progress.message
+
+
+def test_a_server_not_found_gets_a_new_client_and_is_found_when_it_comes(
+    ros_node, robot_process, monkeypatch
+):
+    """The tree starts first; its clients are made anew until the robot comes, then work."""
+    from test_msgs.action import NestedMessage
+
+    from bt_raider.ros2 import robot as ros_robot
+    from bt_raider.ros2.scene import SceneTopic
+
+    monkeypatch.setattr(ros_robot, "REMAKE_S", 0.3)
+    spinner = ros_node()
+    scene = SceneTopic(spinner)
+    spec = ros_robot.RosAction(NestedMessage, "/robot/pick", nested_goal, nested_result, nested_seq)
+    robot = ros_robot.RosRobot(spinner, {"pick": spec}, scene)
+    spinner.start()
+    deadline = time.monotonic() + 20
+    while robot.remade["/robot/pick"] < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert robot.remade["/robot/pick"] >= 2
+    assert robot.wait_for_servers(0) == ["/robot/pick"]
+    explained = robot.explain_missing(["/robot/pick"])
+    assert "in the graph: nothing" in explained, explained
+
+    robot_proc = robot_process(two_cups_and_a_far_mug())
+    assert robot.wait_for_servers(30) == [], robot.explain_missing(["/robot/pick"])
+    assert scene.wait(1, timeout=30)
+    handle = robot.start("pick", [CLEAN])
+    deadline = time.monotonic() + 20
+    while robot.poll(handle).state is ActionState.RUNNING and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+    assert robot.poll(handle).state is ActionState.SUCCEEDED, robot.poll(handle)
+    assert [(g["action"], g["target"]) for g in robot_proc.events("goal")] == [("pick", CLEAN)]
+    assert not spinner.errors
