@@ -19,14 +19,16 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bt_raider.checking.action_contract import ActionContracts
-from bt_raider.checking.new_actions import apply_declared
 from bt_raider.checking.parse import ParsedQuery, leading_action, parse_query
 from bt_raider.checking.verdict import Category, Verdict
 from bt_raider.errors import QueryError, ToolError
 from bt_raider.perception.scene import Scene, SceneObject
+
+if TYPE_CHECKING:
+    # Type-only: the contracts' dataclasses stay off ``bt-raider check``'s import path.
+    from bt_raider.checking.action_contract import ActionContracts
 
 #: Where a sentence may change action: a comma or semicolon (with "and", "then"), "and then",
 #: "then", "and", or a full stop between sentences.
@@ -101,8 +103,10 @@ def check_steps(
     records: list[dict[str, Any]] = []
     verdicts: list[Verdict] = []
     for i, text in enumerate(steps, start=1):
-        declared = contracts.split(text) if isinstance(contracts, ActionContracts) else None
+        declared = contracts.split(text) if contracts is not None else None
         if declared is not None and declared[0].new:
+            from bt_raider.checking.new_actions import apply_declared
+
             verdict = check_one(work, text)
             records.append({"query": text, "verdict": verdict.to_json()})
             verdicts.append(verdict)

@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
+from bt_raider.checking.action_contract import ActionContracts
 from bt_raider.checking.contract import Checker, Query, as_query
 from bt_raider.checking.steps import check_steps
 from bt_raider.checking.verdict import Category, Verdict
@@ -311,7 +312,10 @@ def forecast_scene(
 
     try:
         # A kind of the user's own is checked, and its declared effects applied, by its contract.
-        check_steps(check_one, scene, [q.text for q in span], getattr(checker, "contracts", None))
+        contracts = getattr(checker, "contracts", None)
+        if not isinstance(contracts, ActionContracts):
+            contracts = None  # a checker of the user's own with some other ``contracts``
+        check_steps(check_one, scene, [q.text for q in span], contracts)
     except Cancelled:
         return unknown(max(len(verdicts), 1), "the look-ahead was cancelled")
     except Exception as exc:  # fail closed: the step we could not judge is the forecast
