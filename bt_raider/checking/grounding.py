@@ -414,7 +414,7 @@ class Grounder:
         covered.update(
             w for w in attributes.COLOUR_WORDS if attributes.colour_word(w) in phrase.colours
         )
-        covered.update(reference_words.COLOUR_SHADES)
+        covered.update(phrase.colours)  # a shade read with its colour ("light blue")
         for sub in (phrase.anchor, phrase.detail):
             if sub is not None:
                 covered.update(_plain_words(sub.text))  # read on their own (the anchor's own)

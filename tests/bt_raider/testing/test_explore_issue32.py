@@ -263,8 +263,30 @@ OPEN["P9 an ordinal along a side asked about"] = replace(
 )
 
 
-@pytest.mark.parametrize("name", sorted(OPEN))
-@pytest.mark.xfail(strict=True, reason="found by the explorer on reader+intent at b77b230")
+#: Fixed since (the reader's side): a multi-word colour read as one colour, the check's choice
+#: among "any" members resolved to its objectId, "from the left" after an ordinal no source.
+FIXED = {
+    "P1 a multi-word colour excluded",
+    "P3 a quantifier's phrase reaches the robot",
+    "P1 an ordinal along a side",
+    "P9 an ordinal along a side asked about",
+}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        name
+        if name in FIXED
+        else pytest.param(
+            name,
+            marks=pytest.mark.xfail(
+                strict=True, reason="found by the explorer on reader+intent at b77b230"
+            ),
+        )
+        for name in sorted(OPEN)
+    ],
+)
 def test_open_findings_on_the_fixes(name):
     case = OPEN[name]
     if case.room == "kitchen":
