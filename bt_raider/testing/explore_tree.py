@@ -284,7 +284,10 @@ def _child(
     if group.action == "handover":
         return act(name["handover"], "handover", [group.kind, USER])
     grab = act(name["pick"], "pick", [group.kind])
-    if case.form == "compound" and group.query.endswith("in the bowl"):  # the first guard's
+    into = case.form == "said" and case.said is not None and case.said.into is not None
+    if (case.form == "compound" and group.query.endswith("in the bowl")) or (
+        into and group.kind == case.kind
+    ):  # the first guard's
         put = act(name["place"], "place", [group.kind, BOWL])
         return Steps(f"{group.kind} to the bowl", [grab, put])
     return grab

@@ -28,7 +28,7 @@ from bt_raider.errors import ActionFailed, UsageError
 from bt_raider.files import MAX_SCENE_BYTES, read_json
 from bt_raider.robot.actions import ActionState, Progress
 from bt_raider.testing.explore_judge import Designation, designate
-from bt_raider.testing.explore_lang import Say, render
+from bt_raider.testing.explore_lang import BOWL_COLOURS, Say, render
 from bt_raider.testing.explore_stage import (
     DECOY_KIND,
     DECOYS,
@@ -112,6 +112,8 @@ CHAIR = "Chair|explore|block"
 STOOL = "Stool|explore|late"
 #: The dish destination of compound instructions.
 BOWL = "Bowl|explore|dest"
+#: The second bowl of an instruction that says which bowl ("... in the bowl, not the red one").
+BOWL_TWO = "Bowl|explore|two"
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,8 @@ class Thing:
         far: beyond the robot's reach (by 0.3 to 0.5 m), else within it.
         at: a landmark kind of :data:`~bt_raider.testing.explore_lang.LANDMARKS` it is in,
             on or next to ("" : none).
+        size: the edge of its ``axisAlignedBoundingBox`` (m, a cube); 0: the scene does not
+            give its size.
     """
 
     colour: str = "red"
@@ -132,6 +136,7 @@ class Thing:
     side: str = "front"
     far: bool = False
     at: str = ""
+    size: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -221,6 +226,8 @@ class Group:
         place: the named place the instruction goes to (``goto_place`` forms), else None.
         said: the instruction's program (form ``said``), else None.
         designation: what the instruction designates, by the oracle's own reading.
+        into: what the instruction's destination designates among the bowls ("put it in the
+            bowl, not the red one"), by the oracle's own reading; None: no such step.
     """
 
     kind: str
@@ -233,6 +240,7 @@ class Group:
     place: str | None = None
     said: Say | None = None
     designation: Designation | None = None
+    into: Designation | None = None
 
     @property
     def allowed(self) -> frozenset[str] | None:
@@ -380,7 +388,8 @@ def build_world(case: Case, room: dict[str, Any]) -> tuple[dict[str, Any], Truth
         data,
         ({case.kind, second} if two else {case.kind})
         | marks
-        | ({DECOY_KIND} if hostile else set()),
+        | ({DECOY_KIND} if hostile else set())
+        | ({"Bowl"} if case.form == "said" and case.said and case.said.into else set()),
     )
     ax, ay, az, yaw = _agent(data)
     (hx, hz), (rx, rz) = _frame(yaw)
@@ -416,6 +425,10 @@ def build_world(case: Case, room: dict[str, Any]) -> tuple[dict[str, Any], Truth
                     color=thing.colour,
                 )
             )
+            if thing.size > 0:
+                edge = {"x": thing.size, "y": thing.size, "z": thing.size}
+                centre = dict(made[-1]["position"])
+                made[-1]["axisAlignedBoundingBox"] = {"center": centre, "size": edge}
         if not (case.hidden and not groups):  # hidden: somewhere else, not in what it sees
             data["objects"].extend(made)
         else:
@@ -449,9 +462,16 @@ def build_world(case: Case, room: dict[str, Any]) -> tuple[dict[str, Any], Truth
             data["objects"].append(
                 _object(decoy, DECOY_KIND, dx, ay, dz, pickupable=True, color="grey")
             )
-    if case.form in ("compound", "appliance") or (case.names != "distinct" and two):
+    into = case.said.into if case.form == "said" and case.said is not None else None
+    if case.form in ("compound", "appliance") or (case.names != "distinct" and two) or into:
         bx, bz = place(Thing(side="front"), 0, -0.6)
-        data["objects"].append(_object(BOWL, "Bowl", bx, ay, bz, receptacle=True, color="white"))
+        white, red = BOWL_COLOURS
+        data["objects"].append(_object(BOWL, "Bowl", bx, ay, bz, receptacle=True, color=white))
+        if into is not None:
+            bx, bz = place(Thing(side="front"), 0, -1.0)
+            data["objects"].append(
+                _object(BOWL_TWO, "Bowl", bx, ay, bz, receptacle=True, color=red)
+            )
     if case.form == "me":
         data["humans"] = [_person(*place(Thing(side="front"), 0, 0.0), case.speaker, yaw)]
     if case.form in ("goto_place", "approach_place"):
@@ -485,6 +505,8 @@ def build_world(case: Case, room: dict[str, Any]) -> tuple[dict[str, Any], Truth
         )
         first.designation = judged
         first.by_instruction = next(iter(judged.sure)) if judged.mode == "one" else None
+        if case.said.into is not None:
+            first.into = designate(case.said.into, "Bowl", data, speaker=speaker)
     sole = first.by_instruction
     target = case.things[first.ids.index(sole)] if sole in first.ids else None
     truth.plain = (
@@ -495,8 +517,13 @@ def build_world(case: Case, room: dict[str, Any]) -> tuple[dict[str, Any], Truth
         and not case.blocked
         and not case.hidden
         and case.disturbance == "none"
+        and (first.into is None or first.into.mode == "one")
     )
-    if case.form == "said" and target is not None and not target.far and case.disturbance == "none":
+    if first.into is not None and first.into.mode != "one":
+        pass  # a question about the bowl is needed: none about the kind is needless either
+    elif (
+        case.form == "said" and target is not None and not target.far and case.disturbance == "none"
+    ):
         if not (case.blocked or case.hidden):
             truth.plain_kinds.add(case.kind)  # in any tree: a question about it is needless
     return data, truth

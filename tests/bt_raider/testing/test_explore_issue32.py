@@ -300,3 +300,24 @@ def test_open_findings_on_the_fixes(name):
     }
     episode = check_case(case, rooms, replay=False)
     assert episode.violations == [], [str(v) for v in episode.violations]
+
+
+# ------------------------------------- the grammar's newer shapes (the reader's helper, 17:30)
+@pytest.mark.parametrize("bowl", ["red", "white", "blue"])
+@pytest.mark.parametrize("style", [0, 2, 3])
+def test_a_compound_instruction_with_an_excluded_destination(bowl, style):
+    # The "... put it in the bowl, not the red one" (placed in the red bowl on
+    # 801bbfc): a white and a red bowl; excluding blue leaves both, and the robot must ask.
+    said = Say(Pick(colour="red"), into=Say(exclude=Pick(colour=bowl), style=style))
+    clean(Case(kind="Cup", things=RED_BLUE, form="said", words="raider", said=said))
+
+
+@pytest.mark.parametrize("select", ["biggest", "smallest"])
+@pytest.mark.parametrize(
+    "sizes",
+    [(0.08, 0.16), (0.1, 0.1), (0.0, 0.16), (0.1, 0.11)],
+    ids=["apart", "alike", "one unknown", "close"],
+)
+def test_sizes_where_the_scene_gives_them(select, sizes):
+    things = tuple(replace(t, size=s) for t, s in zip(RED_BLUE, sizes, strict=True))
+    clean(Case(kind="Cup", things=things, form="said", said=Say(select=select, style=1)))
