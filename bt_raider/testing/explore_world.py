@@ -42,6 +42,7 @@ from bt_raider.testing.explore_stage import (
     _object,
     _person,
     _speaker,
+    two_cups,
 )
 
 #: Colours the generator paints objects with.
@@ -279,28 +280,6 @@ class Truth:
     plain_kinds: set[str] = field(default_factory=set)
 
 
-def two_cups() -> dict[str, Any]:
-    """A user's own scene: the README's two cups (clean and dirty) on an otherwise empty floor."""
-
-    def cup(object_id: str, x: float, dirty: bool) -> dict[str, Any]:
-        return {
-            "objectId": object_id,
-            "objectType": "Cup",
-            "position": {"x": x, "y": 0.9, "z": 0.5},
-            "pickupable": True,
-            "dirtyable": True,
-            "isDirty": dirty,
-        }
-
-    return {
-        "agent": {"position": {"x": 0.0, "y": 0.9, "z": 0.0}, "rotation": {"y": 0.0}},
-        "objects": [
-            cup("Cup|+00.20|+00.90|+00.50", 0.2, False),
-            cup("Cup|-00.20|+00.90|+00.50", -0.2, True),
-        ],
-    }
-
-
 def load_room(room: Any) -> dict[str, Any]:
     """A room as an AI2-THOR dict: a path, a dict, or anything with ``to_dict()``."""
     if isinstance(room, (str, Path)):
@@ -519,13 +498,11 @@ def build_world(case: Case, room: dict[str, Any]) -> tuple[dict[str, Any], Truth
         and case.disturbance == "none"
         and (first.into is None or first.into.mode == "one")
     )
-    if first.into is not None and first.into.mode != "one":
-        pass  # a question about the bowl is needed: none about the kind is needless either
-    elif (
-        case.form == "said" and target is not None and not target.far and case.disturbance == "none"
-    ):
-        if not (case.blocked or case.hidden):
-            truth.plain_kinds.add(case.kind)  # in any tree: a question about it is needless
+    quiet = case.disturbance == "none" and not (case.blocked or case.hidden)
+    if case.form == "said" and target is not None and not target.far and quiet:
+        # In any tree a question about it is needless (unless the bowl is left open).
+        if first.into is None or first.into.mode == "one":
+            truth.plain_kinds.add(case.kind)
     return data, truth
 
 
@@ -781,6 +758,7 @@ class TaggedRobot:
 
 __all__ = [
     "BOWL",
+    "BOWL_TWO",
     "CHAIR",
     "DECOYS",
     "DECOY_KIND",
@@ -809,4 +787,5 @@ __all__ = [
     "load_room",
     "phrase",
     "scene_dict",
+    "two_cups",
 ]
