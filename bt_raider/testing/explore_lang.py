@@ -163,7 +163,11 @@ def _predicate(p: Pick, style: int) -> str:
     parts += _posts(p, style)
     if p.odd and " " not in p.odd:
         parts.insert(0, p.odd)
-    return " and ".join(parts) if parts else "it"
+    if len(parts) > 1:
+        # "that is not dirty and light blue" may be "that is light blue and not dirty": people
+        # say "that is not the dirty light blue one" for what the program means.
+        return phrase_of(p, "one", style)
+    return parts[0] if parts else "it"
 
 
 _SELECT_WORDS = {

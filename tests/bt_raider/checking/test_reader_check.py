@@ -254,3 +254,16 @@ def test_an_ordinal_from_a_side_is_no_source(query, meant):
     verdict = bt_raider.check(APPLES, query)
     assert verdict.category is Category.NONE, verdict.explanation
     assert list(verdict.grounding.values()) == [[meant]]
+
+
+def test_a_negated_conjunction_is_asked_about_never_guessed():
+    # "the box that is not dirty and light blue": not (dirty and light blue), or light blue and
+    # not dirty? Two readings: the check asks, naming what it could not read.
+    scene = _scene(
+        _obj("Box|a", -0.3, pickupable=True, color="light blue", isDirty=True, dirtyable=True),
+        _obj("Box|b", 0.3, pickupable=True, color="red", isDirty=False, dirtyable=True),
+    )
+    verdict = bt_raider.check(scene, "pick the box that is not dirty and light blue")
+    assert verdict.category is Category.AMBIGUITY, verdict.explanation
+    fine = bt_raider.check(scene, "pick the box that is not the dirty light blue one")
+    assert fine.category is Category.NONE and list(fine.grounding.values()) == [["Box|b"]]
