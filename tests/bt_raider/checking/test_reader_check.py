@@ -267,3 +267,16 @@ def test_a_negated_conjunction_is_asked_about_never_guessed():
     assert verdict.category is Category.AMBIGUITY, verdict.explanation
     fine = bt_raider.check(scene, "pick the box that is not the dirty light blue one")
     assert fine.category is Category.NONE and list(fine.grounding.values()) == [["Box|b"]]
+
+
+def test_a_types_own_name_never_means_another_type_in_its_place():
+    # Found by the explorer (a cup elsewhere, the room's mug in sight): "pick the cup that is
+    # not red" grounded to the mug, and the robot picked it: a substitute, a guess.
+    only_mug = _scene(_obj("Mug|1", 0.0, pickupable=True, color="white"))
+    for query in ("pick the cup", "pick the cup that is not red", "pick the red cup"):
+        verdict = bt_raider.check(only_mug, query)
+        assert verdict.category is Category.NOT_PRESENT, (query, verdict.explanation)
+        assert list(verdict.grounding.values()) == [[]]
+    assert bt_raider.check(only_mug, "pick the mug").category is Category.NONE
+    both = _scene(_obj("Mug|1", -0.3, pickupable=True), _obj("Cup|1", 0.3, pickupable=True))
+    assert list(bt_raider.check(both, "pick the cup").grounding.values()) == [["Cup|1"]]

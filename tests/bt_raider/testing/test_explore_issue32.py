@@ -321,3 +321,20 @@ def test_a_compound_instruction_with_an_excluded_destination(bowl, style):
 def test_sizes_where_the_scene_gives_them(select, sizes):
     things = tuple(replace(t, size=s) for t, s in zip(RED_BLUE, sizes, strict=True))
     clean(Case(kind="Cup", things=things, form="said", said=Say(select=select, style=1)))
+
+
+def test_a_hidden_cup_is_asked_for_never_replaced_by_the_rooms_mug():
+    # Shrunk by `benchmarks/explore.py --episodes 2000` (reader branch, 17:45 UTC): the red cup
+    # elsewhere, FloorPlan1's own mug in sight; "pick the cup that is not red" (and "pick the
+    # cup") grounded to the mug, and the cup's node picked it (P1, P12).
+    case = Case(
+        room="floorplan1",
+        things=(Thing(colour="red", dirty=False, side="left", far=False, at=""),),
+        form="said",
+        words="raider",
+        hidden=True,
+        said=Say(exclude=Pick(colour="red")),
+    )
+    for one in (case, replace(case, form="natural", said=None)):
+        episode = check_case(one, _floorplan(), replay=False)
+        assert episode.violations == [], [str(v) for v in episode.violations]
