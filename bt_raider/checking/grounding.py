@@ -598,9 +598,9 @@ class Grounder:
             # A word that is a type's own name ("cup": Cup) means that type: where none is in
             # sight, another the lexicon relates to it (a Mug) would be a substitute, a guess.
             names = {_squash(f) for f in (phrase, *singulars(phrase))}
-            own = {t for t in types if t.lower() in names}
-            if own and not own & scene_types:
-                return own, "AS"
+            named = {t for t in types if t.lower() in names}
+            if named and not named & scene_types:
+                return named, "AS"
             return set(types), ("AN" if self.lexicon.is_category(phrase) else "AS")
         return None
 

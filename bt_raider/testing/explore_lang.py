@@ -333,7 +333,7 @@ def says(
 
     @st.composite
     def draw(draw: Any) -> Say:
-        shapes = (
+        shapes: tuple[str, ...] = (
             "pick",
             "select",
             "size",
