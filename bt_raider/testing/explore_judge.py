@@ -27,6 +27,8 @@ FRONT_SURE, FRONT_NOT = 10.0, 60.0
 NEAR_SURE, NEAR_NOT = 0.3, 0.55
 #: Metres two objects must differ by for a selection (nearest, leftmost...) to be sure.
 GAP = 0.1
+#: Metres two objects' distances must differ by for "the nearest" ("farthest") to be sure.
+DISTANCE_GAP = 0.2
 #: Degrees two objects' bearings must differ by for an order along a side to be sure.
 ANGLE_GAP = 5.0
 #: How many times bigger (by volume) the biggest must be than the next for "the big one" to be
@@ -247,7 +249,7 @@ def _select(world: _World, kept: dict[str, int], say: Say) -> dict[str, int]:
             world.unread.append("a distance from the speaker, who is not in the scene")
             return {i: (MAYBE if i in ids else NO) for i in kept}
         sign = -1.0 if say.select == "farthest" else 1.0
-        keys.append(({i: sign * math.dist(who[0], where[i]) for i in ids}, GAP))
+        keys.append(({i: sign * math.dist(who[0], where[i]) for i in ids}, DISTANCE_GAP))
     else:
         robot = world.robot
         if robot is None:

@@ -233,7 +233,8 @@ class Oracle:
             if held >= arms:
                 self.flag("P10", f"{shown}: a pick with a full hand ({held} held, {arms} arm(s))")
         if verb == "place" and len(call.args) >= 2:
-            self._into(shown, str(call.args[-1]))
+            if str(call.args[0]) in self.truth.groups[0].ids:  # what the words said to put
+                self._into(shown, str(call.args[-1]))
             dest = _object(call.scene, call.args[-1])
             if dest is not None and dest.get("objectType") in ONE_SLOT:
                 if dest.get("receptacleObjectIds"):

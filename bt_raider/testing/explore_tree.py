@@ -371,7 +371,9 @@ def default_tree(spec: TreeSpec) -> py_trees.behaviour.Behaviour:
             deadline=10.0,
         )
         guards.append(guard)
-        if colliding(spec.case):
+        said = spec.case.said if spec.case.form == "said" else None
+        if colliding(spec.case) and not (said and said.into and group.kind == spec.case.kind):
+            # (A compound instruction that says which bowl has put it there already.)
             # Names that collide: a later, unguarded node of the branch puts the object in the
             # bowl, reading what its guard resolved off the blackboard by the guard's key, as
             # a user wiring nodes by keys does.
