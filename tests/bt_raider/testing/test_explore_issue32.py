@@ -369,3 +369,26 @@ EXPLORERS = {
 def test_the_explorers_own_findings_on_the_new_grammar(name):
     episode = check_case(EXPLORERS[name], _floorplan(), replay=False)
     assert episode.violations == [], [str(v) for v in episode.violations]
+
+
+@pytest.mark.parametrize("tree", ["parallel", "sequence"])
+def test_a_compound_that_says_which_bowl_in_a_tree_of_colliding_names(tree):
+    # Seen by `benchmarks/explore.py --episodes 600 --seed 11 --no-shrink` (18:44 UTC): the
+    # explorer's own tree raised (P6) when one branch had no later node.
+    from bt_raider.testing.explore import default_rooms
+
+    rooms = {**default_rooms(), "medicine": str(ROOT / "examples/medicine_delivery/scene.json")}
+    case = Case(
+        room="medicine",
+        kind="Apple",
+        things=(Thing("green", True, "right"), Thing("yellow", True, "left", at="Sink")),
+        target=1,
+        form="said",
+        person="action",
+        tree=tree,
+        words="raider",
+        said=Say(into=Say(exclude=Pick(colour="blue"), style=32), style=16),
+        names="same",
+    )
+    episode = check_case(case, rooms, replay=False)
+    assert episode.violations == [], [str(v) for v in episode.violations]
