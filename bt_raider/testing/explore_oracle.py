@@ -122,7 +122,9 @@ class Oracle:
                 among = set(judged.possible)
             scene = self.scene() if self.scene is not None else {}
             heard = designate(reply.say, group.kind, scene, among=among, speaker=self.truth.speaker)
-            if heard.mode in ("one", "any"):
+            if heard.mode in ("one", "any", "vague"):
+                # Vague (near a boundary): asking again and acting on what the words may mean
+                # are both fine, as for an instruction.
                 self.designated[group.kind] = heard.possible
             return
         if reply.clear and reply.designates is not None:

@@ -392,3 +392,24 @@ def test_a_compound_that_says_which_bowl_in_a_tree_of_colliding_names(tree):
     )
     episode = check_case(case, rooms, replay=False)
     assert episode.violations == [], [str(v) for v in episode.violations]
+
+
+def test_a_reply_near_a_boundary_lets_the_robot_act_on_what_it_may_mean():
+    # Seen by the same run (P1 and P12 at 142): "the one in front of you" of a mug straight
+    # ahead and one 38 degrees to the right is vague to the oracle; the robot took the one
+    # ahead, which the oracle's reading of replies (unlike its reading of instructions) did not
+    # allow.
+    case = Case(
+        room="floorplan1",
+        kind="Mug",
+        things=(Thing("gold", True, "front", size=0.16), Thing("grey", True, "right")),
+        form="pddl",
+        person="says",
+        tree="sequence",
+        other=1,
+        words="user-small",
+        planner="scripted",
+        answer=Say(Pick(side="front", frame="your"), style=39),
+    )
+    episode = check_case(case, _floorplan(), replay=False)
+    assert episode.violations == [], [str(v) for v in episode.violations]
