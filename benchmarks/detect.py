@@ -53,6 +53,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import re
 import statistics
 import sys
@@ -64,6 +65,8 @@ from typing import Any
 from cases import build_cases
 
 HERE = Path(__file__).resolve().parent
+#: ``BT_RAIDER_SHARED`` points at the shared data elsewhere (a worktree has no ../shared).
+SHARED = Path(os.environ.get("BT_RAIDER_SHARED") or HERE.parents[1] / "shared")
 CASES = HERE / "cases" / "cases.jsonl"
 
 #: What an explanation must say for each category (case-insensitive regular expressions).
@@ -252,7 +255,7 @@ def report(results: list[dict[str, Any]], show_failures: int) -> None:
                 )
 
 
-ALFRED = HERE.parents[1] / "shared" / "data" / "alfred" / "alfred_valid_seen_annotations.jsonl"
+ALFRED = SHARED / "data" / "alfred" / "alfred_valid_seen_annotations.jsonl"
 ALFRED_ACTIONS = {
     "PickupObject": {"pick"},
     "PutObject": {"place"},
@@ -590,7 +593,7 @@ def alfred_misses(records: list[dict[str, Any]], limit: int) -> None:
         print(f"  {count:4d}  {want} <- {read}")
 
 
-HURIC = HERE.parents[1] / "shared" / "data" / "huric" / "huric_en_commands.jsonl"
+HURIC = SHARED / "data" / "huric" / "huric_en_commands.jsonl"
 #: HuRIC frames -> the actions that carry them out, and the element whose head is the object.
 HURIC_ACTIONS: dict[str, tuple[set[str], str]] = {
     "Bringing": ({"handover", "approach", "place", "pick"}, "Theme"),

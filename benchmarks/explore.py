@@ -111,6 +111,8 @@ CLASSES_32 = (
     "two guards with one name",
     "coordination acted on as one",
     "a word left over read as none",
+    "an excluded destination in a compound instruction",
+    "sizes",
 )
 
 
@@ -147,8 +149,13 @@ def classes_32(case: Any, prop: str, msg: str) -> str | None:
     clean = [s for s in (said, answer) if s is not None and not s.odd()]
     if prop == "P15" or (prop in ("P1", "P9", "P12") and any("my" in s.frames() for s in clean)):
         return "speaker frames"
+    if prop in ("P1", "P9") and said is not None and getattr(said, "into", None) is not None:
+        if "bowl" in msg.lower():
+            return "an excluded destination in a compound instruction"
     if prop in ("P1", "P9", "P12") and said is not None and said.exclude is not None:
         return "negation and exclusion in instructions"
+    if prop in ("P1", "P9", "P12") and said is not None and said.select in ("biggest", "smallest"):
+        return "sizes"
     if prop in ("P1", "P12") and answer is not None and case.person == "says":
         return "reply forms instructions accept"
     return None

@@ -194,6 +194,7 @@ def read(text: str) -> Reference:
                 break
         while k < len(words) and (words[k] in LEADING or words[k] == ","):
             k += 1
+            moved = True  # "please pick up the cup": a lead-in after "please"
     toks, words = toks[k:], words[k:]
     quantifier: Literal["one", "any", "all"] = "one"
     unread: list[str] = []

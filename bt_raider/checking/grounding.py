@@ -2,8 +2,7 @@
 
 A phrase is grounded at the four abstraction levels of ``docs/scene-format.md`` section 2:
 
-- **AS** (specific): an objectId, a display name (``Cabinet_2``) or an object type
-  ("apple", ``CoffeeMachine``);
+- **AS** (specific): an objectId, a display name (``Cabinet_2``) or a type ("apple", "cup");
 - **AN** (by name/category): a lexicon category or synonym ("fruit", "electronic device");
 - **AR** (by spatial relation): the anchor is grounded recursively, then the relation is asked
   with ``check_obj_relationship`` ("the fruit on the left of the bowl");
@@ -414,7 +413,7 @@ class Grounder:
         covered.update(
             w for w in attributes.COLOUR_WORDS if attributes.colour_word(w) in phrase.colours
         )
-        covered.update(reference_words.COLOUR_SHADES)
+        covered.update(phrase.colours)  # a shade read with its colour ("light blue")
         for sub in (phrase.anchor, phrase.detail):
             if sub is not None:
                 covered.update(_plain_words(sub.text))  # read on their own (the anchor's own)
@@ -585,7 +584,8 @@ class Grounder:
         return self._longest[1]
 
     def _types_of_phrase(self, phrase: str, scene_types: set[str]) -> tuple[set[str], str] | None:
-        for n, form in enumerate((phrase, *singulars(phrase))):
+        forms = singulars(phrase)
+        for n, form in enumerate((phrase, *forms)):
             own = self.lexicon.own_word(phrase) if n == 1 else None  # "glasses": no plural
             if own is not None:
                 return (set(own), "AS") if own else None
@@ -595,6 +595,10 @@ class Grounder:
                 return hit, "AS"
         types = self.lexicon.types_for(phrase)
         if types:
+            # A type's own name ("cup") means it: none in sight, a Mug would be a guess.
+            named = {t for t in types if t.lower() in {_squash(phrase), *map(_squash, forms)}}
+            if named and not named & scene_types:
+                return named, "AS"
             return set(types), ("AN" if self.lexicon.is_category(phrase) else "AS")
         return None
 

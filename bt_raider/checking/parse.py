@@ -627,15 +627,38 @@ class _Splitter:
             return [p for p in (obj, person) if p is not None]
         return self.whole()
 
+    def _counted_from(self, k: int) -> bool:
+        """Whether ``words[k:]`` say where an ordinal counts from ("[from] the left", "my
+        right", "the end"): the object's own words, no source."""
+        start = k
+        while k < len(self.words) and self.words[k] in ("the", "my", "your", "our"):
+            k += 1
+        if k >= len(self.words) or self.words[k] not in _COUNTED_FROM:
+            return False
+        if any(w in ORDINALS for w in self.words[:start]):
+            return True  # "the second apple from the top"
+        # "from the left": a side; "from the top of the fridge" is a place.
+        return self.words[k] in _SIDES_FROM and self.words[k + 1 : k + 2] != ["of"]
+
     def pick(self) -> list[ArgPhrase]:
         """``pick X from Y`` -> object X, source Y (the source constrains X); a trailing
         adverb ("take out the egg inside") is no part of X."""
         for start, n, rel in relation_spans(self.words):
-            if rel == "from" and start > 0:
+            if rel == "from" and start > 0 and not self._counted_from(start + n):
                 return self.around(start, n)
         if len(self.words) > 2 and self.words[-1] in ("inside", "there", "here", "out"):
             return [p for p in (self.phrase(0, len(self.words) - 1),) if p is not None]
         return self.whole()
+
+
+#: What an ordinal counts from ("the second apple from the left"): no place to pick from.
+_COUNTED_FROM = frozenset("left right left-hand right-hand top bottom end front back".split())
+_SIDES_FROM = frozenset({"left", "right", "left-hand", "right-hand"})
+#: Ordinal words before a "from" that counts.
+ORDINALS = frozenset(
+    "first second third fourth fifth sixth seventh eighth ninth tenth last 1st 2nd 3rd 4th 5th "
+    "penultimate".split()
+)
 
 
 def squash_name(name: str) -> str:

@@ -26,6 +26,7 @@ from bt_raider.checking.vocabulary import (
 )
 from bt_raider.errors import QueryError
 from bt_raider.perception.attributes import COLOUR_WORDS, colour_word
+from bt_raider.perception.reference_words import COLOUR_SHADES
 
 
 class ArgPhrase(NamedTuple):
@@ -181,12 +182,25 @@ def _split_colours(words: list[str], vocab: Vocab) -> tuple[list[str], list[str]
     colours = [w for w in words[:cut] if w in COLOUR_WORDS]
     if not colours:
         return words, []
-    rest = [w for w in words[:cut] if w not in COLOUR_WORDS] + words[cut:]
+    # A shade just before a colour is part of it ("light blue": both words must fit), never
+    # the head ("light" alone may be a lamp) nor a word dropped.
+    shades = {
+        k
+        for k, w in enumerate(words[:cut])
+        if w in COLOUR_SHADES and k + 1 < cut and words[k + 1] in COLOUR_WORDS
+    }
+    rest = [w for k, w in enumerate(words[:cut]) if w not in COLOUR_WORDS and k not in shades]
+    rest += words[cut:]
     if all(w in GENERIC_HEADS for w in rest):
         lexicon = vocab.lexicon if vocab.lexicon is not None else state_vocab(None).lexicon
         if any(lexicon is not None and lexicon.types_for(c) for c in colours):
             return words, []
-    return rest, [colour_word(c) for c in colours]
+    said = [
+        colour_word(w) if w in COLOUR_WORDS else w
+        for k, w in enumerate(words[:cut])
+        if w in COLOUR_WORDS or k in shades
+    ]
+    return rest, said
 
 
 #: Words that name a side from the robot's view, before a noun ("the left box") or after

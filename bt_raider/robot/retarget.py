@@ -35,6 +35,7 @@ from __future__ import annotations
 import itertools
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -236,13 +237,23 @@ def argument_phrases(query: Query) -> tuple[str | None, tuple[str, ...]]:
     return _split(query.text, tuple(query.bindings.items()))
 
 
-def _grounded(phrase: str, grounding: dict[str, list[str]]) -> str:
+def _grounded(phrase: str, grounding: dict[str, list[str]], checked: Sequence[str] = ()) -> str:
+    """The one objectId ``phrase`` resolved to, else the phrase itself.
+
+    A phrase that designates several of which any will do ("any cup in the sink") keeps them
+    all in the grounding (the designation); the check says which one it checked by listing
+    only that one among the verdict's ``objects`` (``checked``): the robot acts on it, never
+    on the words.
+    """
     ids = grounding.get(phrase)
     if ids is None:  # a checker may key its grounding in another case
         folded = phrase.strip().casefold()
         ids = next((v for k, v in grounding.items() if k.strip().casefold() == folded), None)
-    if ids and (len(ids) == 1 or accepts_any(phrase)):
-        # "any cup": every member will do; the checker lists the one it checked first.
+    if ids and len(ids) > 1 and accepts_any(phrase):
+        # "any cup": every member will do; the robot gets the one the check checked.
+        mine = [i for i in ids if i in checked]
+        return str((mine or ids)[0])
+    if ids and len(ids) == 1:
         return str(ids[0])
     return phrase  # several, or nothing: as written (the release check decides)
 
@@ -278,7 +289,8 @@ def resolve_action(verdict: Verdict, query: Query, *, asked: Query | None = None
         # A PDDL step the checker read by its contract's roles (the destination, not the door
         # last): the arguments it grounded are the action's, never the last by position.
         phrases = tuple(grounding)
-    args = tuple(_grounded(p, grounding) for p in phrases)
+    checked = [str(o) for o in verdict.objects]
+    args = tuple(_grounded(p, grounding, checked) for p in phrases)
     source = asked if asked is not None else query
     bindings: dict[str, str] = {}
     if source.bindings:
@@ -290,7 +302,7 @@ def resolve_action(verdict: Verdict, query: Query, *, asked: Query | None = None
             if value is None or not str(value):
                 continue
             text = str(value)
-            bindings[str(param)] = by_phrase.get(text) or _grounded(text, grounding)
+            bindings[str(param)] = by_phrase.get(text) or _grounded(text, grounding, checked)
     return ResolvedAction(
         action=verdict.action or name,
         args=args,

@@ -79,7 +79,7 @@ REPLAY_EVERY = 8
 #: What an episode is about first (issue 32): ``any`` (everything drawn freely), an
 #: instruction of one program shape (:data:`SHAPES`), a ``reply`` from a program, a
 #: ``hostile`` recovery plan, two guards whose ``names`` collide. Each gets its share.
-SHAPES = ("exclude", "frame", "odd", "alt", "select", "quant")
+SHAPES = ("exclude", "frame", "odd", "alt", "select", "quant", "size", "into")
 THEMES = ("any", *SHAPES, "reply", "hostile", "names")
 
 #: Seconds a user's factory may take to build a robot or a tree before it counts as hung.
@@ -419,6 +419,7 @@ def cases(
             side=st.sampled_from(SIDES),
             far=st.sampled_from((False, False, True)),
             at=st.sampled_from(("", "", *LANDMARKS)),
+            size=st.sampled_from((0.0, 0.0, 0.08, 0.1, 0.16)),
         ),
         min_size=1,
         max_size=3,

@@ -27,8 +27,13 @@ FRONT_SURE, FRONT_NOT = 10.0, 60.0
 NEAR_SURE, NEAR_NOT = 0.3, 0.55
 #: Metres two objects must differ by for a selection (nearest, leftmost...) to be sure.
 GAP = 0.1
+#: Metres two objects' distances must differ by for "the nearest" ("farthest") to be sure.
+DISTANCE_GAP = 0.2
 #: Degrees two objects' bearings must differ by for an order along a side to be sure.
 ANGLE_GAP = 5.0
+#: How many times bigger (by volume) the biggest must be than the next for "the big one" to be
+#: sure; below :data:`SIZE_NOT` times, the two are about as big and the choice is unsure.
+SIZE_SURE, SIZE_NOT = 1.6, 1.1
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,48 @@ def _aside(pose: tuple[tuple[float, float], float], at: tuple[float, float]) -> 
     (px, pz), yaw = pose
     rad = math.radians(yaw)
     return (at[0] - px) * math.cos(rad) - (at[1] - pz) * math.sin(rad)
+
+
+def _volume(obj: dict[str, Any]) -> float | None:
+    """The volume of the scene's ``axisAlignedBoundingBox.size`` (None: not given)."""
+    box = obj.get("axisAlignedBoundingBox")
+    size = box.get("size") if isinstance(box, dict) else None
+    if not isinstance(size, dict):
+        return None
+    try:
+        sides = [float(size[a]) for a in "xyz"]
+    except (KeyError, TypeError, ValueError):
+        return None
+    if not all(math.isfinite(v) and v >= 0 for v in sides):
+        return None
+    return sides[0] * sides[1] * sides[2]
+
+
+def _by_size(world: _World, kept: dict[str, int], ids: list[str], say: Say) -> dict[str, int]:
+    """ "The biggest", "the small one": the one clearly bigger (smaller) than every other."""
+    out = dict.fromkeys(kept, NO)
+    if len(ids) == 1:
+        out[ids[0]] = YES
+        return out
+    volumes = {i: _volume(world.objects[i]) for i in ids}
+    if any(v is None for v in volumes.values()):
+        world.unread.append("a size the scene does not give")
+        return {i: (MAYBE if i in ids else NO) for i in kept}
+    sign = -1.0 if say.select == "biggest" else 1.0
+    order = sorted(ids, key=lambda i: sign * (volumes[i] or 0.0))
+    first, second = volumes[order[0]] or 0.0, volumes[order[1]] or 0.0
+    big, small = max(first, second), min(first, second)
+    ratio = big / small if small > 0 else math.inf
+    if ratio >= SIZE_SURE:
+        out[order[0]] = YES
+    elif ratio > SIZE_NOT:
+        out[order[0]] = out[order[1]] = MAYBE
+    else:
+        for i in order:
+            v = volumes[i] or 0.0
+            if max(v, first) <= min(v, first) * SIZE_NOT:
+                out[i] = YES  # about as big as the first: several fit, a question
+    return out
 
 
 def _colour(has: str, said: str) -> int:
@@ -192,6 +239,8 @@ def _select(world: _World, kept: dict[str, int], say: Say) -> dict[str, int]:
         return kept
     if any(kept[i] == MAYBE for i in ids):
         return {i: (MAYBE if kept[i] > NO else NO) for i in kept}
+    if say.select in ("biggest", "smallest"):
+        return _by_size(world, kept, ids, say)
     where = {i: _pos(world.objects[i]) or (math.nan, math.nan) for i in ids}
     keys: list[tuple[dict[str, float], float]] = []
     if say.select in ("nearest", "farthest"):
@@ -200,7 +249,7 @@ def _select(world: _World, kept: dict[str, int], say: Say) -> dict[str, int]:
             world.unread.append("a distance from the speaker, who is not in the scene")
             return {i: (MAYBE if i in ids else NO) for i in kept}
         sign = -1.0 if say.select == "farthest" else 1.0
-        keys.append(({i: sign * math.dist(who[0], where[i]) for i in ids}, GAP))
+        keys.append(({i: sign * math.dist(who[0], where[i]) for i in ids}, DISTANCE_GAP))
     else:
         robot = world.robot
         if robot is None:
@@ -238,6 +287,8 @@ def _scoped(world: _World, values: dict[str, int], say: Say) -> dict[str, int]:
     cups"), and over all of the kind, then filtered ("the nearest cup, the red one"). Where the
     readings differ, the object is a maybe."""
     among = _select(world, values, say)
+    if say.select in ("biggest", "smallest"):
+        return among  # "the big red cup": the biggest of the red ones
     overall = _select(world, dict.fromkeys(values, YES), say)
     out = {}
     for i, v in values.items():

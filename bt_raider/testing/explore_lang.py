@@ -18,7 +18,7 @@ another domain can bring its own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 #: Landmark kinds a thing may be at, and the relation word for each.
@@ -31,8 +31,13 @@ COLOUR_WORDS: dict[str, tuple[str, ...]] = {
 }
 #: Modifiers the grammar gives no meaning: a reader must ask about them, never drop them.
 ODD_WORDS = ("wobbly", "lucky", "chipped", "my sister's", "unless it is cold", "from yesterday")
-#: Selections over what the filter keeps.
+#: Selections over what the filter keeps ("biggest", "smallest": by the scene's
+#: ``axisAlignedBoundingBox.size``, which a scene may leave out).
 SELECTS = ("", "nearest", "farthest", "leftmost", "rightmost", "middle", "second")
+SIZES = ("biggest", "smallest")
+#: The colours of the two bowls a compound instruction may put things in ("... put it in the
+#: bowl, not the red one"); the first is the user's own default destination.
+BOWL_COLOURS = ("white", "red")
 #: Quantifiers: ``any`` (any member will do), ``all`` (several: the robot must ask).
 QUANTS = ("", "any", "all")
 #: Frames of a side or a distance: the robot's by default, ``your`` (the robot's, said), ``my``
@@ -79,6 +84,8 @@ class Say:
         quant: a quantifier of :data:`QUANTS`.
         alt: a second filter in coordination ("the red one or the blue one").
         style: which of the phrasings of this program (any integer).
+        into: where to put it afterwards, as a program about a bowl ("... and put it in the
+            bowl, not the red one"); None: no second step.
     """
 
     base: Pick = Pick()
@@ -88,17 +95,19 @@ class Say:
     quant: str = ""
     alt: Pick | None = None
     style: int = 0
+    into: Say | None = None
 
     def frames(self) -> set[str]:
         """The frames the program's sides and distances are in."""
         out = {p.frame for p in (self.base, self.exclude, self.alt) if p is not None and p.side}
         if self.select in ("nearest", "farthest"):
             out.add(self.near)
-        return out
+        return out | (self.into.frames() if self.into is not None else set())
 
     def odd(self) -> list[str]:
         """The words no reader can place."""
-        return [p.odd for p in (self.base, self.exclude, self.alt) if p is not None and p.odd]
+        mine = [p.odd for p in (self.base, self.exclude, self.alt) if p is not None and p.odd]
+        return mine + (self.into.odd() if self.into is not None else [])
 
 
 def colour_word(colour: str, style: int) -> str:
@@ -154,7 +163,11 @@ def _predicate(p: Pick, style: int) -> str:
     parts += _posts(p, style)
     if p.odd and " " not in p.odd:
         parts.insert(0, p.odd)
-    return " and ".join(parts) if parts else "it"
+    if len(parts) > 1:
+        # "that is not dirty and light blue" may be "that is light blue and not dirty": people
+        # say "that is not the dirty light blue one" for what the program means.
+        return phrase_of(p, "one", style)
+    return parts[0] if parts else "it"
 
 
 _SELECT_WORDS = {
@@ -163,6 +176,8 @@ _SELECT_WORDS = {
     "leftmost": ("leftmost",),
     "rightmost": ("rightmost",),
     "middle": ("middle",),
+    "biggest": ("biggest", "big", "largest"),
+    "smallest": ("smallest", "small"),
 }
 
 
@@ -183,6 +198,9 @@ def _selected(say: Say, noun: str, style: int) -> str:
         if to:
             short = word.replace("nearest", "closest").replace("farthest", "farthest")
             return f"{phrase_of(base, noun, style)} {short} to {to}"
+        return phrase_of(base, noun, style).replace("the ", f"the {word} ", 1)
+    if say.select in SIZES:
+        word = _SELECT_WORDS[say.select][style % len(_SELECT_WORDS[say.select])]
         return phrase_of(base, noun, style).replace("the ", f"the {word} ", 1)
     if say.select:
         word = _SELECT_WORDS[say.select][0]
@@ -243,11 +261,22 @@ INSTRUCTIONS = (
 )
 
 
+#: Compound instructions: ``{np}`` is the object, ``{dest}`` the bowl's noun phrase.
+COMPOUNDS = (
+    "pick {np} and put it in {dest}",
+    "please pick up {np} and put it in {dest}",
+    "grab {np} and place it in {dest}",
+)
+
+
 def render(say: Say, noun: str, *, reply: bool = False) -> str:
     """The program in English: an instruction about ``noun`` (a kind, lowercase) or a reply."""
     if reply:
         return noun_phrase(say, "one")
     np = noun_phrase(say, noun)
+    if say.into is not None:
+        frame = COMPOUNDS[(say.style // 3) % len(COMPOUNDS)]
+        return frame.format(np=np, dest=noun_phrase(say.into, "bowl"))
     frame = INSTRUCTIONS[(say.style // 3) % len(INSTRUCTIONS)]
     return frame.format(np=np, NP=np[:1].upper() + np[1:])
 
@@ -266,7 +295,7 @@ def says(
         ats: the landmark kinds the objects may be at.
         reply: draw replies (no noun; exclusions and frames as people answer).
         shape: draw programs of this shape only (``exclude``, ``frame``, ``odd``, ``alt``,
-            ``select``, ``quant``, ``pick``); None: any.
+            ``select``, ``size``, ``quant``, ``into``, ``pick``); None: any.
     """
     from hypothesis import strategies as st
 
@@ -304,7 +333,17 @@ def says(
 
     @st.composite
     def draw(draw: Any) -> Say:
-        shapes = ("pick", "select", "quant", "odd", *("exclude", "alt", "frame") * 3)
+        shapes: tuple[str, ...] = (
+            "pick",
+            "select",
+            "size",
+            "quant",
+            "odd",
+            "into",
+            *("exclude", "alt", "frame") * 3,
+        )
+        if reply:
+            shapes = tuple(x for x in shapes if x != "into")
         shape = forced or draw(st.sampled_from(shapes))
         base = draw(picks)
         exclude = alt = None
@@ -318,6 +357,25 @@ def says(
         elif shape == "select":
             select = draw(st.sampled_from(SELECTS[1:]))
             near = draw(st.sampled_from(FRAMES))
+        elif shape == "size":
+            base = draw(plain)
+            select = draw(st.sampled_from(SIZES))
+        elif shape == "into" and not reply:
+            # Mostly an exclusion of a bowl (the form the old reader dropped), by a colour.
+            base = draw(plain)
+            bowl = draw(st.sampled_from((*BOWL_COLOURS, "blue")))
+            into = draw(
+                st.sampled_from(
+                    (
+                        Say(exclude=Pick(colour=bowl)),
+                        Say(exclude=Pick(colour=bowl)),
+                        Say(Pick(colour=bowl)),
+                        Say(),
+                    )
+                )
+            )
+            into = replace(into, style=draw(st.integers(0, 47)))
+            return Say(base, style=draw(st.integers(0, 47)), into=into)
         elif shape == "quant":
             quant = draw(st.sampled_from(QUANTS[1:]))
             if draw(st.booleans()):
@@ -338,13 +396,16 @@ def says(
 
 
 __all__ = [
+    "BOWL_COLOURS",
     "COLOUR_WORDS",
+    "COMPOUNDS",
     "FRAMES",
     "INSTRUCTIONS",
     "LANDMARKS",
     "ODD_WORDS",
     "QUANTS",
     "SELECTS",
+    "SIZES",
     "Pick",
     "Say",
     "colour_word",

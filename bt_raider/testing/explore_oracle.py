@@ -125,7 +125,9 @@ class Oracle:
                 among = set(judged.possible)
             scene = self.scene() if self.scene is not None else {}
             heard = designate(reply.say, group.kind, scene, among=among, speaker=self.truth.speaker)
-            if heard.mode in ("one", "any"):
+            if heard.mode in ("one", "any", "vague"):
+                # Vague (near a boundary): asking again and acting on what the words may mean
+                # are both fine, as for an instruction.
                 self.designated[group.kind] = heard.possible
             return
         if reply.clear and reply.designates is not None:
@@ -169,6 +171,8 @@ class Oracle:
         q = question.lower()
         if re.search(r"\b(which|where)\b|\bor\b", q):  # asked to choose (not to move a chair)
             named = {g.kind for g in self.truth.groups if re.search(rf"\b{g.kind.lower()}", q)}
+            if re.search(r"\bbowls?\b", q):
+                named.add("Bowl")  # which bowl to put it in
             self._asked.update(named or {self.truth.groups[0].kind})
         shown = f"question {question!r}"
         labels = [x for x in self.truth.labels if _names(question, x)]
@@ -234,10 +238,28 @@ class Oracle:
             if held >= arms:
                 self.flag("P10", f"{shown}: a pick with a full hand ({held} held, {arms} arm(s))")
         if verb == "place" and len(call.args) >= 2:
+            if str(call.args[0]) in self.truth.groups[0].ids:  # what the words said to put
+                self._into(shown, str(call.args[-1]))
             dest = _object(call.scene, call.args[-1])
             if dest is not None and dest.get("objectType") in ONE_SLOT:
                 if dest.get("receptacleObjectIds"):
                     self.flag("P10", f"{shown}: the {dest['objectType']} already holds a dish")
+
+    def _into(self, shown: str, dest: str) -> None:
+        """A place into a bowl the instruction's words said which of (P1, P13, P14)."""
+        judged = self.truth.groups[0].into
+        if judged is None or not dest.startswith("Bowl|explore|"):
+            return
+        allowed = judged.allowed
+        if "Bowl" in self._asked:
+            # After a question about the bowl, whatever the words may mean (the person's
+            # answer is about the other kind's groups: the explorer's people know no bowls).
+            allowed = judged.possible
+        if allowed is None:
+            prop = "P13" if judged.mode == "unread" else "P1"
+            self.flag(prop, f"{shown}: the words leave the bowl open ({judged.why}) (a guess)")
+        elif dest not in allowed:
+            self.flag(prop="P1", message=f"{shown}: the bowl designated is {_shown(allowed)}")
 
     def on_code(self, code: str) -> None:
         """A recovery's accepted code, as shown to the user (P2: only the robot's words)."""

@@ -124,4 +124,35 @@ def _landmarks(
             by_id[i]["parentReceptacles"] = [mark]
 
 
-__all__ = ["DECOYS", "DECOY_KIND", "HOSTILE", "NAMES", "PLANNERS", "SPEAKERS", "USER"]
+def two_cups() -> dict[str, Any]:
+    """A user's own scene: the README's two cups (clean and dirty) on an otherwise empty floor."""
+
+    def cup(object_id: str, x: float, dirty: bool) -> dict[str, Any]:
+        return {
+            "objectId": object_id,
+            "objectType": "Cup",
+            "position": {"x": x, "y": 0.9, "z": 0.5},
+            "pickupable": True,
+            "dirtyable": True,
+            "isDirty": dirty,
+        }
+
+    return {
+        "agent": {"position": {"x": 0.0, "y": 0.9, "z": 0.0}, "rotation": {"y": 0.0}},
+        "objects": [
+            cup("Cup|+00.20|+00.90|+00.50", 0.2, False),
+            cup("Cup|-00.20|+00.90|+00.50", -0.2, True),
+        ],
+    }
+
+
+__all__ = [
+    "DECOYS",
+    "DECOY_KIND",
+    "HOSTILE",
+    "NAMES",
+    "PLANNERS",
+    "SPEAKERS",
+    "USER",
+    "two_cups",
+]

@@ -284,7 +284,10 @@ def _child(
     if group.action == "handover":
         return act(name["handover"], "handover", [group.kind, USER])
     grab = act(name["pick"], "pick", [group.kind])
-    if case.form == "compound" and group.query.endswith("in the bowl"):  # the first guard's
+    into = case.form == "said" and case.said is not None and case.said.into is not None
+    if (case.form == "compound" and group.query.endswith("in the bowl")) or (
+        into and group.kind == case.kind
+    ):  # the first guard's
         put = act(name["place"], "place", [group.kind, BOWL])
         return Steps(f"{group.kind} to the bowl", [grab, put])
     return grab
@@ -350,7 +353,7 @@ def checker_for(model: str) -> Any:
 def default_tree(spec: TreeSpec) -> py_trees.behaviour.Behaviour:
     """The user's tree for ``spec``: one guard per group, alone, in a sequence or a parallel."""
     guards: list[py_trees.behaviour.Behaviour] = []
-    later: list[py_trees.behaviour.Behaviour] = []
+    later: list[py_trees.behaviour.Behaviour | None] = []
     for index, group in enumerate(spec.truth.groups):
         hear = spec.on_release
         release = None if hear is None else functools.partial(hear, group.kind)
@@ -368,7 +371,10 @@ def default_tree(spec: TreeSpec) -> py_trees.behaviour.Behaviour:
             deadline=10.0,
         )
         guards.append(guard)
-        if colliding(spec.case):
+        said = spec.case.said if spec.case.form == "said" else None
+        if colliding(spec.case) and said and said.into and group.kind == spec.case.kind:
+            later.append(None)  # a compound that says which bowl has put it there already
+        elif colliding(spec.case):
             # Names that collide: a later, unguarded node of the branch puts the object in the
             # bowl, reading what its guard resolved off the blackboard by the guard's key, as
             # a user wiring nodes by keys does.
@@ -381,9 +387,11 @@ def default_tree(spec: TreeSpec) -> py_trees.behaviour.Behaviour:
         return guards[0]
     if spec.case.tree == "parallel":
         branches = guards
-        if later:
+        if any(later):
             branches = [
-                py_trees.composites.Sequence(f"branch {i}", memory=True, children=[g, p])
+                py_trees.composites.Sequence(
+                    f"branch {i}", memory=True, children=[g] if p is None else [g, p]
+                )
                 for i, (g, p) in enumerate(zip(guards, later, strict=True))
             ]
         return py_trees.composites.Parallel(
@@ -392,7 +400,7 @@ def default_tree(spec: TreeSpec) -> py_trees.behaviour.Behaviour:
             children=branches,
         )
     return py_trees.composites.Sequence(
-        "one then the other", memory=True, children=[*guards, *later]
+        "one then the other", memory=True, children=[*guards, *(p for p in later if p)]
     )
 
 

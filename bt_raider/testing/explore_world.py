@@ -28,7 +28,7 @@ from bt_raider.errors import ActionFailed, UsageError
 from bt_raider.files import MAX_SCENE_BYTES, read_json
 from bt_raider.robot.actions import ActionState, Progress
 from bt_raider.testing.explore_judge import Designation, designate
-from bt_raider.testing.explore_lang import Say, render
+from bt_raider.testing.explore_lang import BOWL_COLOURS, Say, render
 from bt_raider.testing.explore_stage import (
     DECOY_KIND,
     DECOYS,
@@ -42,6 +42,7 @@ from bt_raider.testing.explore_stage import (
     _object,
     _person,
     _speaker,
+    two_cups,
 )
 
 #: Colours the generator paints objects with.
@@ -112,6 +113,8 @@ CHAIR = "Chair|explore|block"
 STOOL = "Stool|explore|late"
 #: The dish destination of compound instructions.
 BOWL = "Bowl|explore|dest"
+#: The second bowl of an instruction that says which bowl ("... in the bowl, not the red one").
+BOWL_TWO = "Bowl|explore|two"
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,8 @@ class Thing:
         far: beyond the robot's reach (by 0.3 to 0.5 m), else within it.
         at: a landmark kind of :data:`~bt_raider.testing.explore_lang.LANDMARKS` it is in,
             on or next to ("" : none).
+        size: the edge of its ``axisAlignedBoundingBox`` (m, a cube); 0: the scene does not
+            give its size.
     """
 
     colour: str = "red"
@@ -132,6 +137,7 @@ class Thing:
     side: str = "front"
     far: bool = False
     at: str = ""
+    size: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -221,6 +227,8 @@ class Group:
         place: the named place the instruction goes to (``goto_place`` forms), else None.
         said: the instruction's program (form ``said``), else None.
         designation: what the instruction designates, by the oracle's own reading.
+        into: what the instruction's destination designates among the bowls ("put it in the
+            bowl, not the red one"), by the oracle's own reading; None: no such step.
     """
 
     kind: str
@@ -233,6 +241,7 @@ class Group:
     place: str | None = None
     said: Say | None = None
     designation: Designation | None = None
+    into: Designation | None = None
 
     @property
     def allowed(self) -> frozenset[str] | None:
@@ -269,28 +278,6 @@ class Truth:
     place: str | None = None
     speaker: str | None = None
     plain_kinds: set[str] = field(default_factory=set)
-
-
-def two_cups() -> dict[str, Any]:
-    """A user's own scene: the README's two cups (clean and dirty) on an otherwise empty floor."""
-
-    def cup(object_id: str, x: float, dirty: bool) -> dict[str, Any]:
-        return {
-            "objectId": object_id,
-            "objectType": "Cup",
-            "position": {"x": x, "y": 0.9, "z": 0.5},
-            "pickupable": True,
-            "dirtyable": True,
-            "isDirty": dirty,
-        }
-
-    return {
-        "agent": {"position": {"x": 0.0, "y": 0.9, "z": 0.0}, "rotation": {"y": 0.0}},
-        "objects": [
-            cup("Cup|+00.20|+00.90|+00.50", 0.2, False),
-            cup("Cup|-00.20|+00.90|+00.50", -0.2, True),
-        ],
-    }
 
 
 def load_room(room: Any) -> dict[str, Any]:
@@ -380,7 +367,8 @@ def build_world(case: Case, room: dict[str, Any]) -> tuple[dict[str, Any], Truth
         data,
         ({case.kind, second} if two else {case.kind})
         | marks
-        | ({DECOY_KIND} if hostile else set()),
+        | ({DECOY_KIND} if hostile else set())
+        | ({"Bowl"} if case.form == "said" and case.said and case.said.into else set()),
     )
     ax, ay, az, yaw = _agent(data)
     (hx, hz), (rx, rz) = _frame(yaw)
@@ -416,6 +404,10 @@ def build_world(case: Case, room: dict[str, Any]) -> tuple[dict[str, Any], Truth
                     color=thing.colour,
                 )
             )
+            if thing.size > 0:
+                edge = {"x": thing.size, "y": thing.size, "z": thing.size}
+                centre = dict(made[-1]["position"])
+                made[-1]["axisAlignedBoundingBox"] = {"center": centre, "size": edge}
         if not (case.hidden and not groups):  # hidden: somewhere else, not in what it sees
             data["objects"].extend(made)
         else:
@@ -449,9 +441,16 @@ def build_world(case: Case, room: dict[str, Any]) -> tuple[dict[str, Any], Truth
             data["objects"].append(
                 _object(decoy, DECOY_KIND, dx, ay, dz, pickupable=True, color="grey")
             )
-    if case.form in ("compound", "appliance") or (case.names != "distinct" and two):
+    into = case.said.into if case.form == "said" and case.said is not None else None
+    if case.form in ("compound", "appliance") or (case.names != "distinct" and two) or into:
         bx, bz = place(Thing(side="front"), 0, -0.6)
-        data["objects"].append(_object(BOWL, "Bowl", bx, ay, bz, receptacle=True, color="white"))
+        white, red = BOWL_COLOURS
+        data["objects"].append(_object(BOWL, "Bowl", bx, ay, bz, receptacle=True, color=white))
+        if into is not None:
+            bx, bz = place(Thing(side="front"), 0, -1.0)
+            data["objects"].append(
+                _object(BOWL_TWO, "Bowl", bx, ay, bz, receptacle=True, color=red)
+            )
     if case.form == "me":
         data["humans"] = [_person(*place(Thing(side="front"), 0, 0.0), case.speaker, yaw)]
     if case.form in ("goto_place", "approach_place"):
@@ -485,6 +484,8 @@ def build_world(case: Case, room: dict[str, Any]) -> tuple[dict[str, Any], Truth
         )
         first.designation = judged
         first.by_instruction = next(iter(judged.sure)) if judged.mode == "one" else None
+        if case.said.into is not None:
+            first.into = designate(case.said.into, "Bowl", data, speaker=speaker)
     sole = first.by_instruction
     target = case.things[first.ids.index(sole)] if sole in first.ids else None
     truth.plain = (
@@ -495,10 +496,13 @@ def build_world(case: Case, room: dict[str, Any]) -> tuple[dict[str, Any], Truth
         and not case.blocked
         and not case.hidden
         and case.disturbance == "none"
+        and (first.into is None or first.into.mode == "one")
     )
-    if case.form == "said" and target is not None and not target.far and case.disturbance == "none":
-        if not (case.blocked or case.hidden):
-            truth.plain_kinds.add(case.kind)  # in any tree: a question about it is needless
+    quiet = case.disturbance == "none" and not (case.blocked or case.hidden)
+    if case.form == "said" and target is not None and not target.far and quiet:
+        # In any tree a question about it is needless (unless the bowl is left open).
+        if first.into is None or first.into.mode == "one":
+            truth.plain_kinds.add(case.kind)
     return data, truth
 
 
@@ -754,6 +758,7 @@ class TaggedRobot:
 
 __all__ = [
     "BOWL",
+    "BOWL_TWO",
     "CHAIR",
     "DECOYS",
     "DECOY_KIND",
@@ -782,4 +787,5 @@ __all__ = [
     "load_room",
     "phrase",
     "scene_dict",
+    "two_cups",
 ]

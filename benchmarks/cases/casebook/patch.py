@@ -13,12 +13,15 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 #: The real FloorPlan1 kitchen, in ../shared beside the repository (absent in a bare clone).
-KITCHEN = Path(__file__).resolve().parents[4] / "shared" / "scenes" / "floorplan1_kitchen.json"
+#: ``BT_RAIDER_SHARED`` points at the shared data elsewhere (a worktree has no ../shared).
+SHARED = Path(os.environ.get("BT_RAIDER_SHARED") or Path(__file__).resolve().parents[4] / "shared")
+KITCHEN = SHARED / "scenes" / "floorplan1_kitchen.json"
 
 Op = list[Any]
 

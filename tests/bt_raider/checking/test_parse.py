@@ -335,3 +335,16 @@ def test_long_queries_under_the_cap_parse_without_hanging(text):
     except QueryError:
         pass  # a refusal is fine; a hang is not
     assert time.monotonic() - start < 5.0  # generous: linear parsing takes milliseconds
+
+
+@pytest.mark.parametrize(
+    ("text", "roles"),
+    [
+        ("grab the second apple from the left", ["object"]),
+        ("pick the third cup from my right", ["object"]),
+        ("pick the apple from the fridge", ["object", "source"]),
+        ("pick the apple from the top of the fridge", ["object", "source"]),
+    ],
+)
+def test_from_after_an_ordinal_counts_and_is_no_source(text, roles):
+    assert [a.role for a in parse_query(text).args] == roles

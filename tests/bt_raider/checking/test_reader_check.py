@@ -188,3 +188,95 @@ def test_a_speakers_heading_that_is_no_number_fails_closed() -> None:
     bad = dict(PERSON, rotation={"y": "north"})
     verdict = bt_raider.check(_scene(*GLASSES, humans=[bad]), "pick the cup on my right")
     assert verdict.category is Category.UNKNOWN
+
+
+# ------------------------------------------------ found by the explorer on the fixes (b77b230)
+SHADES = _scene(
+    _obj("Box|light", -0.3, pickupable=True, color="light blue"),
+    _obj("Box|dark", 0.3, pickupable=True, color="dark blue"),
+)
+
+
+@pytest.mark.parametrize(
+    ("query", "meant"),
+    [
+        ("pick the box that isn't light blue", ["Box|dark"]),
+        ("pick the box, not the light blue one", ["Box|dark"]),
+        ("pick the light blue box", ["Box|light"]),
+        ("pick the dark blue one", ["Box|dark"]),
+    ],
+)
+def test_a_shade_and_its_colour_are_one_colour(query, meant):
+    # Was: "light" of "light blue" alone was read as a name (the light switch), so "not light
+    # blue" excluded nothing.
+    verdict = bt_raider.check(SHADES, query)
+    assert verdict.category is Category.NONE, verdict.explanation
+    assert list(verdict.grounding.values()) == [meant]
+
+
+def test_a_shade_alone_is_a_word_left_over():
+    verdict = bt_raider.check(SHADES, "pick the pale box")
+    assert verdict.category is Category.AMBIGUITY
+    assert "'pale'" in verdict.explanation
+
+
+def test_any_member_the_check_chose_is_the_only_one_in_its_objects():
+    # "any box": the grounding is the designation (both); the objects say which one was
+    # checked, and that one is what the robot is given (robot.retarget.resolve_action).
+    from bt_raider.checking.contract import Query
+    from bt_raider.robot.retarget import resolve_action
+
+    verdict = bt_raider.check(BOXES, "pick any box")
+    assert verdict.category is Category.NONE
+    assert sorted(verdict.grounding["any box"]) == sorted([RED, BLUE])
+    resolved = resolve_action(verdict, Query("pick any box"))
+    assert resolved.args in ((RED,), (BLUE,)) and resolved.args[0] in verdict.objects
+
+
+APPLES = _scene(
+    _obj("Apple|l", -0.4, 0.8, pickupable=True),
+    _obj("Apple|m", 0.0, 0.8, pickupable=True),
+    _obj("Apple|r", 0.4, 0.8, pickupable=True),
+)
+
+
+@pytest.mark.parametrize(
+    ("query", "meant"),
+    [
+        ("grab the second apple from the left", "Apple|m"),
+        ("pick the first apple from the right", "Apple|r"),
+        ("pick the third apple from the left", "Apple|r"),
+    ],
+)
+def test_an_ordinal_from_a_side_is_no_source(query, meant):
+    # Was: "from the left" became a source ("the left": a plate), and the ordinal counted
+    # nothing.
+    verdict = bt_raider.check(APPLES, query)
+    assert verdict.category is Category.NONE, verdict.explanation
+    assert list(verdict.grounding.values()) == [[meant]]
+
+
+def test_a_negated_conjunction_is_asked_about_never_guessed():
+    # "the box that is not dirty and light blue": not (dirty and light blue), or light blue and
+    # not dirty? Two readings: the check asks, naming what it could not read.
+    scene = _scene(
+        _obj("Box|a", -0.3, pickupable=True, color="light blue", isDirty=True, dirtyable=True),
+        _obj("Box|b", 0.3, pickupable=True, color="red", isDirty=False, dirtyable=True),
+    )
+    verdict = bt_raider.check(scene, "pick the box that is not dirty and light blue")
+    assert verdict.category is Category.AMBIGUITY, verdict.explanation
+    fine = bt_raider.check(scene, "pick the box that is not the dirty light blue one")
+    assert fine.category is Category.NONE and list(fine.grounding.values()) == [["Box|b"]]
+
+
+def test_a_types_own_name_never_means_another_type_in_its_place():
+    # Found by the explorer (a cup elsewhere, the room's mug in sight): "pick the cup that is
+    # not red" grounded to the mug, and the robot picked it: a substitute, a guess.
+    only_mug = _scene(_obj("Mug|1", 0.0, pickupable=True, color="white"))
+    for query in ("pick the cup", "pick the cup that is not red", "pick the red cup"):
+        verdict = bt_raider.check(only_mug, query)
+        assert verdict.category is Category.NOT_PRESENT, (query, verdict.explanation)
+        assert list(verdict.grounding.values()) == [[]]
+    assert bt_raider.check(only_mug, "pick the mug").category is Category.NONE
+    both = _scene(_obj("Mug|1", -0.3, pickupable=True), _obj("Cup|1", 0.3, pickupable=True))
+    assert list(bt_raider.check(both, "pick the cup").grounding.values()) == [["Cup|1"]]

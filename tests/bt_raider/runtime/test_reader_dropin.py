@@ -95,8 +95,10 @@ def _run(scene: dict[str, Any], query: str, answers: list[str]) -> tuple[TeamRob
         guard.tick_once()
         ticks.append((guard.status, pick.status))
         if not robot.log:
-            # Nothing acted yet: the child has not run (the check or the recovery is on).
-            assert pick.status is Status.INVALID and guard.status is Status.RUNNING, ticks[-1]
+            # Nothing acted yet: the child has not run (the check or the recovery is on, or
+            # the guard refused).
+            assert pick.status is Status.INVALID, ticks[-1]
+            assert guard.status in (Status.RUNNING, Status.FAILURE), ticks[-1]
         if guard.status in (Status.SUCCESS, Status.FAILURE):
             break
     return robot, ticks, human
@@ -135,3 +137,68 @@ def test_without_the_speakers_heading_the_robot_asks_and_picks_the_answer() -> N
     assert ticks[-1] == (Status.SUCCESS, Status.SUCCESS)
     assert robot.log == [("pick", ["Cup|robots_right"])]  # what the person said, never a guess
     assert [e.kind for e in human.transcript][:1] == ["ask"]
+
+
+# ------------------------------------------------ found by the explorer on the fixes (b77b230)
+def test_a_multi_word_colour_is_excluded_whole() -> None:
+    # Was: "grab the box that isn't light blue" read "light" as a lamp's name, excluded
+    # nothing, and the light-blue box was picked.
+    scene = {
+        "agent": ROBOT_AT_ORIGIN,
+        "objects": [
+            _obj("Box|light", -0.3, 0.8, "light blue"),
+            _obj("Box|dark", 0.3, 0.8, "dark blue"),
+        ],
+    }
+    robot, ticks, human = _run(scene, "grab the box that isn't light blue", [])
+    assert ticks[-1] == (Status.SUCCESS, Status.SUCCESS)
+    assert robot.log == [("pick", ["Box|dark"])]
+    assert not human.transcript
+
+
+def test_any_member_is_picked_by_its_object_id_never_by_the_words() -> None:
+    # Was: "pick any box in the sink" reached the robot as pick('any box in the sink').
+    boxes = [_obj("Box|a", -0.2, 0.8, "red"), _obj("Box|b", 0.2, 0.8, "red")]
+    for box in boxes:
+        box["parentReceptacles"] = ["Sink|s"]
+    sink = _obj("Sink|s", 0.0, 0.9, "white")
+    sink.update(pickupable=False, receptacle=True, receptacleObjectIds=["Box|a", "Box|b"])
+    scene = {"agent": ROBOT_AT_ORIGIN, "objects": [*boxes, sink]}
+    for words in ("pick any box in the sink", "pick any box in the sink, you choose"):
+        robot, ticks, human = _run(scene, words, [])
+        assert ticks[-1] == (Status.SUCCESS, Status.SUCCESS), words
+        assert len(robot.log) == 1 and robot.log[0][1][0] in ("Box|a", "Box|b"), robot.log
+        assert not human.transcript
+
+
+def test_an_ordinal_counts_along_the_side_it_names() -> None:
+    # Was: "from the left" was read as a place to pick from; the first from the left was picked.
+    scene = {
+        "agent": ROBOT_AT_ORIGIN,
+        "objects": [
+            _obj("Apple|l", -0.5, 1.0, "yellow"),
+            _obj("Apple|m", 0.0, 1.0, "black"),
+            _obj("Apple|r", 0.5, 1.0, "black"),
+        ],
+    }
+    robot, ticks, human = _run(scene, "grab the second apple from the left", [])
+    assert ticks[-1] == (Status.SUCCESS, Status.SUCCESS)
+    assert robot.log == [("pick", ["Apple|m"])]
+    assert not human.transcript
+
+
+def test_a_word_left_over_is_asked_about_before_the_child_runs() -> None:
+    # "wobbly" could change which box is meant: ask, never act on the rest of the words; the
+    # answer is read within what the words allow (the red box), so "the blue one" is refused.
+    scene = {
+        "agent": ROBOT_AT_ORIGIN,
+        "objects": [_obj("Box|red", -0.3, 0.8, "red"), _obj("Box|blue", 0.3, 0.8, "blue")],
+    }
+    for words in ("pick the wobbly red box", "pick the red box unless it is cold"):
+        robot, ticks, human = _run(scene, words, ["the red one"])
+        assert [e.kind for e in human.transcript][:1] == ["ask"], words
+        assert robot.log == [("pick", ["Box|red"])], words
+        assert ticks[-1] == (Status.SUCCESS, Status.SUCCESS)
+    robot, ticks, human = _run(scene, "pick the wobbly red box", ["the blue one"])
+    assert [e.kind for e in human.transcript][:1] == ["ask"]
+    assert robot.log == [] and ticks[-1] == (Status.FAILURE, Status.INVALID)

@@ -306,8 +306,30 @@ OPEN["P9 an ordinal along a side asked about"] = replace(
 )
 
 
-@pytest.mark.parametrize("name", sorted(OPEN))
-@pytest.mark.xfail(strict=True, reason="found by the explorer on reader+intent at b77b230")
+#: Fixed since (the reader's side): a multi-word colour read as one colour, the check's choice
+#: among "any" members resolved to its objectId, "from the left" after an ordinal no source.
+FIXED = {
+    "P1 a multi-word colour excluded",
+    "P3 a quantifier's phrase reaches the robot",
+    "P1 an ordinal along a side",
+    "P9 an ordinal along a side asked about",
+}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        name
+        if name in FIXED
+        else pytest.param(
+            name,
+            marks=pytest.mark.xfail(
+                strict=True, reason="found by the explorer on reader+intent at b77b230"
+            ),
+        )
+        for name in sorted(OPEN)
+    ],
+)
 def test_open_findings_on_the_fixes(name):
     case = OPEN[name]
     if case.room == "kitchen":
@@ -320,4 +342,117 @@ def test_open_findings_on_the_fixes(name):
         "medicine": str(ROOT / "examples" / "medicine_delivery" / "scene.json"),
     }
     episode = check_case(case, rooms, replay=False)
+    assert episode.violations == [], [str(v) for v in episode.violations]
+
+
+# ------------------------------------- the grammar's newer shapes (the reader's helper, 17:30)
+@pytest.mark.parametrize("bowl", ["red", "white", "blue"])
+@pytest.mark.parametrize("style", [0, 2, 3])
+def test_a_compound_instruction_with_an_excluded_destination(bowl, style):
+    # The issue's "... put it in the bowl, not the red one" (placed in the red bowl on
+    # 801bbfc): a white and a red bowl; excluding blue leaves both, and the robot must ask.
+    said = Say(Pick(colour="red"), into=Say(exclude=Pick(colour=bowl), style=style))
+    clean(Case(kind="Cup", things=RED_BLUE, form="said", words="raider", said=said))
+
+
+@pytest.mark.parametrize("select", ["biggest", "smallest"])
+@pytest.mark.parametrize(
+    "sizes",
+    [(0.08, 0.16), (0.1, 0.1), (0.0, 0.16), (0.1, 0.11)],
+    ids=["apart", "alike", "one unknown", "close"],
+)
+def test_sizes_where_the_scene_gives_them(select, sizes):
+    things = tuple(replace(t, size=s) for t, s in zip(RED_BLUE, sizes, strict=True))
+    clean(Case(kind="Cup", things=things, form="said", said=Say(select=select, style=1)))
+
+
+def test_a_hidden_cup_is_asked_for_never_replaced_by_the_rooms_mug():
+    # Shrunk by `benchmarks/explore.py --episodes 2000` (reader branch, 17:45 UTC): the red cup
+    # elsewhere, FloorPlan1's own mug in sight; "pick the cup that is not red" (and "pick the
+    # cup") grounded to the mug, and the cup's node picked it (P1, P12).
+    case = Case(
+        room="floorplan1",
+        things=(Thing(colour="red", dirty=False, side="left", far=False, at=""),),
+        form="said",
+        words="raider",
+        hidden=True,
+        said=Say(exclude=Pick(colour="red")),
+    )
+    for one in (case, replace(case, form="natural", said=None)):
+        episode = check_case(one, _floorplan(), replay=False)
+        assert episode.violations == [], [str(v) for v in episode.violations]
+
+
+# Shrunk by `benchmarks/explore.py --episodes 2000 --seed 7` (reader branch, 18:40 UTC); both
+# were the explorer's own: a later user node of a colliding-names tree put the cup in its own
+# bowl after the guarded compound had put it in the one the words allowed (and the box's put
+# was judged by the cup's words), and "the nearest cup" 10.6 cm nearer was counted sure by the
+# oracle (its distance band is now 0.2 m, the reader asks below 0.15 m).
+EXPLORERS = {
+    "P1 a later node's own bowl": Case(
+        room="floorplan1",
+        things=(Thing(colour="red", dirty=False, side="left"),),
+        form="said",
+        tree="sequence",
+        words="raider",
+        said=Say(into=Say(exclude=Pick(colour="white"))),
+        names="same",
+    ),
+    "P9 the nearest, 10.6 cm nearer": Case(
+        room="floorplan1",
+        things=(Thing(colour="red", side="left"), Thing(colour="red", side="left")),
+        form="said",
+        words="raider",
+        said=Say(select="nearest"),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPLORERS))
+def test_the_explorers_own_findings_on_the_new_grammar(name):
+    episode = check_case(EXPLORERS[name], _floorplan(), replay=False)
+    assert episode.violations == [], [str(v) for v in episode.violations]
+
+
+@pytest.mark.parametrize("tree", ["parallel", "sequence"])
+def test_a_compound_that_says_which_bowl_in_a_tree_of_colliding_names(tree):
+    # Seen by `benchmarks/explore.py --episodes 600 --seed 11 --no-shrink` (18:44 UTC): the
+    # explorer's own tree raised (P6) when one branch had no later node.
+    from bt_raider.testing.explore import default_rooms
+
+    rooms = {**default_rooms(), "medicine": str(ROOT / "examples/medicine_delivery/scene.json")}
+    case = Case(
+        room="medicine",
+        kind="Apple",
+        things=(Thing("green", True, "right"), Thing("yellow", True, "left", at="Sink")),
+        target=1,
+        form="said",
+        person="action",
+        tree=tree,
+        words="raider",
+        said=Say(into=Say(exclude=Pick(colour="blue"), style=32), style=16),
+        names="same",
+    )
+    episode = check_case(case, rooms, replay=False)
+    assert episode.violations == [], [str(v) for v in episode.violations]
+
+
+def test_a_reply_near_a_boundary_lets_the_robot_act_on_what_it_may_mean():
+    # Seen by the same run (P1 and P12 at 142): "the one in front of you" of a mug straight
+    # ahead and one 38 degrees to the right is vague to the oracle; the robot took the one
+    # ahead, which the oracle's reading of replies (unlike its reading of instructions) did not
+    # allow.
+    case = Case(
+        room="floorplan1",
+        kind="Mug",
+        things=(Thing("gold", True, "front", size=0.16), Thing("grey", True, "right")),
+        form="pddl",
+        person="says",
+        tree="sequence",
+        other=1,
+        words="user-small",
+        planner="scripted",
+        answer=Say(Pick(side="front", frame="your"), style=39),
+    )
+    episode = check_case(case, _floorplan(), replay=False)
     assert episode.violations == [], [str(v) for v in episode.violations]

@@ -192,3 +192,43 @@ def test_a_shade_of_the_colour_said_is_a_maybe():
     assert judged.possible == {"Box|0", "Box|2"}
     light = designate(Say(Pick(colour="light blue")), "Box", world)
     assert (light.mode, light.sure) == ("one", {"Box|2"})
+
+
+def sized(i: int, edge: float | None, x: float) -> dict[str, Any]:
+    extra = {} if edge is None else {"axisAlignedBoundingBox": {"size": dict.fromkeys("xyz", edge)}}
+    return box(i, "red", x, **extra)
+
+
+def test_sizes_are_read_from_the_scene_and_unread_without_them():
+    world = scene(sized(0, 0.08, -0.5), sized(1, 0.16, 0.5))
+    assert designate(Say(select="biggest"), "Box", world).sure == {"Box|1"}
+    assert designate(Say(select="smallest"), "Box", world).sure == {"Box|0"}
+    alike = designate(Say(select="biggest"), "Box", scene(sized(0, 0.1, -0.5), sized(1, 0.1, 0.5)))
+    assert alike.mode == "several"  # about as big: the robot must ask
+    close = designate(Say(select="biggest"), "Box", scene(sized(0, 0.1, -0.5), sized(1, 0.11, 0.5)))
+    assert close.mode == "vague"
+    unknown = designate(
+        Say(select="biggest"), "Box", scene(sized(0, 0.1, -0.5), sized(1, None, 0.5))
+    )
+    assert unknown.mode == "unread"
+    # The biggest of the red ones: one red box, whatever the others' sizes.
+    one = scene(sized(0, None, -0.5), {**sized(1, None, 0.5), "color": "blue"})
+    assert designate(Say(Pick(colour="red"), select="biggest"), "Box", one).mode == "one"
+    spoken = {render(Say(select="biggest", style=s), "box") for s in range(9)}
+    assert {"pick the biggest box", "pick the big box", "pick the largest box"} <= spoken
+
+
+def test_a_compound_instruction_says_which_bowl_or_which_not():
+    into = Say(exclude=Pick(colour="red"), style=2)
+    said = Say(Pick(colour="blue"), into=into)
+    assert render(said, "cup") == "pick the blue cup and put it in the bowl, not the red one"
+    bowls = {
+        "agent": {"position": {"x": 0.0, "y": 0.9, "z": 0.0}, "rotation": {"y": 0.0}},
+        "objects": [
+            {"objectId": "Bowl|w", "objectType": "Bowl", "color": "white"},
+            {"objectId": "Bowl|r", "objectType": "Bowl", "color": "red"},
+        ],
+    }
+    assert designate(into, "Bowl", bowls).sure == {"Bowl|w"}
+    assert designate(Say(), "Bowl", bowls).mode == "several"
+    assert not said.odd() and Say(into=Say(Pick(odd="wobbly"))).odd() == ["wobbly"]
