@@ -256,7 +256,7 @@ INSTRUCTIONS = (
     "please pick up {np}",
     "could you pick up {np}",
     "grab {np}",
-    "{NP}, please.",
+    "grab {np}, please",  # not "the cup, please": that alone asks to be handed the cup
     "pick up {np} now",
 )
 
@@ -278,7 +278,7 @@ def render(say: Say, noun: str, *, reply: bool = False) -> str:
         frame = COMPOUNDS[(say.style // 3) % len(COMPOUNDS)]
         return frame.format(np=np, dest=noun_phrase(say.into, "bowl"))
     frame = INSTRUCTIONS[(say.style // 3) % len(INSTRUCTIONS)]
-    return frame.format(np=np, NP=np[:1].upper() + np[1:])
+    return frame.format(np=np)
 
 
 def says(

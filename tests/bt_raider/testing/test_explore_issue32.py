@@ -308,7 +308,7 @@ OPEN["P9 an ordinal along a side asked about"] = replace(
 
 #: Fixed since (the reader's side): a multi-word colour read as one colour, the check's choice
 #: among "any" members resolved to its objectId, "from the left" after an ordinal no source.
-FIXED = {
+READER_FIXED = {
     "P1 a multi-word colour excluded",
     "P3 a quantifier's phrase reaches the robot",
     "P1 an ordinal along a side",
@@ -320,7 +320,7 @@ FIXED = {
     "name",
     [
         name
-        if name in FIXED
+        if name in READER_FIXED
         else pytest.param(
             name,
             marks=pytest.mark.xfail(
