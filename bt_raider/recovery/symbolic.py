@@ -503,7 +503,7 @@ class SymbolicRecoveryPlanner:
         ):
             if not ctx.may_ask("move"):
                 raise _CannotPlan("nobody here may move it out of the way for me")
-            things = " and ".join(ctx.said(b) for b in blockers)
+            things = " and ".join(_in_the_way(ctx, blockers))
             return [
                 _call("ask", f"Could you move {things} out of the way, please?"),
                 *ctx.resume(),
@@ -632,6 +632,25 @@ def _unread(explanation: str) -> str:
     if found is None or re.search(r"_\d+\b|\|", found.group(1)):
         return ""
     return f"{found.group(1)}. "
+
+
+def _in_the_way(ctx: _Ctx, blockers: Sequence[str]) -> list[str]:
+    """How a question names the blockers: as :meth:`_Ctx.said` does, and a blocker nothing
+    a person sees tells apart from its kind's others by where it is ("the cup in my way"),
+    never by its internal label (Cup_1)."""
+    words: list[str] = []
+    unnamed: dict[str, int] = {}
+    for b in blockers:
+        said = ctx.said(b)
+        o = ctx.obj(b)
+        if o is not None and strip_article(said) == strip_article(b) and re.search(r"_\d+$", b):
+            unnamed[spoken(o.type)] = unnamed.get(spoken(o.type), 0) + 1
+        else:
+            words.append(said)
+    for kind, count in unnamed.items():
+        many = kind + ("es" if kind.endswith(("s", "x", "ch", "sh")) else "s")
+        words.append(f"the {kind} in my way" if count == 1 else f"the {count} {many} in my way")
+    return list(dict.fromkeys(words))
 
 
 def _a_closed_door(o: SceneObject) -> bool:

@@ -48,3 +48,30 @@ def test_a_person_target_is_never_asked_to_move_out_of_their_own_way():
         verdict = bt_raider.check(scene, query)
         code = SymbolicRecoveryPlanner().propose(RecoveryRequest(query, verdict, scene=scene))
         assert code.splitlines()[0] == ASK, (query, code)
+
+
+def test_a_blocker_nothing_tells_apart_is_named_by_where_it_is_never_by_its_label():
+    # Found by the explorer (P7, seed 102): "Could you move the Cup_1 and the Chair out of the
+    # way, please?", three cups alike, one of them on the way with the chair.
+    data = json.loads(MEDICINE.read_text())
+    chair = data["blocked"]["medicine_counter"][0]
+    cups = []
+    for i in range(3):
+        cup = {
+            "objectId": f"Cup|+0{i}.00|+00.90|-01.00",
+            "objectType": "Cup",
+            "position": {"x": 0.0, "y": 0.9, "z": -1.0},
+            "pickupable": True,
+        }
+        cups.append(cup)
+    data["objects"].extend(cups)
+    data["blocked"]["medicine_counter"] = [chair, cups[1]["objectId"]]
+    scene = Scene(data)
+    verdict = bt_raider.check(scene, "go to the medicine counter")
+    assert verdict.category.value == "obstructed"
+    code = SymbolicRecoveryPlanner().propose(
+        RecoveryRequest("go to the medicine counter", verdict, scene=scene)
+    )
+    first = code.splitlines()[0]
+    assert "Cup_" not in code and "Cup|" not in code, code
+    assert first == "ask('Could you move the Chair and the cup in my way out of the way, please?')"
