@@ -163,6 +163,8 @@ def tokens(text: str) -> list[tuple[str, str]]:
     t = re.sub(r"(\w)n't\b", r"\1 not", t, flags=re.IGNORECASE)
     t = re.sub(r"\b(is|are|was|were|does|do|did|has|have)nt\b", r"\1 not", t, flags=re.IGNORECASE)
     t = re.sub(r"\b(it|that|there|what)'s\b", r"\1 is", t, flags=re.IGNORECASE)
+    # "over there", "up here": pointing, which the robot cannot see; never "above" something.
+    t = re.sub(r"\b(?:over|up|down|out|back)\s+(there|here)\b", r"\1", t, flags=re.IGNORECASE)
     out: list[tuple[str, str]] = []
     for raw in re.findall(r"[,;:!?]|[^\s,;:!?()\"\[\]{}]+", t):
         if raw in ",;:!?":

@@ -125,3 +125,27 @@ def test_a_designation_is_one_only_when_clear() -> None:
     assert Designation(("a",), unclear="I did not understand 'x'").single is None
     assert Designation(("a",), mode="several").single is None
     assert Designation(("a", "b")).single is None
+
+
+def test_pointing_words_never_select_by_height() -> None:
+    # Found by the explorer (P12, seed 102): "that one over there", of three cups one of which
+    # has a bounding box, read "over" as "above" and chose that cup; the robot cannot see
+    # where a person points, so the reply fits all three (and the question is asked again).
+    objs: list[dict[str, Any]] = []
+    for i, (x, size) in enumerate([(0.0, 0.0), (0.3, 0.08), (0.6, 0.0)]):
+        o: dict[str, Any] = {
+            "objectId": f"Cup|{i}",
+            "objectType": "Cup",
+            "position": {"x": x, "y": 0.9, "z": 1.0},
+            "pickupable": True,
+        }
+        if size:
+            edge = {"x": size, "y": size, "z": size}
+            o["axisAlignedBoundingBox"] = {"center": o["position"], "size": edge}
+        objs.append(o)
+    scene = Scene({"agent": {"position": {"x": 0, "y": 0.9, "z": 0}}, "objects": objs})
+    ids = [o["objectId"] for o in objs]
+    for words in ("that one over there", "the one up there", "that one right there"):
+        assert designate(scene, words, among=ids, order=ids).ids == tuple(ids), words
+    # "over" before an object is still a relation.
+    assert designate(scene, "the cup over the table", among=ids).ids == ()

@@ -279,6 +279,20 @@ FIXED: dict[str, Case] = {
         model="made_up",
         said=Say(Pick(frame="your", at="Sink"), quant="any", style=2),
     ),
+    # "pick the cup other than the black one", three red cups on FloorPlan1, asked which, the
+    # person said "that one over there": read as the cup "above" the others (P12, seed 102).
+    "P12 pointing words read as a relation": Case(
+        room="floorplan1",
+        things=(
+            Thing(colour="red", dirty=True, side="left"),
+            Thing(colour="red", dirty=True, side="left", size=0.08),
+            Thing(colour="red", dirty=False, side="left"),
+        ),
+        form="said",
+        person="vague",
+        words="raider",
+        said=Say(Pick(), exclude=Pick(colour="black"), style=0),
+    ),
     # "please pick up the cup" of two, a plan picking the blue one without asking: released,
     # since the designation held both (an ambiguity settled by the recovery, not the person).
     "P12 a recovery settles an ambiguity": Case(
