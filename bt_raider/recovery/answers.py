@@ -99,6 +99,9 @@ class Candidate:
 
 # --------------------------------------------------------------------------- words
 #: Who a person introducing herself says she is: "I'm Adriana", "it's Bob", "Adriana".
+#: Pointing ("that one over there", "this one here"): the robot cannot see where a hand points,
+#: so a reply that points designates nothing, even the only candidate.
+_POINTING = re.compile(r"\b(?:there|here)\b", re.IGNORECASE)
 _INTRODUCTION = re.compile(
     r"^(?i:(?:hi|hello|hey|oh|sorry|well|yes)[\s,.!-]*)*"
     r"(?i:i['\u2019]?m|i\s+am|it['\u2019]?s|it\s+is|this\s+is|my\s+name\s+is|call\s+me)?\s*"
@@ -313,6 +316,8 @@ class AnswerSpace:
                 if self.expect:
                     said = next(e for e in self.expect if e.lower() == said.lower())
                 return Reading(Intent.CHOSEN, answer, value=said)
+        if _POINTING.search(answer):
+            return self._unclear(answer, f"I cannot see where you point.{self._please()}")
         try:
             return self._read(answer)
         except (BtRaiderError, ValueError, IndexError, KeyError) as exc:

@@ -344,3 +344,14 @@ def test_an_ordinal_to_a_question_that_did_not_list_them_all_names_none(
         assert reading.intent is Intent.UNCLEAR and reading.value is None
     # Descriptions still work.
     assert space.read("the one next to the plant").value == NEAR_PLANT
+
+
+@pytest.mark.parametrize("answer", ["that one over there", "this one here", "the one there"])
+def test_pointing_designates_nothing_even_the_only_candidate(scene: Scene, answer: str) -> None:
+    # Found by the explorer (seed 202): "... I see only the cup." -- "that one over there"
+    # was taken as yes; the robot cannot see where a hand points, so it asks again.
+    for space in (AnswerSpace.objects(scene, [NEAR_PLANT]), AnswerSpace.objects(scene, [APPLE])):
+        reading = space.read(answer)
+        assert reading.intent is Intent.UNCLEAR and reading.value is None, reading
+        assert "point" in reading.reason
+    assert AnswerSpace.objects(scene, [APPLE]).read("that one").intent is Intent.CHOSEN

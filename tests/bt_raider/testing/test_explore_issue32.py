@@ -293,6 +293,16 @@ FIXED: dict[str, Case] = {
         words="raider",
         said=Say(Pick(), exclude=Pick(colour="black"), style=0),
     ),
+    # "pick the wobbly cup", one cup: "... I see only the cup.", the person said "that one
+    # over there": taken as yes, the cup picked (P1/P12, seed 202, shrunk).
+    "P1 pointing at the only candidate": Case(
+        room="floorplan1",
+        things=(Thing(colour="red", dirty=False, side="left"),),
+        form="said",
+        person="vague",
+        words="raider",
+        said=Say(Pick(odd="wobbly"), style=0),
+    ),
     # "please pick up the cup" of two, a plan picking the blue one without asking: released,
     # since the designation held both (an ambiguity settled by the recovery, not the person).
     "P12 a recovery settles an ambiguity": Case(
