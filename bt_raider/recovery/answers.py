@@ -102,6 +102,8 @@ class Candidate:
 #: Pointing ("that one over there", "this one here"): the robot cannot see where a hand points,
 #: so a reply that points designates nothing, even the only candidate.
 _POINTING = re.compile(r"\b(?:there|here)\b", re.IGNORECASE)
+#: A bare demonstrative ("that one", "this"): pointing too, whatever was offered.
+_DEMONSTRATIVE = re.compile(r"\s*(?:that|this)(?:\s+one)?\s*[.!]*\s*", re.IGNORECASE)
 _INTRODUCTION = re.compile(
     r"^(?i:(?:hi|hello|hey|oh|sorry|well|yes)[\s,.!-]*)*"
     r"(?i:i['\u2019]?m|i\s+am|it['\u2019]?s|it\s+is|this\s+is|my\s+name\s+is|call\s+me)?\s*"
@@ -316,7 +318,7 @@ class AnswerSpace:
                 if self.expect:
                     said = next(e for e in self.expect if e.lower() == said.lower())
                 return Reading(Intent.CHOSEN, answer, value=said)
-        if _POINTING.search(answer):
+        if _POINTING.search(answer) or _DEMONSTRATIVE.fullmatch(answer):
             return self._unclear(answer, f"I cannot see where you point.{self._please()}")
         try:
             return self._read(answer)

@@ -95,7 +95,13 @@ def test_a_word_left_over_is_asked_about_in_the_scenes_words(answer: str, picked
 
 @pytest.mark.parametrize(
     ("answer", "picked"),
-    [("that one", RED), ("yes", RED), ("no", None), ("the blue one", None), ("not that one", None)],
+    [
+        ("that one", None),
+        ("yes", RED),
+        ("no", None),
+        ("the blue one", None),
+        ("not that one", None),
+    ],
 )
 def test_the_only_box_of_its_kind_is_asked_about_by_its_kind(
     answer: str, picked: str | None

@@ -303,6 +303,15 @@ FIXED: dict[str, Case] = {
         words="raider",
         said=Say(Pick(odd="wobbly"), style=0),
     ),
+    # The same, a mistaken person's bare "that one": taken as yes (P12, seed 302, shrunk).
+    "P12 a bare 'that one' for the only candidate": Case(
+        room="floorplan1",
+        things=(Thing(colour="red", dirty=False, side="left"),),
+        form="said",
+        person="mistaken",
+        words="raider",
+        said=Say(Pick(odd="wobbly"), style=0),
+    ),
     # "please pick up the cup" of two, a plan picking the blue one without asking: released,
     # since the designation held both (an ambiguity settled by the recovery, not the person).
     "P12 a recovery settles an ambiguity": Case(
