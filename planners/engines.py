@@ -31,9 +31,11 @@ import importlib.util
 import json
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import deque
@@ -188,6 +190,10 @@ def _child_environment() -> dict[str, str]:
     """The child's environment: numpy's BLAS with one thread and two malloc arenas, which
     reserve less address space (planning uses neither), unless the user chose otherwise."""
     env = dict(os.environ)
+    # The child runs in a directory of its own: a relative PYTHONPATH entry would move with it.
+    if env.get("PYTHONPATH"):
+        parts = env["PYTHONPATH"].split(os.pathsep)
+        env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) if p else p for p in parts)
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
     env.setdefault("MALLOC_ARENA_MAX", "2")
     return env
@@ -198,6 +204,9 @@ class _Child:
     """One child process and the threads that drain its output."""
 
     def __init__(self) -> None:
+        # A working directory of its own: Fast Downward writes output.sas where it runs, and two
+        # searches in one directory (two callers, two test workers) read each other's task.
+        self.workdir = tempfile.mkdtemp(prefix="bt-raider-planner-")
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "bt_raider.planners.child"],
@@ -209,8 +218,10 @@ class _Child:
                 bufsize=1,
                 start_new_session=os.name == "posix",  # False is Popen's default
                 env=_child_environment(),
+                cwd=self.workdir,
             )
         except OSError as exc:
+            shutil.rmtree(self.workdir, ignore_errors=True)
             if exc.errno == errno.ENOMEM:  # fork refused under the address-space limit
                 raise memory_error() from exc
             raise PlanningError(f"cannot start the planner process: {exc}") from exc
@@ -323,6 +334,7 @@ class _Child:
                     stream.close()
             except OSError:
                 pass
+        shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 _idle: list[_Child] = []

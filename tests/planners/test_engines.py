@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -120,6 +121,50 @@ def test_fast_downward_is_bounded_by_the_time_limit(tmp_path, gripper_files):
     with pytest.raises(PlanningError, match="no plan for 'pigeons-14' within 2 s: fast-downward"):
         pddl.solve(hard, engine="fast-downward", timeout=2)
     assert time.monotonic() - start < 2 + engines.GRACE + 3  # generous: a shared machine
+
+
+@pytest.mark.skipif(not Path("/proc/self/cwd").exists(), reason="needs Linux /proc")
+def test_each_planner_child_works_in_a_directory_of_its_own(tmp_path, monkeypatch):
+    # Fast Downward writes output.sas where it runs: in the caller's directory, two searches at
+    # once (two callers, two test workers) read each other's task (CI's blocks read miconic's).
+    engines.shutdown()
+    monkeypatch.chdir(tmp_path)
+    first, second = engines._take(), engines._take()
+    try:
+        places = [Path(os.readlink(f"/proc/{c.proc.pid}/cwd")) for c in (first, second)]
+        assert tmp_path not in places and places[0] != places[1]
+        assert all(p.is_dir() for p in places)
+    finally:
+        first.kill()
+        second.kill()
+    assert not any(p.exists() for p in places)  # removed with its child
+
+
+def test_a_relative_pythonpath_still_points_where_the_caller_meant(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["src", str(tmp_path / "abs"), ""]))
+    env = engines._child_environment()
+    assert env["PYTHONPATH"].split(os.pathsep) == [str(tmp_path / "src"), str(tmp_path / "abs"), ""]
+
+
+@needs_fd
+def test_simultaneous_fast_downward_searches_each_plan_their_own_problem(tmp_path):
+    domain = tmp_path / "domain.pddl"
+    domain.write_text(gripper_domain())
+    problems = []
+    for balls in (1, 2, 3, 4):
+        path = tmp_path / f"gripper{balls}.pddl"
+        path.write_text(gripper_problem(balls))
+        problems.append(path)
+
+    def plan(path: Path) -> list[str]:
+        return [s.text for s in pddl.plan_files(domain, path, engine="fast-downward", timeout=60)]
+
+    with ThreadPoolExecutor(len(problems)) as pool:
+        plans = list(pool.map(plan, problems))
+    for balls, steps in zip((1, 2, 3, 4), plans, strict=True):
+        moved = {s.split()[1] for s in steps if s.startswith("(drop")}
+        assert moved == {f"ball{i}" for i in range(balls)}, steps
 
 
 def _wait_for_descendants(pid: int, seconds: float = 20.0) -> list[int]:
