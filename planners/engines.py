@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import atexit
 import errno
-import importlib.util
 import json
 import os
 import queue
@@ -43,14 +42,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bt_raider.errors import PlanningError
+from bt_raider.errors import PlanningError, installed
 
 #: Engines bt_raider drives, in the order ``auto`` tries them (the fastest first).
 ENGINES: tuple[str, ...] = ("fast-downward", "pyperplan")
 ENGINE_CHOICES: tuple[str, ...] = ("auto", *ENGINES)
 #: Engine -> (module that must be importable, PyPI package, bt_raider extra).
 MODULES = {
-    "pyperplan": ("pyperplan", "up-pyperplan", "pddl"),
+    "pyperplan": ("pyperplan", "pyperplan", "pyperplan"),
     "fast-downward": ("up_fast_downward", "up-fast-downward", "fast-downward"),
 }
 #: Engines that also stop themselves at the limit (the child is then kept for the next search).
@@ -80,7 +79,7 @@ Progress = Callable[[str, float], Any]
 
 def installed_engines() -> list[str]:
     """The engines of :data:`ENGINES` installed here, in ``auto`` order (nothing is imported)."""
-    return [e for e in ENGINES if importlib.util.find_spec(MODULES[e][0]) is not None]
+    return [e for e in ENGINES if installed(MODULES[e][0])]
 
 
 @dataclass

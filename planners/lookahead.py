@@ -32,8 +32,6 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from unified_planning.model.fluent import get_all_fluent_exp
-
 from bt_raider.checking.contract import Query
 from bt_raider.checking.verdict import Category
 from bt_raider.planners.pddl import GroundingError, Step, parse_step, plan_steps, resolve, simulator
@@ -87,6 +85,8 @@ def state_from_facts(problem: Problem, facts: Iterable[str], sim: Any = None) ->
         distinct: Iterable[str] = dict.fromkeys(listed)
     except TypeError:  # an unhashable "fact": parse_fact says what is wrong with it
         distinct = listed
+    from unified_planning.model.fluent import get_all_fluent_exp
+
     true = {parse_fact(problem, f) for f in distinct}
     values = {}
     for fluent in problem.fluents:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bt_raider.checking.verdict import Category
-from bt_raider.errors import PlanningError, QueryError, require
+from bt_raider.errors import PlanningError, QueryError, need, require
 from bt_raider.files import MAX_PDDL_BYTES
 from bt_raider.planners import engines
 from bt_raider.planners.engines import ENGINE_CHOICES as ENGINE_CHOICES
@@ -129,7 +129,10 @@ def load(
     Raises:
         PlanningError: a file cannot be read or is not PDDL UP understands; the message names
             the file and carries the reader's message (with line and column).
+        MissingDependencyError: unified-planning is not installed (the ``pddl`` extra).
     """
+    # Before the reader is tried: its failures below are taken for the file's.
+    need("pddl", "reading PDDL into a UP problem (load)", modules=("unified_planning",))
     domain_text = _normalise(_read(domain, "domain", max_bytes))
     problem_text = None if problem is None else _normalise(_read(problem, "problem", max_bytes))
     try:
@@ -198,12 +201,18 @@ def describe_features(features: Iterable[str]) -> str:
     return ", ".join(out)
 
 
+#: Said where UP is missing but pyperplan alone would do.
+_PYPERPLAN = " (or engine 'pyperplan', which needs only bt_raider[pyperplan])"
+
+
 def _require_engine(engine: str) -> None:
     if engine not in ENGINE_CHOICES:
         raise PlanningError(
             f"unknown planning engine {engine!r}: expected one of {', '.join(ENGINE_CHOICES)}"
         )
-    if engine != "auto" and engine not in installed_engines():
+    if engine == "auto":  # the child reads the problem's kind with UP to choose
+        need("pddl", "engine 'auto'", modules=("unified_planning",), alternative=_PYPERPLAN)
+    elif engine not in installed_engines():
         module, package, extra = engines.MODULES[engine]
         # raises MissingDependencyError with the install hint
         require(module, extra, package, needed_by=f"the {engine} engine")

@@ -16,10 +16,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from unified_planning.model.walkers import StateEvaluator
-
 from bt_raider.checking.contract import Query, as_query
 from bt_raider.checking.verdict import PRIORITY, Category, ToolCall, Verdict, parse_category
+from bt_raider.errors import need
 from bt_raider.planners.pddl import (
     GroundingError,
     Step,
@@ -35,6 +34,10 @@ if TYPE_CHECKING:
     from unified_planning.model import Action, FNode, Object, Problem, State
 
     from bt_raider.perception.scene import Scene
+
+# Everything here runs on UP's model (and world, lookahead and PDDL recovery import this):
+# without it, one line naming the extra on import.
+need("pddl", "bt_raider.planners.preconditions", modules=("unified_planning",))
 
 
 @runtime_checkable
@@ -122,6 +125,8 @@ class Preconditions:
         self.simulator = sim if sim is not None else simulator(problem)
         self._state = state
         self.names = dict(names or {})
+        from unified_planning.model.walkers import StateEvaluator
+
         self._evaluator = StateEvaluator(problem)
         # UP's evaluators memoise and the simulator shares one: checks on workers and the
         # world's execute() on the tick thread take turns (PddlWorld uses this lock too).

@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from unified_planning.model.fluent import get_all_fluent_exp
-
 from bt_raider.checking.contract import Query
 from bt_raider.errors import ActionFailed, QueryError
 from bt_raider.planners.pddl import (
@@ -65,6 +63,8 @@ def problem_at(problem: Problem, state: State, goals: Iterable[FNode] | None = N
     Every boolean fluent instance and every explicitly initialised numeric one takes its value
     in ``state``, so a planner starts from where the world is now.
     """
+    from unified_planning.model.fluent import get_all_fluent_exp
+
     new = problem.clone()
     for fluent in problem.fluents:
         if fluent.type.is_bool_type():
@@ -174,6 +174,8 @@ class PddlWorld:
 
     def facts(self) -> list[str]:
         """Every boolean fact that holds now, sorted, as PDDL text."""
+        from unified_planning.model.fluent import get_all_fluent_exp
+
         out = []
         with self._lock:
             state = self.state

@@ -368,8 +368,9 @@ def test_planning_says_which_extra_in_one_line(core):
     folder = Path(found.stdout.strip())
     proc = core.run(core.bt_raider, "plan", folder / "domain.pddl", folder / "problem.pddl")
     assert _one_line(proc, "pddl").startswith("bt-raider plan: error: bt-raider plan needs")
+    # The demo plans with pyperplan alone: its extra is the light one.
     proc = core.run(core.bt_raider, "demo", "medicine-delivery", "--no-memory")
-    assert "the medicine-delivery demo needs unified-planning" in _one_line(proc, "pddl")
+    assert "the medicine-delivery demo needs pyperplan" in _one_line(proc, "pyperplan")
     assert proc.stdout == ""
     proc = core.python_code(
         """
@@ -381,7 +382,7 @@ def test_planning_says_which_extra_in_one_line(core):
         """
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.startswith("bt_raider.planners needs unified-planning")
+    assert proc.stdout.startswith("bt_raider.planners.preconditions needs unified-planning")
 
 
 def test_an_llm_and_the_fleet_say_which_extra_and_the_in_process_demo_runs(core):

@@ -180,35 +180,52 @@ def test_need_finds_without_importing_and_lists_every_missing_package(monkeypatc
 
 @pytest.mark.parametrize("extra", ["all", "zenoh", "openai", "fd", ""])
 def test_an_unknown_extra_is_the_callers_bug(extra):
-    with pytest.raises(UsageError, match="expected one of pddl, fast-downward, memory"):
+    with pytest.raises(UsageError, match="expected one of pyperplan, pddl, fast-downward, memory"):
         errors.need(extra, "x")
     with pytest.raises(UsageError, match=f"unknown bt_raider extra {extra!r}"):
         errors.require("no_such_module_at_all", extra)
 
 
-def test_the_planners_without_unified_planning_fail_in_one_line_on_import():
-    # Every module of bt_raider.planners, those that import unified-planning at their top too.
+def test_the_planners_without_unified_planning_fail_in_one_line_on_import_or_use():
+    # What runs on UP's model refuses on import; what plans with pyperplan alone (the demo's
+    # plan_files, trees, replanning from observed facts) imports, and load() refuses when called.
     code = (
         "import sys\n"
         "sys.modules['unified_planning'] = None\n"
         "from bt_raider.errors import MissingDependencyError\n"
-        "for name in ('world', 'lookahead', 'preconditions', 'pddl_recovery', 'pddl', 'tree'):\n"
+        "for name in ('world', 'lookahead', 'preconditions', 'pddl_recovery', 'pddl', 'tree',\n"
+        "             'replan', 'engines', 'contracts'):\n"
         "    try:\n"
         "        __import__('bt_raider.planners.' + name)\n"
+        "        print(name, 'imported')\n"
         "    except MissingDependencyError as exc:\n"
         "        print(name, exc)\n"
         "    for m in [m for m in sys.modules if m.startswith('bt_raider.planners')]:\n"
         "        del sys.modules[m]\n"
+        "from bt_raider.planners import pddl\n"
+        "for call in (lambda: pddl.load('d.pddl', 'p.pddl'),\n"
+        "             lambda: pddl.plan_texts('(define)', '(define)', 'auto')):\n"
+        "    try:\n"
+        "        call()\n"
+        "    except MissingDependencyError as exc:\n"
+        "        print('call', exc)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    lines = proc.stdout.splitlines()
-    assert len(lines) == 6, proc.stdout
-    for line in lines:
-        assert line.endswith(
-            "bt_raider.planners needs unified-planning (not installed): "
-            "pip install 'bt_raider[pddl]'"
-        ), line
+    hint = "needs unified-planning (not installed): pip install 'bt_raider[pddl]'"
+    assert proc.stdout.splitlines() == [
+        f"world bt_raider.planners.preconditions {hint}",  # world imports preconditions first
+        f"lookahead bt_raider.planners.preconditions {hint}",
+        f"preconditions bt_raider.planners.preconditions {hint}",
+        f"pddl_recovery bt_raider.planners.preconditions {hint}",
+        "pddl imported",
+        "tree imported",
+        "replan imported",
+        "engines imported",
+        "contracts imported",
+        f"call reading PDDL into a UP problem (load) {hint}",
+        f"call engine 'auto' {hint} (or engine 'pyperplan', which needs only bt_raider[pyperplan])",
+    ], proc.stdout
 
 
 def test_a_vector_memory_without_the_extra_refuses_before_touching_the_disk(monkeypatch, tmp_path):

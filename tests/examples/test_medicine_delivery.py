@@ -299,6 +299,101 @@ def test_the_main_job_with_its_memory_imports_no_torch_transformers_or_llama_cpp
     assert recorded and int(recorded.group(1)) == 4, proc.stdout[-2000:]
 
 
+#: What a robot's install of the main job (``[robot]``) has none of: unified-planning and what it
+#: declares (ConfigSpace, scipy, networkx), its engines, torch and the LLM runtimes.
+NOT_ON_A_ROBOT = (
+    "unified_planning",
+    "up_pyperplan",
+    "up_fast_downward",
+    "ConfigSpace",
+    "scipy",
+    "networkx",
+    "torch",
+    "transformers",
+    "sentence_transformers",
+    "llama_cpp",
+)
+
+#: A ``sitecustomize`` that makes NOT_ON_A_ROBOT unimportable in every Python process that starts
+#: with it on PYTHONPATH (the planner's child inherits it), and logs each process it starts in
+#: and each attempt to import one of them (``import``) or to look for one (``probe``: an
+#: ``installed()`` check, which a real install answers with "no").
+BLOCKER = """
+import os, sys
+BLOCKED = set(os.environ["BLOCKED_MODULES"].split(","))
+LOG = os.environ["BLOCKED_LOG"]
+
+
+def _write(line):
+    with open(LOG, "a", encoding="utf-8") as f:
+        f.write(line + "\\n")
+
+
+_write(f"start {os.getpid()} {getattr(sys, 'orig_argv', [])!r}")
+
+
+class _Blocker:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] not in BLOCKED:
+            return None
+        how, frame = "probe", sys._getframe(1)
+        while frame is not None:
+            if frame.f_code.co_name == "_find_and_load":  # an import statement
+                how = "import"
+                break
+            frame = frame.f_back
+        _write(f"{how} {os.getpid()} {name}")
+        raise ModuleNotFoundError(f"No module named {name!r} (blocked)", name=name)
+
+
+sys.meta_path.insert(0, _Blocker())
+"""
+
+
+@pytest.mark.parametrize(
+    "scenario_name",
+    ["default", pytest.param("second-box", id="second-box (replanned)")],
+)
+def test_the_main_job_plans_and_runs_where_unified_planning_and_scipy_cannot_import(
+    tmp_path, scenario_name
+):
+    # README 1 installs [robot]: pyperplan alone, no unified-planning (so no ConfigSpace, scipy,
+    # networkx). The demo plans, replans, builds its tree and runs with them unimportable in this
+    # process and in the planner's child, which never even tries to import them.
+    blocker, log = tmp_path / "blocker", tmp_path / "blocked.log"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(BLOCKER, encoding="utf-8")
+    path = os.pathsep.join(p for p in (str(blocker), os.environ.get("PYTHONPATH")) if p)
+    env = dict(
+        os.environ,
+        PYTHONPATH=path,
+        BLOCKED_MODULES=",".join(NOT_ON_A_ROBOT),
+        BLOCKED_LOG=str(log),
+    )
+    out = tmp_path / "out"
+    code = (
+        "import sys; from bt_raider.cli import main\n"
+        "code = main(['demo', 'medicine-delivery', '--no-memory', '--scenario', "
+        f"{scenario_name!r}, '--out', {str(out)!r}])\n"
+        f"print('LOADED', sorted(m for m in sys.modules if m.split('.')[0] in {NOT_ON_A_ROBOT!r}),"
+        " code)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip().splitlines()[-1] == "LOADED [] 0", proc.stdout[-2000:]
+    assert "medicine handed over to Adriana: yes" in proc.stdout
+    assert (scenario_name == "second-box") == ("new plan (4 steps" in proc.stdout)
+    lines = log.read_text(encoding="utf-8").splitlines()
+    started = [line for line in lines if line.startswith("start ")]
+    assert any("bt_raider.planners.child" in line for line in started), (
+        lines
+    )  # it reached the child
+    assert [line for line in lines if line.startswith("import ")] == [], lines
+    assert json.loads((out / "trace.json").read_text())["outcome"]["delivered"] is True
+
+
 def test_command_line_without_guards_exits_1(tmp_path, capsys):
     from bt_raider.cli import main
 

@@ -45,14 +45,23 @@ def test_plan_without_pddl(hide, capsys):
     )
 
 
-def test_the_medicine_demo_without_pddl_stops_before_it_starts(hide, capsys):
+def test_the_medicine_demo_without_pyperplan_stops_before_it_starts(hide, capsys):
     hide("pyperplan")
     assert main(["demo", "medicine-delivery", "--no-memory", "--out", "unused"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""  # not a line of the demo ran
     assert captured.err == (
-        "bt-raider demo: error: the medicine-delivery demo needs up-pyperplan (not installed): "
-        "pip install 'bt_raider[pddl]'\n"
+        "bt-raider demo: error: the medicine-delivery demo needs pyperplan (not installed): "
+        "pip install 'bt_raider[pyperplan]'\n"
+    )
+
+
+def test_bt_raider_plan_without_unified_planning_names_pddl_even_with_pyperplan(hide, capsys):
+    hide("unified_planning")  # pyperplan is here: plan reads the files with UP all the same
+    assert main(["plan", "--engine", "pyperplan", *_medicine_files()]) == 2
+    assert _one_line(capsys) == (
+        "bt-raider plan: error: bt-raider plan needs unified-planning (not installed): "
+        "pip install 'bt_raider[pddl]'"
     )
 
 
