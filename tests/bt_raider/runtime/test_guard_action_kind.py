@@ -12,8 +12,7 @@ every test asserts the guard's and its node's status on every tick.
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable
 from typing import Any
 
 import py_trees
@@ -30,7 +29,7 @@ from bt_raider.robot.designation import GuardIntent, action_kind, outside
 from bt_raider.robot.human import ScriptedHuman
 from bt_raider.robot.retarget import ResolvedAction
 from bt_raider.runtime.guards import Phase, RaiderGuard
-from tests.bt_raider.runtime.intent_world import Hostile, settle
+from tests.bt_raider.runtime.intent_world import Hostile, OneArmRobot, settle
 
 R, S, F, I = Status.RUNNING, Status.SUCCESS, Status.FAILURE, Status.INVALID  # noqa: E741
 CUP, APPLE, ALEX = "Cup|1", "Apple|1", "alex"
@@ -62,53 +61,31 @@ def room(arms: int = 1) -> dict[str, Any]:
     }
 
 
-class TeamRobot:
-    """The team's robot: each action takes two polls; a pick fills a hand (refused when all
-    are full), a handover empties one; its scene follows what it does."""
+class TeamRobot(OneArmRobot):
+    """The team's robot (:class:`OneArmRobot`: two polls an action, a pick fills a hand,
+    refused when all are full), which also goes to just before an object and hands over what
+    it holds."""
 
     def __init__(self, scene: dict[str, Any]) -> None:
-        self.scene = scene
-        self.log: list[tuple[str, list[str]]] = []
-        self.refused: list[str] = []
-        self._left: dict[Hashable, int] = {}
-
-    def start(self, action: str, args: Sequence[Any]) -> Hashable:
-        self.log.append((action, [str(a) for a in args]))
-        self._left[len(self.log)] = 2
-        return len(self.log)
+        super().__init__(scene, arms=scene["robot"]["arms"])
 
     def poll(self, handle: Hashable) -> Progress:
-        self._left[handle] -= 1
-        if self._left[handle] > 0:
-            return Progress(ActionState.RUNNING, "moving")
+        progress = super().poll(handle)
         action, args = self.log[int(str(handle)) - 1]
-        held = self.scene["inventoryObjects"]
+        if progress.state is not ActionState.SUCCEEDED:
+            return progress
         by_id = {o["objectId"]: o for o in self.scene["objects"]}
-        if action == "move_to" and args[0] in by_id:  # to just before it
+        if action == "move_to" and args[0] in by_id:
             where = by_id[args[0]]["position"]
             self.scene["agent"]["position"] = {"x": where["x"], "y": 0.9, "z": where["z"] - 0.3}
-        elif action == "pick":
-            if len(held) >= self.scene["robot"]["arms"] or args[0] not in by_id:
-                self.refused.append(f"pick({args[0]})")
-                return Progress(ActionState.FAILED, "the hand is full")
-            by_id[args[0]]["isPickedUp"] = True
-            held.append({"objectId": args[0], "objectType": by_id[args[0]]["objectType"]})
         elif action == "handover":
+            held = self.scene["inventoryObjects"]
             if not any(i["objectId"] == args[0] for i in held):
                 self.refused.append(f"handover({args[0]})")
                 return Progress(ActionState.FAILED, "it holds no such thing")
             self.scene["inventoryObjects"] = [i for i in held if i["objectId"] != args[0]]
             self.scene["objects"] = [o for o in self.scene["objects"] if o["objectId"] != args[0]]
-        return Progress(ActionState.SUCCEEDED, f"{action} done")
-
-    def cancel(self, handle: Hashable) -> None:
-        self._left.pop(handle, None)
-
-    def observe(self) -> dict[str, Any]:
-        return copy.deepcopy(self.scene)
-
-    def picks(self) -> list[str]:
-        return [args[0] for action, args in self.log if action == "pick"]
+        return progress
 
 
 class Node(py_trees.behaviour.Behaviour):
