@@ -113,6 +113,7 @@ CLASSES_32 = (
     "a word left over read as none",
     "an excluded destination in a compound instruction",
     "sizes",
+    "words for another action than the node's",
 )
 
 
@@ -136,6 +137,8 @@ def classes_32(case: Any, prop: str, msg: str) -> str | None:
     """Which of issue 32's classes a violation shows, else None (the first that fits)."""
     said, answer = getattr(case, "said", None), getattr(case, "answer", None)
     planner = getattr(case, "planner", "")
+    if getattr(case, "form", "") == "wrong_node" and prop in ("P1", "P10", "P12"):
+        return CLASSES_32[-1]  # "The cup, please." (a handover) over the user's pick node
     if prop == "P1" and "the node for the" in msg and getattr(case, "names", "") != "distinct":
         if "Knife" not in msg:
             return "two guards with one name"

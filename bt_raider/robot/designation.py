@@ -12,7 +12,15 @@ guarded action finally acts on must still be one of the designated objects:
   then; see :class:`~bt_raider.runtime.guards.RaiderGuard`);
 * :func:`step_kind` says which recovery kind lets a recovery step act on an object the words
   did not designate (:data:`RECOVERY_KINDS`), or None when it would be a substitute for the
-  designated object (the verifier refuses the plan then; see :mod:`bt_raider.recovery.verify`).
+  designated object (the verifier refuses the plan then; see :mod:`bt_raider.recovery.verify`);
+* :func:`other_action` says why a guarded node may not run on the words at all: the words ask
+  for one kind of action ("The cup, please." asks to hand the cup over) and the node does
+  another (it picks); the guard refuses before anything moves.
+
+The designation also carries the *kind* of each action the guard checked
+(:attr:`Designated.kind`: ``pick``, ``handover``, ``approach``...): a release whose action is
+of another kind (a recovery that turned a handover into a pick) lies outside it, whatever its
+arguments.
 
 A phrase the first check grounded to nothing (the apple is not in sight yet) is *open*: its
 designation is what the same words ground to in the scene of the passing re-check
@@ -25,10 +33,11 @@ is never released on one of them because a recovery picked it (:meth:`Designated
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from bt_raider.checking.parse import action_for_name
 from bt_raider.errors import BtRaiderError
 from bt_raider.robot.retarget import accepts_any
 
@@ -111,6 +120,12 @@ class Designated:
         """Some phrase grounded to nothing at the first check (its words are re-read)."""
         return any(a is None for a in self.allowed)
 
+    @property
+    def kind(self) -> str | None:
+        """The kind of action the guard checked (:func:`action_kind` of :attr:`action`), or
+        None when it cannot be read."""
+        return action_kind(self.action)
+
     def all_allowed(self) -> frozenset[str]:
         """Every object any phrase (or other argument) allows."""
         return frozenset(i for a in self.allowed if a is not None for i in a) | self.others
@@ -171,6 +186,11 @@ class GuardIntent:
     def open(self) -> bool:
         """Some phrase of some action grounded to nothing at the first check."""
         return any(a.open for a in self.actions)
+
+    @property
+    def kinds(self) -> tuple[str | None, ...]:
+        """The kind of each action the guard checked, in order (None where unread)."""
+        return tuple(a.kind for a in self.actions)
 
     def all_allowed(self) -> frozenset[str]:
         """Every object any phrase of any action allows."""
@@ -321,6 +341,11 @@ def outside(
     for step, (got, want) in enumerate(zip(actions, designation.actions, strict=True)):
         where = f"step {step + 1}: " if len(actions) > 1 else ""
         call = f"{got.action or 'the action'}({', '.join(got.args)})"
+        asked, done = want.kind, action_kind(got.action)
+        if asked is not None and done is not None and asked != done:
+            # Whatever its arguments: a recovery never turns the action asked for into another.
+            out.append(f"{where}{call} is {_a(done)}, and the instruction asks for {_a(asked)}")
+            continue
         if len(got.args) == len(want.phrases):
             for i, arg in enumerate(got.args):
                 out.extend(_one(where, arg, want, i, scene, got.grounding, settled=settled))
@@ -351,6 +376,74 @@ def outside(
                 f"{where}{arg} in {call} is none of what the instruction designates ({shown})"
             )
     return out
+
+
+#: How a kind of action is named in a message ("a handover", "going to").
+_KIND_WORDS = {"approach": "going to", "move_to": "going to"}
+
+
+def _a(kind: str) -> str:
+    """``kind`` as a message says it: "a pick", "an open", "going to"."""
+    if kind in _KIND_WORDS:
+        return _KIND_WORDS[kind]
+    return f"{'an' if kind[:1] in 'aeiou' else 'a'} {kind}"
+
+
+def action_kind(name: object, own: Callable[[str], str | None] | None = None) -> str | None:
+    """The kind of action ``name`` stands for, as the check names it (``Grab``, ``pick-up`` ->
+    ``pick``; ``move_to``, ``GoTo`` -> ``approach``; ``Give`` -> ``handover``), or None when it
+    is no name or none the reader knows.
+
+    Args:
+        name: an action's name (a verdict's, a released call's, a node's).
+        own: the robot's own names, read first (``RobotActions.verb_of``: ``grasp`` -> ``pick``).
+    """
+    if not isinstance(name, str) or not name.strip():
+        return None
+    verb = own(name) if own is not None else None
+    return action_for_name(verb or name)
+
+
+def child_action(
+    child: Any, own: Callable[[str], str | None] | None = None, *, declared: str | None = None
+) -> tuple[str, str] | None:
+    """What a guarded node says it does: ``declared`` (its guard's ``node_action``), else its
+    ``action`` attribute (a string, as :class:`~bt_raider.robot.actions.ActionBehaviour` and
+    any user's node may have), and the kind of action it names (:func:`action_kind`); None
+    when it says nothing a reader knows (then only its guard's words say what it does)."""
+    name = declared if declared is not None else getattr(child, "action", None)
+    kind = action_kind(name, own)
+    return None if kind is None else (str(name), kind)
+
+
+def other_action(
+    designation: GuardIntent,
+    child: Any,
+    own: Callable[[str], str | None] | None = None,
+    *,
+    declared: str | None = None,
+) -> str | None:
+    """Why ``child`` may not run on the words ``designation`` was read from, or None.
+
+    A node that says what it does (:func:`child_action`) runs only on words that ask for that
+    kind of action (for a compound instruction, one of its steps' kinds): "The cup, please."
+    (a handover: the person wants the cup) in front of a node that picks is no instruction
+    for that node, whatever a recovery could make of it. A node that says nothing, or words
+    whose kind is unread, pass (the words are the node's contract then).
+    """
+    said_by = child_action(child, own, declared=declared)
+    kinds = [k for k in designation.kinds if k is not None]
+    if said_by is None or not kinds or said_by[1] in kinds:
+        return None
+    name, kind = said_by
+    asked = " then ".join(_a(k) for k in kinds)
+    node = getattr(child, "name", "the node")
+    said = "" if name.strip().casefold() == kind else f" ({name})"
+    return (
+        f"the words {designation.query!r} ask for {asked}, and {node} does {_a(kind)}{said}: "
+        "a guard checks its own node's action, so it never runs a node on words for another; "
+        f"give the guard words for {_a(kind)}, or guard a node that does what they ask"
+    )
 
 
 def _unsettled(want: Designated, ref: str) -> str:

@@ -34,7 +34,13 @@ from bt_raider.recovery.contract import RecoveryPlan, RecoveryRequest
 from bt_raider.recovery.naming import readable
 from bt_raider.recovery.pipeline import Recovery
 from bt_raider.robot import worker
-from bt_raider.robot.designation import Designated, GuardIntent, outside, unclear_candidates
+from bt_raider.robot.designation import (
+    Designated,
+    GuardIntent,
+    other_action,
+    outside,
+    unclear_candidates,
+)
 from bt_raider.robot.retarget import (
     ResolvedAction,
     argument_phrases,
@@ -145,6 +151,7 @@ class _Checking(py_trees.decorators.Decorator):
     resolved: ResolvedAction | None
     designation: GuardIntent | None
     refusal: str | None
+    node_action: str | None
     _original_steps: list[str]
     _pending: worker.Pending[Any] | None
     _cancel_kw: bool
@@ -323,6 +330,8 @@ class _Checking(py_trees.decorators.Decorator):
         self.verdict = verdict
         self._record(verdict, data)
         self._designate(verdict, checked)
+        if self._refuse_other_action():
+            return
         if verdict.ok:
             if self.plan is not None and self.recovery is not None:
                 self.recovery.succeeded(self.plan)
@@ -445,6 +454,21 @@ class _Checking(py_trees.decorators.Decorator):
             self.designation = GuardIntent(old.query, tuple(keep))
         for index, grounding in (checked.reread or {}).items():
             self.designation = self.designation.reread(index, grounding)
+
+    def _refuse_other_action(self) -> bool:
+        """Fail the run, before any recovery moves the robot, when the child says it does
+        another kind of action than the words ask (:func:`~bt_raider.robot.designation.
+        other_action`: "The cup, please." asks for a handover, the child picks)."""
+        if self.designation is None:
+            return False
+        actions = self.recovery.actions if self.recovery is not None else None
+        own = actions.verb_of if actions is not None else None
+        why = other_action(self.designation, self.decorated, own, declared=self.node_action)
+        if why is None:
+            return False
+        self.refusal = f"refused to run {self.decorated.name}: {why}"
+        self._fail(self.refusal)
+        return True
 
     def _candidates(self, verdict: Verdict) -> dict[str, list[str]]:
         """The verdict's grounding, a phrase with words left over widened to what the person

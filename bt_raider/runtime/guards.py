@@ -42,11 +42,12 @@ from py_trees.common import Status
 
 from bt_raider.checking.contract import Checker, Query, as_query
 from bt_raider.checking.verdict import Verdict
+from bt_raider.checking.vocabulary import ACTIONS
 from bt_raider.errors import UsageError
 from bt_raider.recovery.contract import RecoveryPlan
 from bt_raider.recovery.pipeline import Recovery
 from bt_raider.robot import worker
-from bt_raider.robot.designation import GuardIntent
+from bt_raider.robot.designation import GuardIntent, action_kind
 from bt_raider.robot.retarget import ResolvedAction, compound_steps, new_guard_id, resolved_key
 from bt_raider.runtime.guard_check import (
     _ACTING,
@@ -116,6 +117,12 @@ class RaiderGuard(_Checking, _Recovering, py_trees.decorators.Decorator):
             (time queued behind other checks does not count); past it the guard fails closed
             (an ``unknown`` verdict saying so, FAILURE, the child never runs) and another
             thread takes the hung one's place in the pool. None: no deadline.
+        node_action: what the child does (``"pick"``, or the robot's name for it), for a child
+            that does not say so through an ``action`` attribute (as
+            :class:`~bt_raider.robot.actions.ActionBehaviour` does). A child that says what
+            it does never runs on words that ask for another kind of action ("The cup,
+            please." asks to hand it over; a pick node under it): the run fails at its first
+            verdict, before any recovery moves the robot (:attr:`refusal` says why).
 
     Attributes:
         phase: the current :class:`Phase`.
@@ -145,7 +152,8 @@ class RaiderGuard(_Checking, _Recovering, py_trees.decorators.Decorator):
             narrowed by the person's answers); the child is released only on arguments inside
             it (else the run fails with :attr:`refusal`). None before the first verdict.
         refusal: why this run refused to release the child (its resolved arguments lay outside
-            the designation), else None.
+            the designation, or the child does another kind of action than the words ask),
+            else None.
         forecast: what a :class:`~bt_raider.runtime.lookahead.LookAhead` foresees for this
             step (a ``Forecast``), or None.
         early_verdict: set by a look-ahead of policy ``"recover"``: the next run takes it as
@@ -167,8 +175,17 @@ class RaiderGuard(_Checking, _Recovering, py_trees.decorators.Decorator):
         name: str | None = None,
         executor: Executor | None = None,
         deadline: float | None = DEFAULT_DEADLINE,
+        node_action: str | None = None,
     ) -> None:
         super().__init__(name=name or f"Guard {child.name}", child=child)
+        names = recovery.actions if isinstance(recovery, Recovery) else None
+        own = names.verb_of if names is not None else None
+        if node_action is not None and action_kind(node_action, own) is None:
+            raise UsageError(
+                f"node_action must name a kind of action ({', '.join(ACTIONS)}) or one of the "
+                f"robot's own names, got {node_action!r}"
+            )
+        self.node_action = node_action
         if not callable(getattr(checker, "check", None)):
             raise UsageError(f"checker must have check(scene, query, *, cancel), got {checker!r}")
         if recovery is not None and not isinstance(recovery, Recovery):

@@ -139,9 +139,12 @@ class Oracle:
             return
         arg = str(args[0])
         group = next((g for g in self.truth.groups if g.kind == kind), None)
+        shown = f"released {verb}({', '.join(map(str, args))})"
+        if group is not None and group.asks is not None:
+            self.flag("P12", f"{shown}: its guard's words ask for a {group.asks}, not a {verb}")
+            return
         if group is None or arg == group.place or (group.place and arg in group.place):
             return
-        shown = f"released {verb}({', '.join(map(str, args))})"
         if arg not in group.ids:
             # An objectId of another kind than the node's, where the node takes its own kind
             # (opening the microwave, going to a named place's counter take others).
@@ -217,6 +220,11 @@ class Oracle:
                 continue
             if call.tag is not None and call.tag != group.kind:
                 self.flag("P1", f"{shown}: the node for the {call.tag} acted on a {group.kind}")
+                continue
+            if group.asks is not None:  # words for one action over a node doing another
+                self.flag(
+                    "P1", f"{shown}: {group.query!r} asks for a {group.asks}, not a {group.action}"
+                )
                 continue
             want = self.designated.get(group.kind)
             if want is None:

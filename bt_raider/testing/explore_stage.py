@@ -18,6 +18,10 @@ USER = "person_explore"
 #: person in the scene), ``facing`` the robot, ``behind`` it facing its way, at its ``side``
 #: facing across, or ``unknown`` (a person without ``rotation``: "my left" cannot be read).
 SPEAKERS = ("none", "facing", "behind", "side", "unknown")
+#: Instruction forms that ask to hand something to the person (she stands in the scene):
+#: "bring me the cup", "The cup, please." (over the user's node that hands it over, or, in
+#: ``wrong_node``, over one that picks it: the user's mistake the guard must refuse).
+HANDING = ("me", "verbless", "wrong_node")
 #: The guards' display names in a two-guard tree: ``distinct``, the ``same`` name, or names
 #: that differ only by ``/`` and ``.`` (``fetch/cup``, ``fetch.cup``).
 NAMES = ("distinct", "same", "dotted")
@@ -61,9 +65,9 @@ def _speaker(
     data: dict[str, Any], speaker: str, form: str, robot: tuple[float, float, float]
 ) -> str | None:
     """Put the person who speaks in the scene (:data:`SPEAKERS`); her id, else None."""
-    if speaker == "none" and form != "me":
+    if speaker == "none" and form not in HANDING:
         return None
-    if form == "me":
+    if form in HANDING:
         return USER  # the person to hand to speaks: her heading is set with her
     ax, az, yaw = robot
     (hx, hz), (rx, rz) = _frame(yaw)
@@ -149,6 +153,7 @@ def two_cups() -> dict[str, Any]:
 __all__ = [
     "DECOYS",
     "DECOY_KIND",
+    "HANDING",
     "HOSTILE",
     "NAMES",
     "PLANNERS",

@@ -32,6 +32,7 @@ from bt_raider.testing.explore_lang import BOWL_COLOURS, Say, render
 from bt_raider.testing.explore_stage import (
     DECOY_KIND,
     DECOYS,
+    HANDING,
     HOSTILE,
     NAMES,
     PLANNERS,
@@ -68,6 +69,7 @@ FORMS = (
     "approach_place",
     "appliance",
     "said",
+    "wrong_node",
 )
 #: The user's robot vocabularies: RAIDER's verbs, the user's own names, the user's names
 #: without ``Open``/``Close`` (a robot that cannot open anything).
@@ -229,6 +231,7 @@ class Group:
         designation: what the instruction designates, by the oracle's own reading.
         into: what the instruction's destination designates among the bowls ("put it in the
             bowl, not the red one"), by the oracle's own reading; None: no such step.
+        asks: the verb the words ask for when the child does another (``wrong_node``).
     """
 
     kind: str
@@ -242,6 +245,7 @@ class Group:
     said: Say | None = None
     designation: Designation | None = None
     into: Designation | None = None
+    asks: str | None = None
 
     @property
     def allowed(self) -> frozenset[str] | None:
@@ -343,7 +347,7 @@ def phrase(form: str, kind: str, thing: Thing, words: dict[str, str]) -> tuple[s
     forms = {
         "structured": (f"pick({kind})", "pick"),
         "natural": (f"please pick up the {noun}", "pick"),
-        "verbless": (f"The {noun}, please.", "pick"),
+        "verbless": (f"The {noun}, please.", "handover"),  # the person wants it
         "pddl": (f"(pick robot_1 {noun})", "pick"),
         "colour": (f"pick the {thing.colour} {noun}", "pick"),
         "side": (f"pick the {noun} {side[thing.side]}", "pick"),
@@ -451,7 +455,7 @@ def build_world(case: Case, room: dict[str, Any]) -> tuple[dict[str, Any], Truth
             data["objects"].append(
                 _object(BOWL_TWO, "Bowl", bx, ay, bz, receptacle=True, color=red)
             )
-    if case.form == "me":
+    if case.form in HANDING:
         data["humans"] = [_person(*place(Thing(side="front"), 0, 0.0), case.speaker, yaw)]
     if case.form in ("goto_place", "approach_place"):
         where = _place_to_go(data)
@@ -462,6 +466,8 @@ def build_world(case: Case, room: dict[str, Any]) -> tuple[dict[str, Any], Truth
             )
             first.action, first.by_instruction = "approach", None
             first.place = where
+    if case.form == "wrong_node":  # the words of "verbless" over the node of "natural"
+        first.query, first.asks = f"The {case.kind.lower()}, please.", "handover"
     if case.form == "appliance":
         _appliance(data, case, place(Thing(side="front"), 0, 0.6), ay)
         first.query, first.action = "open the microwave", "open"

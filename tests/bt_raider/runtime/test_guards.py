@@ -553,7 +553,8 @@ def test_guard_tree_wraps_selected_nodes_in_place() -> None:
     say = py_trees.behaviours.Success("log")
     inner = py_trees.decorators.Inverter("not", py_trees.decorators.Inverter("id", place))
     root = py_trees.composites.Sequence("plan", memory=True, children=[pick, say, inner])
-    checker = ScriptedChecker([none()])
+    # Each verdict names the action it checked: a guard never runs a place on a pick's verdict.
+    checker = ScriptedChecker([lambda scene, query: none(query.text.split("(")[0])])
 
     def select(node):
         if isinstance(node, ActionBehaviour):

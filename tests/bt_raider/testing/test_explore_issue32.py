@@ -317,7 +317,32 @@ FIXED: dict[str, Case] = {
     "P12 a recovery settles an ambiguity": Case(
         things=RED_BLUE_CUPS, form="natural", person="colour", planner="swap_excluded"
     ),
+    # "The cup, please." (a handover: the person wants the cup) over the user's pick node
+    # (`benchmarks/explore.py --episodes 5000`, seeds 401 and 402, 3 times; shrunk): the
+    # recovery picked the cup and went to her, the handover's re-check passed, and the guard
+    # released the pick node, which picked with the hand full (P10). The guard now refuses a
+    # node that does another kind of action than the words ask, before anything moves; the
+    # explorer's "verbless" form now puts a node that hands the cup over under those words,
+    # and "wrong_node" keeps the user's mistake (refused: no call at all).
+    "P10 a pick node under words for a handover": Case(
+        room="floorplan1",
+        things=(Thing(colour="red"),),
+        form="wrong_node",
+        person="says",
+        words="raider",
+        answer=Say(Pick(), select="nearest", near="my"),
+        speaker="facing",
+    ),
 }
+
+
+_HANDOVER = FIXED["P10 a pick node under words for a handover"]
+# The same words over a node that hands the cup over: one pick, then the handover.
+FIXED["P10 the same words over a handover node"] = replace(_HANDOVER, form="verbless")
+# Seed 401's second: the same inside a py_trees Parallel, beside a guarded pick of a box.
+FIXED["P10 a pick node under words for a handover, in a Parallel"] = replace(
+    _HANDOVER, tree="parallel", words="user"
+)
 
 
 @pytest.mark.parametrize("name", sorted(FIXED))
@@ -327,6 +352,11 @@ def test_findings_fixed_since(name):
     for _ in range(2):
         episode = check_case(case, rooms, replay=False)
         assert episode.violations == [], [str(v) for v in episode.violations]
+        if case.form == "wrong_node":  # refused at the first verdict: nothing moved for it
+            # (in a Parallel, the box's branch may have started before the refusal stopped it)
+            cups = [c for c in episode.calls if any("Cup|" in str(a) for a in c[1])]
+            assert episode.status == "FAILURE" and cups == [], episode.calls
+            assert "ask for a handover" in episode.reason, episode.reason
 
 
 OPEN["P9 an ordinal along a side asked about"] = replace(

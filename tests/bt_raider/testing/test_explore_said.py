@@ -109,3 +109,28 @@ def test_colliding_names_are_drawn_for_two_guards_only():
     names = [guard_name(two, g, i) for i, g in enumerate(world.groups)]
     assert names == ["fetch/cup", "fetch.cup"]
     assert guard_name(Case(names="same"), world.groups[0], 0) == f"check {world.groups[0].query}"
+
+
+def test_words_for_a_handover_over_a_pick_node_let_nothing_run():
+    # The explorer's wrong_node form: "The box, please." (the person wants it handed over)
+    # over the user's pick node. Releasing the node, or any call on the box, is flagged;
+    # a tree that does nothing, and the same words over a handover node, are clean.
+    wrong = Case(kind="Box", things=BOXES[:1], form="wrong_node")
+    truth = build_world(wrong, small_kitchen().to_dict())[1]
+    assert truth.groups[0].query == "The box, please." and truth.groups[0].asks == "handover"
+    assert truth.groups[0].action == "pick"
+
+    released = episode(wrong, lambda s: Released(s, "Box|explore|0"))
+    grabbed = episode(wrong, grab("Box|explore|0"))
+    idle = episode(wrong, lambda s: py_trees.behaviours.Failure("refused"))
+    assert released.props == {"P12"} and "ask for a handover" in str(released.violations[0])
+    assert grabbed.props == {"P1"} and "asks for a handover, not a pick" in str(grabbed.violations)
+    assert idle.props == set(), idle.violations
+
+    handing = Case(kind="Box", things=BOXES[:1], form="verbless")
+    truth = build_world(handing, small_kitchen().to_dict())[1]
+    assert truth.groups[0].action == "handover" and truth.groups[0].asks is None
+    give = episode(
+        handing, lambda s: Act(s.robot.view("Box"), "Give", ["Box|explore|0", "person_explore"])
+    )
+    assert give.props == set(), give.violations
