@@ -511,7 +511,7 @@ class _Eval:
             kept, reason = attributes.on_side(self.scene, pool, str(sel.value), viewer)
             if sel.kind == "side?" and {o.id for o in kept} != {o.id for o in pool}:
                 # A side, or "at once": the two readings designate different objects.
-                return pool, "", [f"I am not sure whether '{sel.words}' means a side or at once"]
+                return pool, "", [f"I am not sure whether '{sel.words}' means on the right"]
             if sel.kind == "side?":
                 return pool, "", []  # both readings designate the same objects
             if viewer is None and not attributes.heading_known(self.scene) and len(kept) > 1:

@@ -168,6 +168,22 @@ SPEAKER_FRAME = frozenset({"me", "myself", "us", "my", "our"})
 ROBOT_FRAME = frozenset({"you", "yourself", "your", "robot", "robot's"})
 
 
+#: Pointing ("that one over there", "this one here"): the robot cannot see where a hand points.
+POINTING = re.compile(r"\b(?:there|here)\b", re.IGNORECASE)
+#: A bare demonstrative ("that one", "this"): pointing too, whatever was offered.
+DEMONSTRATIVE = re.compile(r"\s*(?:that|this)(?:\s+one)?\s*[.!]*\s*", re.IGNORECASE)
+
+
+def points(text: str) -> bool:
+    """Whether a reply points ("that one over there", "this one here", a bare "that one"): it
+    then designates nothing, even the only candidate offered, and the robot asks again.
+
+    An instruction's "there" and "here" are ignored words instead (people's step descriptions
+    say "pick up the knife there"), and "that", "this" its articles (docs/reader.md).
+    """
+    return POINTING.search(text) is not None or DEMONSTRATIVE.fullmatch(text) is not None
+
+
 def tokens(text: str) -> list[tuple[str, str]]:
     """``(word, as written)`` pairs; "," marks a clause; "n't" becomes "not"."""
     t = str(text).replace("\u2019", "'").replace("\u2018", "'")

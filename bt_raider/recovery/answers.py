@@ -38,7 +38,7 @@ from bt_raider.errors import BtRaiderError
 from bt_raider.perception.attributes import Viewer
 from bt_raider.perception.lexicon import CategoryLexicon
 from bt_raider.perception.reference import Designation
-from bt_raider.perception.reference_words import IGNORED
+from bt_raider.perception.reference_words import IGNORED, points
 from bt_raider.recovery import replies, wording
 
 # Re-exported: these were answers' own names before replies.py was split out.
@@ -99,11 +99,6 @@ class Candidate:
 
 # --------------------------------------------------------------------------- words
 #: Who a person introducing herself says she is: "I'm Adriana", "it's Bob", "Adriana".
-#: Pointing ("that one over there", "this one here"): the robot cannot see where a hand points,
-#: so a reply that points designates nothing, even the only candidate.
-_POINTING = re.compile(r"\b(?:there|here)\b", re.IGNORECASE)
-#: A bare demonstrative ("that one", "this"): pointing too, whatever was offered.
-_DEMONSTRATIVE = re.compile(r"\s*(?:that|this)(?:\s+one)?\s*[.!]*\s*", re.IGNORECASE)
 _INTRODUCTION = re.compile(
     r"^(?i:(?:hi|hello|hey|oh|sorry|well|yes)[\s,.!-]*)*"
     r"(?i:i['\u2019]?m|i\s+am|it['\u2019]?s|it\s+is|this\s+is|my\s+name\s+is|call\s+me)?\s*"
@@ -329,7 +324,7 @@ class AnswerSpace:
                 if self.expect:
                     said = next(e for e in self.expect if e.lower() == said.lower())
                 return Reading(Intent.CHOSEN, answer, value=said)
-        if _POINTING.search(answer) or _DEMONSTRATIVE.fullmatch(answer):
+        if points(answer):  # the one reader's rule (reference_words.points)
             return self._unclear(answer, f"I cannot see where you point.{self._please()}")
         try:
             return self._read(answer)

@@ -118,4 +118,4 @@ def test_what_it_designates(scene: Scene, phrase: str, ids: tuple, asks: bool) -
     assert found.ids == ids
     assert bool(found.unclear) is asks, found.unclear
     if asks:
-        assert "a side or at once" in found.unclear
+        assert "means on the right" in found.unclear

@@ -320,7 +320,7 @@ def test_a_bare_right_now_is_time_and_two_cups_are_asked_about(query) -> None:
 def test_both_readings_open_are_asked_about_when_they_differ() -> None:
     verdict = bt_raider.check(TWO_CUPS, "pick the cup to right now")
     assert verdict.category is Category.AMBIGUITY
-    assert "a side or at once" in verdict.explanation
+    assert "means on the right" in verdict.explanation
     one = _scene(_obj("Cup|right", 0.3, pickupable=True))
     verdict = bt_raider.check(one, "pick the cup to right now")
     assert verdict.category is Category.NONE, verdict.explanation
