@@ -507,8 +507,13 @@ class _Eval:
         viewer, why = self.viewer(sel.frame, sel.words, facing=sel.kind != "distance")
         if why:
             return pool, "", [why]
-        if sel.kind == "side":
+        if sel.kind in ("side", "side?"):
             kept, reason = attributes.on_side(self.scene, pool, str(sel.value), viewer)
+            if sel.kind == "side?" and {o.id for o in kept} != {o.id for o in pool}:
+                # A side, or "at once": the two readings designate different objects.
+                return pool, "", [f"I am not sure whether '{sel.words}' means on the right"]
+            if sel.kind == "side?":
+                return pool, "", []  # both readings designate the same objects
             if viewer is None and not attributes.heading_known(self.scene) and len(kept) > 1:
                 return pool, "", [reason]  # which way the robot faces is unknown: never a guess
             return kept, reason, []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 #: Words that cannot change which object is meant: politeness, articles, glue of a relative
 #: clause, hedges. Read and dropped anywhere (docs/reader.md lists them).
@@ -111,6 +111,19 @@ DESIGNATORS = frozenset("other another else same different previous next".split(
 #: Side words: "on the left" is the one object on that side (attributes.on_side), never the
 #: leftmost of two on it.
 SIDE_WORDS = {"left": "left", "right": "right", "left-hand": "left", "right-hand": "right"}
+#: Words after "right" that may make it an adverb of time or emphasis, not a side ("right now",
+#: "right away", "right here", "right next to the bowl", "right behind it").
+RIGHT_ADVERB_AFTER = frozenset("now away here there next behind by after before ahead back".split())
+#: The time words of "right now", "right away": read with the "right" they follow, either way.
+TIME_WORDS = frozenset({"now", "away"})
+#: Words before "right" that make it a side (or a direction) whatever follows: an article or a
+#: frame ("the right", "your right now", "to the right now") and the verbs of a turn ("turn
+#: right now", "take a right").
+SIDE_BEFORE = frozenset(
+    "the my your our his her their a turn turning go move head veer step bear keep face".split()
+)
+#: Prepositions that, bare before "right now", leave both readings open ("the cup to right now").
+BARE_BEFORE = frozenset({"on", "to", "at", "from"})
 #: Extremes: "the leftmost" is the one clearly furthest to the left of them all.
 EXTREMES = {
     "leftmost": "leftmost",
@@ -153,6 +166,22 @@ RELATION_STARTS = frozenset(
 #: Who a frame word names: the speaker, or the robot.
 SPEAKER_FRAME = frozenset({"me", "myself", "us", "my", "our"})
 ROBOT_FRAME = frozenset({"you", "yourself", "your", "robot", "robot's"})
+
+
+#: Pointing ("that one over there", "this one here"): the robot cannot see where a hand points.
+POINTING = re.compile(r"\b(?:there|here)\b", re.IGNORECASE)
+#: A bare demonstrative ("that one", "this"): pointing too, whatever was offered.
+DEMONSTRATIVE = re.compile(r"\s*(?:that|this)(?:\s+one)?\s*[.!]*\s*", re.IGNORECASE)
+
+
+def points(text: str) -> bool:
+    """Whether a reply points ("that one over there", "this one here", a bare "that one"): it
+    then designates nothing, even the only candidate offered, and the robot asks again.
+
+    An instruction's "there" and "here" are ignored words instead (people's step descriptions
+    say "pick up the knife there"), and "that", "this" its articles (docs/reader.md).
+    """
+    return POINTING.search(text) is not None or DEMONSTRATIVE.fullmatch(text) is not None
 
 
 def tokens(text: str) -> list[tuple[str, str]]:
@@ -218,7 +247,8 @@ class Select(NamedTuple):
     """One selection applied to a part's objects, in order.
 
     Attributes:
-        kind: ``side`` (left, right, front, behind), ``distance`` (near, far), ``extreme``
+        kind: ``side`` (left, right, front, behind), ``side?`` (a side or no side: "to right
+            now", see :func:`right_reading`), ``distance`` (near, far), ``extreme``
             (leftmost, rightmost, middle), ``size`` (big, small) or ``ordinal``.
         value: the side, distance, extreme or size; for an ordinal, the 1-based position
             (-1: the last).
@@ -256,6 +286,52 @@ def axis_ordinals(selects: list[Select], unread: list[str]) -> list[Select]:
     return out
 
 
+RightReading = Literal["side", "adverb", "both"]
+
+
+def right_reading(words: Sequence[str], i: int) -> RightReading:
+    """How the "right" at ``words[i]`` reads (docs/reader.md, "right now").
+
+    ``side`` after an article, a frame or a turn ("your right now", "to the right now", "turn
+    right now"), whatever follows, and wherever no adverb's word follows ("the cup on the
+    right"); ``adverb`` (time or emphasis: "the cup right now", "right next to the bowl") when
+    one of :data:`RIGHT_ADVERB_AFTER` follows otherwise; ``both`` when a bare preposition
+    stands before it ("the cup to right now"): the reader then asks when the two readings
+    designate different objects, never guesses.
+    """
+    prev = words[i - 1] if i > 0 else ""
+    nxt = words[i + 1] if i + 1 < len(words) else ""
+    if prev in SIDE_BEFORE or nxt not in RIGHT_ADVERB_AFTER:
+        return "side"
+    return "both" if prev in BARE_BEFORE else "adverb"
+
+
+def without_time_words(words: Sequence[str]) -> list[str]:
+    """``words`` less what :func:`right_reading` says cannot change the referent: an adverb
+    "right" with its time word ("pick the cup right now" -> "pick the cup", "right here" ->
+    "here") and the time word after a side ("to your right now" -> "to your right"). Where
+    both readings are open the words stay, for the reader to weigh. The check's parse calls
+    it before it strips trailing politeness, so "now" never takes a side's "right" along."""
+    out: list[str] = []
+    i, n = 0, len(words)
+    while i < n:
+        if words[i] != "right" or i + 1 >= n or words[i + 1] not in RIGHT_ADVERB_AFTER:
+            out.append(words[i])
+            i += 1
+            continue
+        reading = right_reading(words, i)
+        if reading == "both":
+            out.extend(words[i : i + 2])
+        elif reading == "side":
+            out.append("right")
+            if words[i + 1] not in TIME_WORDS:
+                out.append(words[i + 1])
+        elif words[i + 1] not in TIME_WORDS:
+            out.append(words[i + 1])  # "right here": "here" is read as it always is
+        i += 2
+    return out
+
+
 def _frame_word(words: list[str], k: int) -> str | None:
     """``speaker`` or ``robot`` for the frame word at ``k`` ("me", "you", "the robot")."""
     if k < len(words) and words[k] in SPEAKER_FRAME:
@@ -265,15 +341,20 @@ def _frame_word(words: list[str], k: int) -> str | None:
     return None
 
 
+def _time_after(words: list[str], k: int, side: str) -> int:
+    """1 when a time word read with a side's "right" stands at ``k`` ("your right now")."""
+    return int(side == "right" and k < len(words) and words[k] in TIME_WORDS)
+
+
 def select_at(words: list[str], i: int) -> tuple[Select | None, int] | None:
     """A selection starting at ``i``: ``(select, words used)``; ``(None, n)`` for words that
     select in a way that cannot be read (an ordinal from the end); None: no selection here."""
     w = words[i]
     n = len(words)
     nxt = words[i + 1] if i + 1 < n else ""
-    # "right now", "right here", "right next to": no side.
-    if w == "right" and nxt in ("now", "here", "there", "away", "next", "behind", "by"):
-        return Select("skip", 0), 1  # dropped below
+    # "right now", "right here", "right next to": no side (right_reading says when).
+    if w == "right" and right_reading(words, i) == "adverb":
+        return Select("skip", 0), 2 if nxt in TIME_WORDS else 1  # dropped below
     # on/to/at [the] [my|your] left|right [hand] [side] -- not "... of <object>".
     if w in ("on", "to", "at", "from"):
         k = i + 1
@@ -283,12 +364,17 @@ def select_at(words: list[str], i: int) -> tuple[Select | None, int] | None:
         if k < n and words[k] in ("my", "your", "our"):
             frame = "speaker" if words[k] in ("my", "our") else "robot"
             k += 1
+        if k < n and words[k] == "right" and right_reading(words, k) == "both":
+            # "the cup to right now": on the right, or at once; asked when they differ.
+            used = k + 1 - i + (1 if words[k + 1] in TIME_WORDS else 0)
+            return Select("side?", "right", frame, " ".join(words[i : i + used])), used
         if k < n and words[k] in SIDE_WORDS:
             side = SIDE_WORDS[words[k]]
             k += 1
             while k < n and words[k] in ("hand", "side"):
                 k += 1
             if k >= n or words[k] != "of":
+                k += _time_after(words, k, side)
                 return Select("side", side, frame, " ".join(words[i:k])), k - i
             if words[k] == "of":
                 f = _frame_word(words, k + 1)
@@ -301,9 +387,14 @@ def select_at(words: list[str], i: int) -> tuple[Select | None, int] | None:
         k = i + 2
         while k < n and words[k] in ("hand", "side"):
             k += 1
+        k += _time_after(words, k, SIDE_WORDS[nxt])
         return Select("side", SIDE_WORDS[nxt], frame, " ".join(words[i:k])), k - i
+    if w == "right" and right_reading(words, i) == "both":
+        used = 2 if nxt in TIME_WORDS else 1
+        return Select("side?", "right", "robot", " ".join(words[i : i + used])), used
     if w in SIDE_WORDS and nxt not in ("of", "side", "hand", "half", "end", "corner", "edge"):
-        return Select("side", SIDE_WORDS[w], "robot", w), 1
+        used = 1 + _time_after(words, i + 1, SIDE_WORDS[w])
+        return Select("side", SIDE_WORDS[w], "robot", " ".join(words[i : i + used])), used
     if w in ("in", "at") and (
         nxt in EXTREMES or (nxt == "the" and i + 2 < n and words[i + 2] in EXTREMES)
     ):

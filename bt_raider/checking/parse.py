@@ -59,6 +59,7 @@ from bt_raider.checking.vocabulary import (
     state_vocab,
 )
 from bt_raider.errors import QueryError
+from bt_raider.perception.reference_words import without_time_words
 
 # --------------------------------------------------------------------------- data
 #: The PDDL names of a query that is no PDDL instance: none, and shared read-only.
@@ -290,6 +291,8 @@ def _normalise(text: str) -> str:
     t = re.sub(r"[?!.;]+$", "", t).strip()
     t = re.sub(r"[,;]|\.(?=\s)", " ", t)  # "... a green bin. Turn right": no "bin."
     t = re.sub(r"\s+", " ", t)
+    # "right now": time, or a side ("to your right now"), as the one reader says.
+    t = " ".join(without_time_words(t.split()))
     previous = None
     while previous != t:
         previous = t
@@ -519,8 +522,8 @@ _AFTER_PARTICLE = frozenset("on in into onto from off out of with to inside and"
 
 def _strip_particle(rest: list[str]) -> list[str]:
     # "pick the apple up", "put the mug down on the table": a dangling particle.
-    if rest and rest[-1] in ("up", "down", "away"):
-        return rest[:-1]
+    if rest and rest[-1] in ("up", "down", "away") and rest[-2:] != ["right", "away"]:
+        return rest[:-1]  # ("right away" left is a side or at once: the reader weighs it)
     for i, w in enumerate(rest):
         if w in ("up", "down") and 0 < i < len(rest) - 1 and rest[i + 1] in _AFTER_PARTICLE:
             return rest[:i] + rest[i + 1 :]
@@ -646,7 +649,11 @@ class _Splitter:
         for start, n, rel in relation_spans(self.words):
             if rel == "from" and start > 0 and not self._counted_from(start + n):
                 return self.around(start, n)
-        if len(self.words) > 2 and self.words[-1] in ("inside", "there", "here", "out"):
+        if (
+            len(self.words) > 2
+            and self.words[-1] in ("inside", "there", "here", "out")
+            and self.words[-2] != "right"  # "to right here": the reader weighs it
+        ):
             return [p for p in (self.phrase(0, len(self.words) - 1),) if p is not None]
         return self.whole()
 

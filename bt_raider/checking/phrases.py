@@ -26,7 +26,7 @@ from bt_raider.checking.vocabulary import (
 )
 from bt_raider.errors import QueryError
 from bt_raider.perception.attributes import COLOUR_WORDS, colour_word
-from bt_raider.perception.reference_words import COLOUR_SHADES
+from bt_raider.perception.reference_words import COLOUR_SHADES, RIGHT_ADVERB_AFTER
 
 
 class ArgPhrase(NamedTuple):
@@ -217,8 +217,6 @@ _SIDE_WORDS = {
 }
 #: Words after a side that make it part of something ("the left side of the table").
 _PART_WORDS = frozenset("side hand end half corner edge part of".split())
-#: Words after "right" that make it an adverb ("right here", "right behind the bowl").
-_NOT_AFTER_SIDE = frozenset("here there now away behind after before ahead back".split())
 #: Who "in front of ..." / "behind ..." may be said of to mean the robot's view.
 _VIEWERS = frozenset({"you", "me", "us", "yourself", "myself", "robot"})
 
@@ -255,7 +253,7 @@ def robot_side(words: list[str]) -> tuple[list[str], str | None]:
             # "the left box", "the leftmost one" (not "left of", "the left side of", nor the
             # "right" of "right next to", "right here").
             after_side = words[k + 1]
-            if after_side in RELATIONS_BY_FIRST_WORD or after_side in _NOT_AFTER_SIDE | _STOPS:
+            if after_side in RELATIONS_BY_FIRST_WORD or after_side in RIGHT_ADVERB_AFTER | _STOPS:
                 continue
             if k < relation_at and (k == 0 or words[k - 1] not in ("on", "to", "at", "turn")):
                 return words[:k] + words[k + 1 :], side

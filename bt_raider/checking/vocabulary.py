@@ -238,7 +238,9 @@ SPEAKER_WORDS = frozenset({"me", "myself", "us"})
 
 
 POLITE_SUFFIXES = re.compile(
-    r"(?:\s+(?:please|for\s+me|now|right\s+now|thanks|thank\s+you|if\s+you\s+can"
+    # Never "now" after "right": the reader says whether that "right" is a side
+    # (perception.reference_words.right_reading; the parse drops what it calls time first).
+    r"(?:\s+(?:please|for\s+me|(?<!\bright\s)now|thanks|thank\s+you|if\s+you\s+can"
     r"|in\s+half|(?:in|into)\s+(?:\w+\s+)?(?:slices|pieces|halves|chunks|bits)))+$"
 )
 

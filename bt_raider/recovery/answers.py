@@ -38,7 +38,7 @@ from bt_raider.errors import BtRaiderError
 from bt_raider.perception.attributes import Viewer
 from bt_raider.perception.lexicon import CategoryLexicon
 from bt_raider.perception.reference import Designation
-from bt_raider.perception.reference_words import IGNORED
+from bt_raider.perception.reference_words import IGNORED, points
 from bt_raider.recovery import replies, wording
 
 # Re-exported: these were answers' own names before replies.py was split out.
@@ -99,11 +99,6 @@ class Candidate:
 
 # --------------------------------------------------------------------------- words
 #: Who a person introducing herself says she is: "I'm Adriana", "it's Bob", "Adriana".
-#: Pointing ("that one over there", "this one here"): the robot cannot see where a hand points,
-#: so a reply that points designates nothing, even the only candidate.
-_POINTING = re.compile(r"\b(?:there|here)\b", re.IGNORECASE)
-#: A bare demonstrative ("that one", "this"): pointing too, whatever was offered.
-_DEMONSTRATIVE = re.compile(r"\s*(?:that|this)(?:\s+one)?\s*[.!]*\s*", re.IGNORECASE)
 _INTRODUCTION = re.compile(
     r"^(?i:(?:hi|hello|hey|oh|sorry|well|yes)[\s,.!-]*)*"
     r"(?i:i['\u2019]?m|i\s+am|it['\u2019]?s|it\s+is|this\s+is|my\s+name\s+is|call\s+me)?\s*"
@@ -169,6 +164,10 @@ class AnswerSpace:
         self._lexicon = lexicon
         #: The order "the first one" counts in; None: the question did not list them all.
         self.order: list[Candidate] | None = self.candidates
+        #: Whether the question offered exactly the candidates: an exclusion ("the one that is
+        #: not red") then selects among them; else (it offered none, or others too) over the
+        #: scene's objects of their types (:meth:`for_question` says which).
+        self.exact = True
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -271,7 +270,14 @@ class AnswerSpace:
             )
         out = copy.copy(self)
         listed = len(at) == len(self.candidates) and len(set(at.values())) == len(at)
-        out.order = sorted(self.candidates, key=lambda c: at[c.value]) if listed else None
+        offered = _options(question)
+        # More options than candidates ("... the green cup or the red cup or the blue cup?"
+        # of two): the person counts and excludes among what was offered, not among ours.
+        out.exact = listed and offered == len(self.candidates)
+        more = offered is not None and offered > len(self.candidates)
+        out.order = (
+            sorted(self.candidates, key=lambda c: at[c.value]) if listed and not more else None
+        )
         return out
 
     def seen_from(self, scene: Scene) -> AnswerSpace:
@@ -318,7 +324,7 @@ class AnswerSpace:
                 if self.expect:
                     said = next(e for e in self.expect if e.lower() == said.lower())
                 return Reading(Intent.CHOSEN, answer, value=said)
-        if _POINTING.search(answer) or _DEMONSTRATIVE.fullmatch(answer):
+        if points(answer):  # the one reader's rule (reference_words.points)
             return self._unclear(answer, f"I cannot see where you point.{self._please()}")
         try:
             return self._read(answer)
@@ -386,6 +392,19 @@ class AnswerSpace:
             speaker=self.speaker,
             lexicon=self._lexicon,
         )
+        if not self.exact and found.reference is not None:
+            if any(part.excluded for part in found.reference.parts):
+                # Not offered exactly these: "not the red one" of everything of their type.
+                kinds = {c.obj.type for c in objects if c.obj is not None}
+                wider = [o.id for o in self.scene.objects if o.type in kinds]
+                found = designate(
+                    self.scene, said, among=wider, speaker=self.speaker, lexicon=self._lexicon
+                )
+                if not found.unclear and len(found.ids) > 1:
+                    return self._unclear(
+                        answer,
+                        f"{_quote(answer)} fits more than one {self.what} I see.{self._please()}",
+                    )
         return self._reading(answer, found)
 
     def _reading(self, answer: str, found: Designation) -> Reading:
@@ -508,6 +527,18 @@ class AnswerSpace:
 
 
 # --------------------------------------------------------------------------- helpers
+#: The options a question offers: what follows "Which ...:" up to its question mark.
+_OFFERED = re.compile(r"\bwhich\b[^:?]*:\s*([^?]*)\?", re.IGNORECASE)
+
+
+def _options(question: str) -> int | None:
+    """How many options a question lists after "Which ...:" (None: it lists none so)."""
+    found = _OFFERED.findall(str(question))
+    if not found:
+        return None
+    return len([o for o in re.split(r",\s*|\s+or\s+", found[-1].strip()) if o.strip()])
+
+
 def _and(labels: list[str]) -> str:
     return (
         choices(labels).rsplit(" or ", 1)[0] + " and " + labels[-1]

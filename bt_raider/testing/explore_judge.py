@@ -13,6 +13,7 @@ words may mean. Only what is certain is judged.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -355,4 +356,53 @@ def designate(
     return Designation("vague", sure, possible, "near a boundary")
 
 
-__all__ = ["Designation", "designate"]
+#: The choice a question offers: what follows "which ...:" up to its question mark.
+_OPTIONS = re.compile(r"\bwhich\b[^:?]*:\s*([^?]*)\?", re.IGNORECASE)
+#: Words an offered option may hold besides its noun, colour and state.
+_OPTION_GLUE = frozenset({"the", "a", "an", "one"})
+
+
+def offered(question: str, kind: str, scene: dict[str, Any], ids: Any) -> frozenset[str] | None:
+    """The objects of ``ids`` (of ``kind``) a question offers to choose from, read here.
+
+    "Which cup should I pick up: the green cup or the red cup?" offers the green cup and the
+    red cup: each option after the colon, told by its colour and state words alone, must fit
+    exactly one object, a different one each. None when the question offers no options, or
+    one this reading cannot place for certain (a side, a relation, a word it does not know):
+    the caller then reads a reply as if nothing had been offered.
+    """
+    found = _OPTIONS.findall(question)
+    if not found:
+        return None
+    objects = [o for o in scene.get("objects") or [] if o.get("objectId") in set(ids)]
+    colours = sorted(
+        {str(o.get("color", "")).lower() for o in objects if o.get("color")},
+        key=len,
+        reverse=True,
+    )
+    nouns = {kind.lower(), kind.lower() + "s"}
+    chosen: list[str] = []
+    for option in re.split(r",\s*|\s+or\s+", found[-1].strip().lower()):
+        text = f" {option.strip()} "
+        colour = next((c for c in colours if f" {c} " in text), None)
+        if colour is not None:
+            text = text.replace(f" {colour} ", " ", 1)
+        words = text.split()
+        states = {w for w in words if w in ("dirty", "clean")}
+        if len(states) > 1 or any(
+            w not in _OPTION_GLUE | nouns | states and w not in colours for w in words
+        ):
+            return None  # a word this reading does not place (a side, a relation)
+        fits = [
+            o["objectId"]
+            for o in objects
+            if (colour is None or str(o.get("color", "")).lower() == colour)
+            and (not states or bool(o.get("isDirty")) == ("dirty" in states))
+        ]
+        if len(fits) != 1 or fits[0] in chosen or not (colour or states):
+            return None
+        chosen.append(fits[0])
+    return frozenset(chosen) if len(chosen) >= 2 else None
+
+
+__all__ = ["Designation", "designate", "offered"]

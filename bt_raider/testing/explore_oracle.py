@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bt_raider.testing.explore_judge import designate
+from bt_raider.testing.explore_judge import designate, offered
 from bt_raider.testing.explore_people import Reply
 from bt_raider.testing.explore_world import Call, Group, Truth
 
@@ -115,8 +115,10 @@ class Oracle:
     def on_reply(self, group: Group, reply: Reply) -> None:
         """A person answered: a clear answer designates from now on (P1).
 
-        A reply generated from a program is read by the oracle's own evaluator, among the
-        objects the instruction left open (all of the kind when it left none).
+        A reply generated from a program is read by the oracle's own evaluator against the
+        question it answers: among the options the question offered ("... the green cup or the
+        red cup?": "the one that is not red" is the green one), else among the objects the
+        instruction left open (all of the kind when it left none).
         """
         if reply.say is not None:
             judged = group.designation
@@ -124,6 +126,9 @@ class Oracle:
             if judged is not None and judged.mode not in ("unread", "none") and judged.possible:
                 among = set(judged.possible)
             scene = self.scene() if self.scene is not None else {}
+            shown = offered(reply.question, group.kind, scene, group.ids)
+            if shown is not None:
+                among = set(shown)
             heard = designate(reply.say, group.kind, scene, among=among, speaker=self.truth.speaker)
             if heard.mode in ("one", "any", "vague"):
                 # Vague (near a boundary): asking again and acting on what the words may mean

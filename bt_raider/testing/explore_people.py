@@ -60,12 +60,14 @@ class Reply:
         clear: True when the reply designates (False: nobody could tell which).
         say: the reply's program, when it was generated from one (the oracle reads it itself:
             ``designates`` and ``clear`` are then not the person's to say).
+        question: the question it answers (a reply is read against what it offered).
     """
 
     text: str | None
     designates: str | None = None
     clear: bool = False
     say: Say | None = None
+    question: str = ""
 
 
 def describe(group: Group, index: int, how: str = "any") -> str | None:
@@ -241,16 +243,9 @@ class ExplorePerson:
                 continue
             side = "left" if lateral < -0.15 else "right" if lateral > 0.15 else "front"
             things.append(replace(thing, side=side))
-        return Group(
-            group.kind,
-            group.ids,
-            things,
-            group.target,
-            group.by_instruction,
-            group.query,
-            group.action,
-            group.place,
-        )
+        # Everything else as it was: the instruction's program and what it designates stay
+        # (a reply is judged against them).
+        return replace(group, things=things)
 
     def _choose(self, strategy: str, group: Group, question: str) -> Reply:
         index = group.ids.index(group.target)
@@ -314,6 +309,7 @@ class ExplorePerson:
         if self.on_question is not None:
             self.on_question(question)
         group, reply = self.reply(question)
+        reply = replace(reply, question=question)
         with self._lock:
             self.transcript.append(Exchange("ask", question, reply.text or ""))
         if self.on_reply is not None:

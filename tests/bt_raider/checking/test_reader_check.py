@@ -280,3 +280,47 @@ def test_a_types_own_name_never_means_another_type_in_its_place():
     assert bt_raider.check(only_mug, "pick the mug").category is Category.NONE
     both = _scene(_obj("Mug|1", -0.3, pickupable=True), _obj("Cup|1", 0.3, pickupable=True))
     assert list(bt_raider.check(both, "pick the cup").grounding.values()) == [["Cup|1"]]
+
+
+# ------------------------------------------------- "right now" (the explorer's P9, seed 401)
+TWO_CUPS = _scene(
+    _obj("Cup|left", -0.3, pickupable=True, color="red"),
+    _obj("Cup|right", 0.3, pickupable=True, color="red"),
+)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "pick up the cup to your right now",
+        "pick up the cup to your right now please",
+        "pick the cup on the right now",
+        "pick the cup on your right right now",
+        "pick the cup to your right away",
+    ],
+)
+def test_right_after_a_frame_is_a_side_whatever_follows(query) -> None:
+    # Was: "right now" stripped as a time phrase, 'your' left over, asked which cup (P9).
+    verdict = bt_raider.check(TWO_CUPS, query)
+    assert verdict.category is Category.NONE, verdict.explanation
+    assert list(verdict.grounding.values()) == [["Cup|right"]]
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["pick the cup right now", "pick the cup right away", "pick the cup right here"],
+)
+def test_a_bare_right_now_is_time_and_two_cups_are_asked_about(query) -> None:
+    # Was: "right away" and "right here" lost their time word and picked the right-hand cup.
+    verdict = bt_raider.check(TWO_CUPS, query)
+    assert verdict.category is Category.AMBIGUITY, verdict.explanation
+    assert list(verdict.grounding.values()) == [["Cup|left", "Cup|right"]]
+
+
+def test_both_readings_open_are_asked_about_when_they_differ() -> None:
+    verdict = bt_raider.check(TWO_CUPS, "pick the cup to right now")
+    assert verdict.category is Category.AMBIGUITY
+    assert "means on the right" in verdict.explanation
+    one = _scene(_obj("Cup|right", 0.3, pickupable=True))
+    verdict = bt_raider.check(one, "pick the cup to right now")
+    assert verdict.category is Category.NONE, verdict.explanation

@@ -203,3 +203,60 @@ def test_a_word_left_over_is_asked_about_before_the_child_runs() -> None:
     assert [e.kind for e in human.transcript][:1] == ["ask"]
     assert "wobbly" in human.transcript[0].text and "Box|" not in human.transcript[0].text
     assert robot.log == [("pick", ["Box|blue"])] and ticks[-1] == (Status.SUCCESS, Status.SUCCESS)
+
+
+# ---------------------------------------- issue 32's explorer, seeds 401 and 402 (shrunk)
+def _mirrors(ticks: list[tuple[Status, Status]]) -> None:
+    """Every tick: the child has not run and the guard is RUNNING, or the guard is the child."""
+    for guard, child in ticks:
+        assert (child is Status.INVALID and guard is Status.RUNNING) or guard is child, ticks
+
+
+def test_the_cup_to_your_right_now_is_the_right_hand_cup_without_a_question() -> None:
+    # Was (P9, seed 401): "right now" read as time, 'your' left over, and the robot asked.
+    robot, ticks, human = _run(
+        {"agent": ROBOT_AT_ORIGIN, "objects": GLASSES}, "pick up the cup to your right now", []
+    )
+    _mirrors(ticks)
+    assert ticks[-1] == (Status.SUCCESS, Status.SUCCESS)
+    assert robot.log == [("pick", ["Cup|robots_right"])]
+    assert not human.transcript
+
+
+def test_the_cup_right_now_of_two_is_asked_about_never_the_right_hand_one() -> None:
+    scene = {"agent": ROBOT_AT_ORIGIN, "objects": GLASSES}
+    for words in ("pick the cup right now", "pick the cup right away"):
+        robot, ticks, human = _run(scene, words, ["the blue one"])
+        _mirrors(ticks)
+        assert [e.kind for e in human.transcript][:1] == ["ask"], words
+        assert robot.log == [("pick", ["Cup|robots_left"])], words  # the answer, never a side
+        assert ticks[-1] == (Status.SUCCESS, Status.SUCCESS)
+
+
+THREE_CUPS = [
+    _obj("Cup|green", -0.3, 0.8, "green"),
+    _obj("Cup|red", 0.0, 0.8, "red"),
+    _obj("Cup|blue", 0.3, 0.8, "blue"),
+]
+
+
+def test_an_exclusion_reply_selects_among_the_options_the_question_offered() -> None:
+    # Seed 402: "which: the green cup or the red cup?" - "the one that is not red" is green.
+    scene = {"agent": ROBOT_AT_ORIGIN, "objects": THREE_CUPS}
+    words = "pick the green cup or the red cup"
+    robot, ticks, human = _run(scene, words, ["the one that is not red"])
+    _mirrors(ticks)
+    (asked,) = [e.text for e in human.transcript if e.kind == "ask"]
+    assert "green cup" in asked and "red cup" in asked and "blue" not in asked
+    assert robot.log == [("pick", ["Cup|green"])]
+    assert ticks[-1] == (Status.SUCCESS, Status.SUCCESS)
+
+
+def test_an_exclusion_reply_among_three_offered_is_asked_again() -> None:
+    # Three offered: "not red" leaves green and blue; asked again, the answer decides.
+    scene = {"agent": ROBOT_AT_ORIGIN, "objects": THREE_CUPS}
+    robot, ticks, human = _run(scene, "pick the cup", ["the one that is not red", "the blue one"])
+    _mirrors(ticks)
+    assert [e.kind for e in human.transcript].count("ask") == 2
+    assert robot.log == [("pick", ["Cup|blue"])]
+    assert ticks[-1] == (Status.SUCCESS, Status.SUCCESS)

@@ -199,6 +199,7 @@ def test_the_suites_shrunk_findings_on_801bbfc(name):
 # property the product still breaks there, reported to the lead. Strict xfail: when a fix
 # lands, the test passes, the mark fails the suite, and the mark is to be removed.
 RED_BLUE_CUPS = (Thing("red", False, "left"), Thing("blue", False, "right"))
+THREE_CUPS = tuple(Thing(colour, True, "left") for colour in ("green", "red", "blue"))
 OPEN: dict[str, Any] = {
     # "grab the cup that isn't light blue", one light-blue cup: picked it (a multi-word colour
     # in an exclusion is not excluded).
@@ -332,6 +333,52 @@ FIXED: dict[str, Case] = {
         words="raider",
         answer=Say(Pick(), select="nearest", near="my"),
         speaker="facing",
+    ),
+    # "pick up the cup to your right now" (seed 401, 4 times): the parse stripped "right now"
+    # as a time phrase, 'your' was left over, and the robot asked about its only cup (P9).
+    "P9 'right now' after a frame": Case(
+        room="floorplan1",
+        things=(Thing(colour="red", side="right"),),
+        form="said",
+        words="raider",
+        said=Say(Pick(side="right", frame="your"), style=15),
+    ),
+    # "... the green cup or the red cup", asked "the green cup or the red cup?", answered "the
+    # one that is not red" (seed 402, episode 4,195): the robot picked the green cup, rightly;
+    # the explorer's person dropped the instruction's designation when it looked again, and
+    # the oracle read the reply over all three cups (P1, P12).
+    "P1 a reply read against the options offered": Case(
+        room="floorplan1",
+        things=THREE_CUPS,
+        form="said",
+        person="says",
+        words="raider",
+        running=True,
+        said=Say(Pick(colour="green"), alt=Pick(colour="red"), style=41),
+        answer=Say(exclude=Pick(colour="red"), style=44),
+    ),
+    "P12 a reply read against the options offered": Case(
+        room="floorplan1",
+        things=THREE_CUPS,
+        form="said",
+        person="says",
+        words="raider",
+        running=True,
+        said=Say(Pick(colour="blue"), alt=Pick(colour="red"), style=41),
+        answer=Say(exclude=Pick(colour="red"), style=44),
+    ),
+    # Found by the oracle that reads a reply against the question: a model's question offered
+    # all three cups ("... the green cup or the red cup or the blue cup?") for an ambiguity of
+    # two, "the one that is not red" was read among the two, and the green cup picked (P1,
+    # P12): the person may have meant the blue one. Now asked again.
+    "P1 an exclusion among more options than candidates": Case(
+        things=THREE_CUPS,
+        form="said",
+        person="says",
+        words="raider",
+        planner="scripted",
+        said=Say(Pick(colour="green"), alt=Pick(colour="red"), style=41),
+        answer=Say(exclude=Pick(colour="red"), style=44),
     ),
 }
 
@@ -519,3 +566,29 @@ def test_a_reply_near_a_boundary_lets_the_robot_act_on_what_it_may_mean():
     )
     episode = check_case(case, _floorplan(), replay=False)
     assert episode.violations == [], [str(v) for v in episode.violations]
+
+
+# ------------------------------------------ a reply is read against the question it answers
+@pytest.mark.parametrize(
+    ("question", "offered"),
+    [
+        ("Which cup should I pick up: the green cup or the red cup?", {"g", "r"}),
+        ("Which cup do you mean: the green cup or the red cup or the blue cup?", {"g", "r", "b"}),
+        (
+            "I did not understand 'x'. Which cup should I pick up: the blue cup, the red cup?",
+            {"b", "r"},
+        ),
+        ("Which cup should I pick up? I see only the cup.", None),  # no options
+        ("Which cup should I pick up: the cup on the left or the red cup?", None),  # a side
+        ("Which cup: the dirty cup or the clean cup?", None),  # two are dirty: not told apart
+    ],
+)
+def test_the_oracle_reads_the_options_a_question_offered(question, offered):
+    from bt_raider.testing.explore_judge import offered as read_offered
+
+    def cup(oid: str, colour: str, dirty: bool) -> dict[str, Any]:
+        return {"objectId": oid, "objectType": "Cup", "color": colour, "isDirty": dirty}
+
+    scene = {"objects": [cup("g", "green", True), cup("r", "red", True), cup("b", "blue", False)]}
+    found = read_offered(question, "Cup", scene, ["g", "r", "b"])
+    assert (None if found is None else set(found)) == offered
