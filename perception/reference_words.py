@@ -113,7 +113,10 @@ DESIGNATORS = frozenset("other another else same different previous next".split(
 SIDE_WORDS = {"left": "left", "right": "right", "left-hand": "left", "right-hand": "right"}
 #: Words after "right" that may make it an adverb of time or emphasis, not a side ("right now",
 #: "right away", "right here", "right next to the bowl", "right behind it").
-RIGHT_ADVERB_AFTER = frozenset("now away here there next behind by after before ahead back".split())
+RIGHT_ADVERB_AFTER = frozenset(
+    "now away here there next behind by after before ahead back in on at above below under "
+    "beneath underneath beside near over into inside".split()
+)
 #: The time words of "right now", "right away": read with the "right" they follow, either way.
 TIME_WORDS = frozenset({"now", "away"})
 #: Words before "right" that make it a side (or a direction) whatever follows: an article or a

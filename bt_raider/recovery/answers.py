@@ -405,7 +405,30 @@ class AnswerSpace:
                         answer,
                         f"{_quote(answer)} fits more than one {self.what} I see.{self._please()}",
                     )
-        return self._reading(answer, found)
+        reading = self._reading(answer, found)
+        if reading.intent is Intent.CHOSEN and self._fits_another(said, objects, reading.value):
+            kinds = {c.obj.type for c in objects if c.obj is not None}
+            what = self.what if self.what != "one" or len(kinds) != 1 else _noun(kinds.pop())
+            return self._unclear(
+                answer,
+                f"{_quote(answer)} fits a {what} I did not ask about better than "
+                f"{self._them(self.candidates)}.{self._please()}",
+            )
+        return reading
+
+    def _fits_another(self, said: str, objects: list[Candidate], chosen: str | None) -> bool:
+        """Whether ``said``, read over everything of the candidates' types, designates others
+        and not ``chosen``: "the one in front of you" of two cups on the left is the third cup,
+        in front, which the question did not offer; reading it among the two would guess."""
+        assert self.scene is not None
+        kinds = {c.obj.type for c in objects if c.obj is not None}
+        wider = [o.id for o in self.scene.objects if o.type in kinds]
+        if len(wider) <= len(objects):
+            return False
+        overall = designate(
+            self.scene, said, among=wider, speaker=self.speaker, lexicon=self._lexicon
+        )
+        return not overall.unclear and bool(overall.ids) and chosen not in overall.ids
 
     def _reading(self, answer: str, found: Designation) -> Reading:
         """A designation as a reading: one candidate, or unclear and why."""
@@ -579,6 +602,11 @@ def _people(scene: Scene | None, names: Iterable[str]) -> list[Candidate]:
         if h.name:
             out.append(Candidate(h.name, h.name, (h.name, h.id)))
     return out
+
+
+def _noun(kind: str) -> str:
+    """An objectType as said: ``ButterKnife`` -> "butter knife"."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", kind).lower()
 
 
 def _natural(name: str) -> tuple[str, int]:

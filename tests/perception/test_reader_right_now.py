@@ -33,6 +33,9 @@ from bt_raider.perception.scene import Scene
         ("the cup right away", "adverb"),
         ("the cup right here", "adverb"),
         ("the cup right next to the bowl", "adverb"),
+        ("the cup right in front of you", "adverb"),
+        ("the cup right on the table", "adverb"),
+        ("the cup on the right in the sink", "side"),
         ("right now", "adverb"),
         ("the cup to right now", "both"),
         ("the cup on right here", "both"),
@@ -98,6 +101,9 @@ ROBOT = {"position": {"x": 0.0, "y": 0.9, "z": 0.0}, "rotation": {"y": 0.0}}
 TWO = Scene({"agent": ROBOT, "objects": [_obj("Cup|left", -0.3), _obj("Cup|right", 0.3)]})
 RIGHT_ONLY = Scene({"agent": ROBOT, "objects": [_obj("Cup|right", 0.3)]})
 LEFT_ONLY = Scene({"agent": ROBOT, "objects": [_obj("Cup|left", -0.3)]})
+AHEAD_AND_RIGHT = Scene(
+    {"agent": ROBOT, "objects": [_obj("Cup|ahead", 0.0), _obj("Cup|right", 0.6)]}
+)
 
 
 @pytest.mark.parametrize(
@@ -111,6 +117,9 @@ LEFT_ONLY = Scene({"agent": ROBOT, "objects": [_obj("Cup|left", -0.3)]})
         (LEFT_ONLY, "the cup to right now", ("Cup|left",), True),
         # Both readings designate the one cup on the right: nothing to ask.
         (RIGHT_ONLY, "the cup to right now", ("Cup|right",), False),
+        # Emphasis before a relation, not a side: the cup ahead (read as a side, it was none).
+        (AHEAD_AND_RIGHT, "the cup right in front of you", ("Cup|ahead",), False),
+        (AHEAD_AND_RIGHT, "the cup on the right in front of you", ("Cup|right",), False),
     ],
 )
 def test_what_it_designates(scene: Scene, phrase: str, ids: tuple, asks: bool) -> None:

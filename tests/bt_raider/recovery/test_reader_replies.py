@@ -98,3 +98,43 @@ def test_the_one_on_my_left_without_the_persons_heading_is_asked_again() -> None
     # Nobody known to be speaking: the same.
     space.speaker = None
     assert space.read("the one on my left").intent is Intent.UNCLEAR
+
+
+# Three cups: two on the left were offered, the third stands in front and was not (the
+# explorer, seed 501, episode 2,464, shrunk: "the one in front of you" read among the two
+# picked the farther left one, which is more in front than the other; the person meant the
+# third).
+LEFT_NEAR, LEFT_FAR, FRONT = "Cup|left_near", "Cup|left_far", "Cup|front"
+THIRD_AHEAD = _scene(
+    _obj(LEFT_NEAR, -0.35, 0.45, pickupable=True, color="red"),
+    _obj(LEFT_FAR, -0.42, 1.5, pickupable=True, color="blue"),
+    _obj(FRONT, 0.0, 0.6, pickupable=True, color="red"),
+)
+
+
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        ("the one in front of you", "fits a cup I did not ask about"),
+        ("the cup right in front of you", "fits a cup I did not ask about"),
+    ],
+)
+def test_a_reply_that_fits_a_thing_not_offered_is_asked_again(reply, why) -> None:
+    space = AnswerSpace.objects(THIRD_AHEAD, [LEFT_NEAR, LEFT_FAR])
+    reading = space.read(reply)
+    assert reading.intent is Intent.UNCLEAR and reading.value is None
+    assert why in reading.reason
+    # Offered all three, the same words designate the one in front.
+    every = AnswerSpace.objects(THIRD_AHEAD, [LEFT_NEAR, LEFT_FAR, FRONT]).read(reply)
+    assert every.intent is Intent.CHOSEN and every.value == FRONT, every.reason
+
+
+@pytest.mark.parametrize(
+    ("reply", "meant"),
+    [("the blue one", LEFT_FAR), ("the far one", LEFT_FAR), ("the red one", LEFT_NEAR)],
+)
+def test_a_reply_among_the_offered_stands_when_others_fit_too(reply, meant) -> None:
+    # "the red one" also fits the cup in front, not offered: the person chose among the two
+    # offered, and only one of them is red.
+    reading = AnswerSpace.objects(THIRD_AHEAD, [LEFT_NEAR, LEFT_FAR]).read(reply)
+    assert reading.intent is Intent.CHOSEN and reading.value == meant, reading.reason

@@ -371,6 +371,23 @@ FIXED: dict[str, Case] = {
     # all three cups ("... the green cup or the red cup or the blue cup?") for an ambiguity of
     # two, "the one that is not red" was read among the two, and the green cup picked (P1,
     # P12): the person may have meant the blue one. Now asked again.
+    # "pick the blue cup or the dirty cup" of three cups (seed 501, episode 2,464, shrunk):
+    # asked "the red cup or the blue cup?", the person answered "the one in front of you",
+    # meaning the third cup, in front, not offered; read among the two, the farther left one
+    # (more in front than the other) was picked (P1, P12). A reply that fits a thing not
+    # offered better than the offered ones is now asked again.
+    "P1 a reply that fits a cup not offered": Case(
+        room="floorplan1",
+        things=(
+            Thing(colour="red", dirty=True, side="left"),
+            Thing(colour="blue", side="left", far=True),
+            Thing(colour="red", side="front"),
+        ),
+        target=2,
+        form="said",
+        words="raider",
+        said=Say(Pick(colour="blue"), alt=Pick(state="dirty")),
+    ),
     "P1 an exclusion among more options than candidates": Case(
         things=THREE_CUPS,
         form="said",
