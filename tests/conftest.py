@@ -18,6 +18,10 @@ __all__ = ["DATA", "KITCHEN", "PDDL", "ROOT", "SHARED"]
 # not change which runtime a test sees; tests that want one export it themselves. Set at import
 # so subprocesses (CLI tests) inherit it.
 os.environ["BT_RAIDER_CACHE"] = tempfile.mkdtemp(prefix="bt-raider-test-cache-")
+# OpenMP threads (torch's, llama.cpp's) that wait sleep instead of spinning: beside the suite's
+# other worker a spinning thread burns the core that worker needs (torch's embedding tests:
+# 36 s of CPU with one core busy elsewhere, 24 s passive). Speed only; a user's setting wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 @pytest.hookimpl(tryfirst=True)
