@@ -613,7 +613,8 @@ class _Eval:
             return [], f"there is no '{sel.words}' of {len(ranked)}", []
         gaps = [abs(ranked[k + 1][0] - ranked[k][0]) for k in range(len(ranked) - 1)]
         if any(g <= 0.05 for g in gaps[max(0, index - 1) : index + 1]):
-            return pool, f"'{sel.words}' cannot tell them apart", []
+            # Unclear, not a reason: a later word ("on the left") must not narrow a tie to one.
+            return pool, "", [f"'{sel.words}' cannot tell them apart"]
         return [pool[ranked[index][1]]], "", []
 
 

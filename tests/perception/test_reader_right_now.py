@@ -128,3 +128,25 @@ def test_what_it_designates(scene: Scene, phrase: str, ids: tuple, asks: bool) -
     assert bool(found.unclear) is asks, found.unclear
     if asks:
         assert "means on the right" in found.unclear
+
+
+# Two cups straight ahead, one behind the other, and one on the left (the explorer, seed 602,
+# shrunk): the second from the left is a tie, which a later side must not narrow to one.
+BEHIND_EACH_OTHER = Scene(
+    {
+        "agent": ROBOT,
+        "objects": [
+            {**_obj("Cup|left", -0.35), "position": {"x": -0.35, "y": 0.9, "z": 0.45}},
+            {**_obj("Cup|near", 0.0), "position": {"x": 0.0, "y": 0.9, "z": 0.53}},
+            {**_obj("Cup|far", 0.0), "position": {"x": 0.0, "y": 0.9, "z": 0.61}},
+        ],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    "phrase", ["the second one on the left from the left", "the second one from the left"]
+)
+def test_an_ordinals_tie_is_unclear_whatever_follows(phrase: str) -> None:
+    found = designate(BEHIND_EACH_OTHER, phrase)
+    assert "cannot tell them apart" in found.unclear

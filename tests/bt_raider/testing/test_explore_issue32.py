@@ -388,6 +388,19 @@ FIXED: dict[str, Case] = {
         words="raider",
         said=Say(Pick(colour="blue"), alt=Pick(state="dirty")),
     ),
+    # Three cups, one on the left and two straight ahead one behind the other (seed 602,
+    # episode 262, shrunk): "the second one on the left from the left": the second from the
+    # left is a tie of the two ahead, and "on the left" then narrowed the tie to the one cup
+    # on the left, picked (P1, P12). A tie in an ordinal is now unclear: asked again.
+    "P1 an ordinal's tie narrowed by a side": Case(
+        room="floorplan1",
+        things=(Thing(colour="red", side="left"), Thing(colour="red"), Thing(colour="red")),
+        form="said",
+        person="says",
+        words="raider",
+        said=Say(Pick(), exclude=Pick(at="Plate")),
+        answer=Say(Pick(side="left"), select="second"),
+    ),
     "P1 an exclusion among more options than candidates": Case(
         things=THREE_CUPS,
         form="said",
