@@ -45,9 +45,12 @@ def spoken(name: str) -> str:
 def _adjectives(obj: SceneObject, among: Sequence[SceneObject]) -> list[str]:
     """Colour and state words of ``obj`` whose value is not the same for all of ``among``."""
     out = []
-    colour = str(obj.raw.get("color") or "").strip().lower()
-    if colour.isalpha() and len({str(o.raw.get("color") or "").lower() for o in among}) > 1:
-        out.append(colour)
+    colour = " ".join(str(obj.raw.get("color") or "").lower().split())
+    # A shade is words too ("light blue", "dark-green"): never dropped for its space.
+    said = colour.replace("-", " ").split()
+    if said and all(w.isalpha() for w in said):
+        if len({str(o.raw.get("color") or "").lower() for o in among}) > 1:
+            out.append(colour)
     for flag, (yes, no) in STATE_WORDS.items():
         value = obj.raw.get(flag)
         if isinstance(value, bool) and len({o.raw.get(flag) for o in among}) > 1:

@@ -46,6 +46,14 @@ def _labels(scene: Scene) -> list[str]:
             [_thing("Cup|a", 0.2, color="red", isDirty=False), _thing("Cup|b", -0.2, color="blue")],
             ["the red cup", "the blue cup"],
         ),
+        (  # a shade is a colour too (the explorer's P7, seed 702, shrunk: "the Cup_1")
+            [
+                _thing("Cup|a", 0.0, z=2.0, color="light blue"),
+                _thing("Cup|b", 0.0, z=0.8, color="red"),
+                _thing("Cup|c", -0.5, z=2.2, color="red"),
+            ],
+            ["the light blue cup", "the nearest cup", "the cup on the left"],
+        ),
         (  # nothing but the type differs
             [_thing("Cup|a", 0.2), _thing("Mug|b", -0.2)],
             ["the cup", "the mug"],

@@ -396,6 +396,19 @@ FIXED: dict[str, Case] = {
         said=Say(Pick(), exclude=Pick(at="Plate")),
         answer=Say(Pick(side="left"), select="second"),
     ),
+    # Three cups, one light blue (seed 702, episode 1,998, shrunk): the robot asked "Could you
+    # bring the Cup_1 closer to me, please?": a shade's space kept "light blue" out of the
+    # words that tell the cups apart (P7).
+    "P7 a shade names the cup": Case(
+        room="medicine",
+        things=(
+            Thing(colour="light blue", far=True),
+            Thing(colour="red"),
+            Thing(colour="red", side="left", far=True),
+        ),
+        form="structured",
+        words="raider",
+    ),
     # Found by the oracle that reads a reply against the question: a model's question offered
     # all three cups ("... the green cup or the red cup or the blue cup?") for an ambiguity of
     # two, "the one that is not red" was read among the two, and the green cup picked (P1,
@@ -425,6 +438,10 @@ FIXED["P10 a pick node under words for a handover, in a Parallel"] = replace(
 def test_findings_fixed_since(name):
     case = FIXED[name]
     rooms = _floorplan() if case.room == "floorplan1" else None
+    if case.room == "medicine":  # the medicine-delivery demo's scene, shipped with bt_raider
+        from bt_raider.examples.medicine_delivery import scenario
+
+        rooms = {"medicine": str(scenario.SCENE)}
     for _ in range(2):
         episode = check_case(case, rooms, replay=False)
         assert episode.violations == [], [str(v) for v in episode.violations]
