@@ -1,0 +1,59 @@
+"""The README's second command's test run: wall time, CPU time and the ten slowest tests.
+
+Runs ``python -m pytest --durations=10`` (the project's own options: every core) in this
+checkout and prints what issue 36 asks for: the wall time, the user and system CPU of pytest and
+every process it waited for, the counts of the summary line, and the ten slowest tests. On a
+machine other jobs keep busy, the CPU figure moves less than the wall time; with two cores the
+wall time cannot fall below about half the CPU time.
+
+Usage::
+
+    python3 benchmarks/suite.py             # the whole suite
+    python3 benchmarks/suite.py -- tests/x  # extra pytest arguments after --
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
+    args = parser.parse_args(argv)
+    command = [sys.executable, "-m", "pytest", "-p", "no:warnings", "--durations=10"]
+    command += args.pytest_args
+    before = os.times()
+    start = time.monotonic()
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    wall = time.monotonic() - start
+    after = os.times()
+    user = after.children_user - before.children_user
+    system = after.children_system - before.children_system
+    out = done.stdout.splitlines()
+    summary = next((line for line in reversed(out) if re.search(r"\d+ (passed|failed)", line)), "")
+    slow_at = next(
+        (k for k, line in enumerate(out) if "slowest" in line and "durations" in line), None
+    )
+    print(f"command: {' '.join(command[1:])} (in {ROOT})")
+    print(f"result:  {summary.strip('= ') or 'no summary line'} (exit {done.returncode})")
+    print(f"wall:    {wall:.1f} s ({int(wall // 60)} min {wall % 60:.0f} s)")
+    print(f"CPU:     {user:.1f} s user + {system:.1f} s system = {user + system:.1f} s")
+    print(f"load:    {os.getloadavg()[0]:.1f} (1 min) on {os.cpu_count()} cores")
+    if slow_at is not None:
+        print("ten slowest:")
+        for line in out[slow_at + 1 : slow_at + 11]:
+            print(f"  {line.strip()}")
+    return done.returncode
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
