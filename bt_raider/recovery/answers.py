@@ -395,8 +395,7 @@ class AnswerSpace:
         if not self.exact and found.reference is not None:
             if any(part.excluded for part in found.reference.parts):
                 # Not offered exactly these: "not the red one" of everything of their type.
-                kinds = {c.obj.type for c in objects if c.obj is not None}
-                wider = [o.id for o in self.scene.objects if o.type in kinds]
+                wider = self._of_their_types(objects)
                 found = designate(
                     self.scene, said, among=wider, speaker=self.speaker, lexicon=self._lexicon
                 )
@@ -408,7 +407,9 @@ class AnswerSpace:
         reading = self._reading(answer, found)
         if reading.intent is Intent.CHOSEN and self._fits_another(said, objects, reading.value):
             kinds = {c.obj.type for c in objects if c.obj is not None}
-            what = self.what if self.what != "one" or len(kinds) != 1 else _noun(kinds.pop())
+            what = (
+                self.what if self.what != "one" or len(kinds) != 1 else wording.spoken(kinds.pop())
+            )
             return self._unclear(
                 answer,
                 f"{_quote(answer)} fits a {what} I did not ask about better than "
@@ -416,13 +417,18 @@ class AnswerSpace:
             )
         return reading
 
+    def _of_their_types(self, objects: list[Candidate]) -> list[str]:
+        """Every scene object of the candidates' types (what a reply may mean beyond them)."""
+        assert self.scene is not None
+        kinds = {c.obj.type for c in objects if c.obj is not None}
+        return [o.id for o in self.scene.objects if o.type in kinds]
+
     def _fits_another(self, said: str, objects: list[Candidate], chosen: str | None) -> bool:
         """Whether ``said``, read over everything of the candidates' types, designates others
         and not ``chosen``: "the one in front of you" of two cups on the left is the third cup,
         in front, which the question did not offer; reading it among the two would guess."""
         assert self.scene is not None
-        kinds = {c.obj.type for c in objects if c.obj is not None}
-        wider = [o.id for o in self.scene.objects if o.type in kinds]
+        wider = self._of_their_types(objects)
         if len(wider) <= len(objects):
             return False
         overall = designate(
@@ -602,11 +608,6 @@ def _people(scene: Scene | None, names: Iterable[str]) -> list[Candidate]:
         if h.name:
             out.append(Candidate(h.name, h.name, (h.name, h.id)))
     return out
-
-
-def _noun(kind: str) -> str:
-    """An objectType as said: ``ButterKnife`` -> "butter knife"."""
-    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", kind).lower()
 
 
 def _natural(name: str) -> tuple[str, int]:
