@@ -275,8 +275,9 @@ def _same_run(one: Episode, two: Episode) -> bool:
     Outside a parallel: the same fingerprint. In a parallel, the first branch to fail stops
     the other wherever it got to, so a branch may stop earlier in one run: the outcome must
     match and each branch's calls in one run must be the start of its calls in the other. A
-    parallel with a disturbance, or whose person answered by a side, is not compared (which
-    branch sees the change, and where the robot faces when asked, are timing).
+    parallel with a disturbance, whose person answered by a side, or in which a recovery ran
+    is not compared (which branch sees the change, where the robot faces when asked, and what
+    the other branch holds when a recovery is planned, are timing).
     """
     if one.case.tree != "parallel":
         return one.fingerprint() == two.fingerprint()
@@ -288,6 +289,10 @@ def _same_run(one: Episode, two: Episode) -> bool:
     if any(_SIDES.search(a) for e in (one, two) for a in e.answers if a):
         # A side is the robot's as the person is asked, and where the robot faces then
         # depends on how far the other branch has turned it: timing again, not input.
+        return True
+    if any(tag is None for e in (one, two) for _action, _args, tag in e.calls):
+        # A recovery plans from the robot as it finds it: what the other branch holds or has
+        # put down by then (a hand to free first, or not) is timing as well.
         return True
     first, second = one.fingerprint(), two.fingerprint()
     if first[0] != second[0]:

@@ -9,6 +9,7 @@ A failure prints each broken property's shrunk episode as a ready-to-paste pytes
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -261,3 +262,40 @@ def test_a_parallel_whose_person_answers_by_a_side_is_not_asked_to_replay_identi
     for _ in range(8):
         episode = check_case(case, replay=True)
         assert episode.violations == [], [str(v) for v in episode.violations]
+
+
+def test_a_parallel_whose_recovery_plans_around_the_other_branch_is_judged_on_each_run():
+    # Shrunk from a 10,000-episode run (seed 701, 2 P8): the apple branch's recovery is planned
+    # from the robot as the cup branch has left it; in one run the hand is free (fetch the apple),
+    # in another it holds the cup (put it down first, which fails once the cup branch has placed
+    # it). Both runs are safe; which one happens is thread timing. Each run is judged on P1-P7.
+    from bt_raider.testing.explore import _same_run, check_case, run_case
+    from bt_raider.testing.explore_world import Case, Thing
+
+    case = Case(
+        kind="Apple",
+        things=(
+            Thing(colour="white", side="left", at="Plate"),
+            Thing(colour="blue", side="left", at="Sink"),
+        ),
+        form="me",
+        person="negating",
+        tree="parallel",
+        when=3,
+        planner="scripted",
+        names="same",
+    )
+    episode = check_case(case, replay=True)
+    assert episode.violations == [], [str(v) for v in episode.violations]
+    assert any(tag is None for _a, _b, tag in episode.calls), episode.calls
+    # The other timing: the recovery found the cup in the hand and put it down first.
+    freed = [("GoTo", ("CounterTop|explore",), None), ("Put", ("Cup|explore|0",), None)]
+    mine = [c for c in episode.calls if c[2] is not None]
+    assert _same_run(episode, replace(episode, calls=mine + freed))
+    # Without a recovery, a parallel is still compared: each branch's calls must replay.
+    quiet = run_case(replace(case, kind="Cup", form="structured", person="cooperative"))
+    assert quiet.calls and all(tag is not None for _a, _b, tag in quiet.calls), quiet.calls
+    action, _args, tag = quiet.calls[0]
+    other = replace(quiet, calls=[(action, ("Apple|explore|0",), tag), *quiet.calls[1:]])
+    assert _same_run(quiet, replace(quiet))
+    assert not _same_run(quiet, other)
