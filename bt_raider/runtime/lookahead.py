@@ -223,6 +223,17 @@ class _Versioned(Protocol):
     def version(self) -> Any: ...
 
 
+def _reason(node: py_trees.behaviour.Behaviour) -> str:
+    """Why ``node`` failed: the innermost failed node's word (a guard that refused says it;
+    a guard whose action failed still says its check passed, so the action speaks)."""
+    said = node.feedback_message
+    inner = getattr(node, "decorated", None)
+    while isinstance(inner, py_trees.behaviour.Behaviour) and inner.status is Status.FAILURE:
+        said = inner.feedback_message or said
+        inner = getattr(inner, "decorated", None)
+    return said or "no reason given"
+
+
 class LookAhead(py_trees.decorators.Decorator):
     """Run a plan and look ahead of the step it is at (on a worker, never on the tick).
 
@@ -409,6 +420,15 @@ class LookAhead(py_trees.decorators.Decorator):
         if self._replanning:
             return Status.RUNNING
         status = self.decorated.status
+        if status is Status.FAILURE:
+            # The plan failed at a step before any forecast warned of it: say where and why
+            # (what the look-ahead last said is not the reason).
+            plan = self.decorated
+            failed = getattr(plan, "current_child", None)
+            if failed is not None and failed in plan.children:
+                step = plan.children.index(failed) + 1
+                said = _reason(failed)
+                self.feedback_message = f"the plan failed at step {step} ({failed.name}): {said}"
         # A new plan from a replan is ticked next tick: until then the run goes on.
         return Status.RUNNING if status is Status.INVALID else status
 

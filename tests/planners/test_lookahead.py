@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bt_raider.errors import ActionFailed, PlanningError
+from bt_raider.robot.actions import ActionState, Progress
 from bt_raider.planners import pddl
 from bt_raider.planners.lookahead import Forecast, PddlForecaster, forecast_pddl
 from bt_raider.planners.preconditions import PddlChecker
@@ -292,11 +293,25 @@ def test_replan_swaps_in_a_plan_from_the_current_state_and_the_tree_completes(
 
 
 def test_replan_that_finds_no_plan_fails_with_the_reason(gripper, plan, two_tick_robot):
+    looked: list[LookAhead] = []
+
+    class SteadyRobot(two_tick_robot):  # type: ignore[misc, valid-type]
+        """Finishes an action only once the look-ahead has seen the change: under load the
+        plan's own checks could otherwise keep the (polite) forecast waiting until the guard
+        of `pick ball3` finds the ball gone by itself, and no replan is tried."""
+
+        def poll(self, handle):
+            if "will fail" not in looked[0].feedback_message and time.monotonic() < until:
+                return Progress(ActionState.RUNNING, "waiting for the look-ahead")
+            return super().poll(handle)
+
+    until = time.monotonic() + 30  # then it moves on, and the assertions below say what failed
+
     world = PddlWorld(gripper)
-    actions, guard, tree = guarded(world, two_tick_robot, plan)
+    actions, guard, tree = guarded(world, SteadyRobot, plan)
     replanner = Replanner(world, actions, engine="pyperplan", guard=guard)
     la = LookAhead(tree, PddlForecaster(world, plan), policy="replan", replanner=replanner)
-    la.tick_once()
+    looked.append(la)
     world.set("(at ball3 rooma)", False)  # ball3 is gone for good: no plan reaches the goal
     seen = tick_until_done(la)
     assert seen[-1] is F
@@ -316,3 +331,21 @@ def test_repeated_facts_give_the_state_of_the_distinct_ones(medicine):
             assert once.get_value(fe) == many.get_value(fe)
     f = forecast_pddl(medicine, MEDICINE_PLAN, facts * 20_000)
     assert f is not None and (f.step, f.category) == (1, "wrong_state")
+
+
+def test_a_plan_that_fails_before_any_warning_says_where_and_why(gripper, plan, two_tick_robot):
+    class JammedRobot(two_tick_robot):  # type: ignore[misc, valid-type]
+        """Its gripper jams on the second action, which no forecast of the PDDL can see."""
+
+        def poll(self, handle):
+            if handle == 2:
+                return Progress(ActionState.FAILED, "the gripper jammed")
+            return super().poll(handle)
+
+    world = PddlWorld(gripper)
+    _, _, tree = guarded(world, JammedRobot, plan)
+    la = LookAhead(tree, PddlForecaster(world, plan), policy="warn")
+    seen = tick_until_done(la)
+    assert seen[-1] is F and all(s is R for s in seen[:-1])
+    assert la.feedback_message.startswith(f"the plan failed at step 2 ({tree.children[1].name})")
+    assert "the gripper jammed" in la.feedback_message
