@@ -14,13 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bt_raider.errors import ActionFailed, PlanningError
-from bt_raider.robot.actions import ActionState, Progress
 from bt_raider.planners import pddl
 from bt_raider.planners.lookahead import Forecast, PddlForecaster, forecast_pddl
 from bt_raider.planners.preconditions import PddlChecker
 from bt_raider.planners.replan import Replanner
 from bt_raider.planners.tree import plan_to_tree, raider_guards, robot_actions
 from bt_raider.planners.world import PddlWorld
+from bt_raider.robot.actions import ActionState, Progress
 from bt_raider.runtime.guards import RaiderGuard
 from bt_raider.runtime.lookahead import LAST_FORECAST, LookAhead, forecast_key
 from tests.shared_data import OWN_PDDL, ROOT
