@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 
 import pytest
@@ -22,6 +23,22 @@ os.environ["BT_RAIDER_CACHE"] = tempfile.mkdtemp(prefix="bt-raider-test-cache-")
 # other worker a spinning thread burns the core that worker needs (torch's embedding tests:
 # 36 s of CPU with one core busy elsewhere, 24 s passive). Speed only; a user's setting wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def _rewrite_the_tests_only() -> None:
+    """Rewrite the asserts of the test files, not of every module of a package with a pytest
+    plugin (pytest marks bt_raider and hypothesis whole for their plugins): where bytecode is
+    not written, each worker would rewrite them again on every run (12 s of CPU a worker).
+    Speed only; an assert in the library is a bug's ``AssertionError`` either way."""
+    from _pytest.assertion.rewrite import AssertionRewritingHook
+
+    for hook in sys.meta_path:
+        marked = getattr(hook, "_must_rewrite", None)
+        if isinstance(hook, AssertionRewritingHook) and isinstance(marked, set):
+            marked.difference_update({"bt_raider", "hypothesis"})
+
+
+_rewrite_the_tests_only()
 
 
 @pytest.hookimpl(tryfirst=True)

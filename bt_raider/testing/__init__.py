@@ -25,13 +25,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bt_raider.testing.run import RecoveryRun, RunResult, run_tree
-from bt_raider.testing.scenes import KITCHEN_PATH, small_kitchen
+if TYPE_CHECKING:
+    from bt_raider.testing.run import RecoveryRun, RunResult, run_tree
+    from bt_raider.testing.scenes import KITCHEN_PATH, small_kitchen
 
-#: The explorer's names, imported on first use (they load recovery and the planners' kin).
+#: Every name, imported on first use: pytest loads the plugin (bt_raider.testing.plugin) in
+#: each test run of a project where bt_raider is installed, and the run kit loads the runtime
+#: (the explorer's names load recovery and the planners' kin).
 _LAZY = {
+    "RecoveryRun": "bt_raider.testing.run",
+    "RunResult": "bt_raider.testing.run",
+    "run_tree": "bt_raider.testing.run",
+    "KITCHEN_PATH": "bt_raider.testing.scenes",
+    "small_kitchen": "bt_raider.testing.scenes",
     "run_case": "bt_raider.testing.explore",
     "check_case": "bt_raider.testing.explore",
     "ExploreReport": "bt_raider.testing.explore",
@@ -43,7 +51,7 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    """The explorer's names, loaded when first used."""
+    """The kit's names, loaded when first used."""
     if name not in _LAZY:
         raise AttributeError(f"module 'bt_raider.testing' has no attribute {name!r}")
     import importlib
