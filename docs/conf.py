@@ -317,7 +317,7 @@ def _exists(context: str, target: str) -> bool:
     found, owner = _lookup(context) if context else (False, None)
     if found and inspect.isclass(owner) and "." not in target:
         setting = re.compile(rf"self\.{re.escape(target)}\s*(?::[^=]+)?=[^=]")
-        if any(setting.search(_source(klass)) for klass in owner.__mro__):
+        if any(_sets(klass, setting) for klass in owner.__mro__):
             return True
     if not context and "." not in target:
         return any(
@@ -353,41 +353,54 @@ def _ending_with(domain: Any, kinds: set[str], target: str) -> set[str]:
     return set(hits.values())
 
 
-def _source(klass: type) -> str:
-    """The source of ``klass`` (its ``class`` block), or ``""`` where there is none."""
+def _sets(klass: type, setting: re.Pattern[str]) -> bool:
+    """Whether the ``class`` block of ``klass`` (decorators included) matches ``setting``."""
     module = sys.modules.get(klass.__module__)
-    lines, blocks = _class_blocks(getattr(module, "__file__", None) or "")
-    first, last = blocks.get(klass.__qualname__, (0, 0))
-    return "".join(lines[first - 1 : last]) if first else ""
+    path = getattr(module, "__file__", None) or ""
+    if not setting.search(_text(path)):
+        return False  # nowhere in its module: the module need not be parsed
+    lines = _text(path).splitlines(keepends=True)
+    first, last = _class_blocks(path).get(klass.__qualname__, (0, 0))
+    return bool(first) and setting.search("".join(lines[first - 1 : last])) is not None
 
 
 @cache
-def _class_blocks(path: str) -> tuple[list[str], dict[str, tuple[int, int]]]:
-    """A module's lines and its classes' line spans by qualified name, the file read once.
+def _text(path: str) -> str:
+    """A module's source, ``""`` where there is none (a built-in module)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, ValueError):
+        return ""
+
+
+@cache
+def _class_blocks(path: str) -> dict[str, tuple[int, int]]:
+    """A module's classes by qualified name: their first and last lines, from one parse.
 
     ``inspect.getsource`` parses the whole module again for every class it is asked for.
     """
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        tree = ast.parse(text)
-    except (OSError, SyntaxError, ValueError):
-        return [], {}
+        tree = ast.parse(_text(path))
+    except (SyntaxError, ValueError):
+        return {}
     blocks: dict[str, tuple[int, int]] = {}
 
-    def visit(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.ClassDef):
-                name = prefix + child.name
-                blocks.setdefault(name, (child.lineno, child.end_lineno or child.lineno))
-                visit(child, name + ".")
-            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                visit(child, f"{prefix}{child.name}.<locals>.")
-            else:
-                visit(child, prefix)
+    def visit(body: list[Any], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                name = prefix + node.name
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                blocks.setdefault(name, (first, node.end_lineno or node.lineno))
+                visit(node.body, name + ".")
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                visit(node.body, f"{prefix}{node.name}.<locals>.")
+            else:  # a class under if, try, with, for, while or match
+                for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    visit(getattr(node, field, []), prefix)
 
-    visit(tree, "")
-    return text.splitlines(keepends=True), blocks
+    visit(tree.body, "")
+    return blocks
 
 
 def _xref(app: Any, env: Any, node: Any, contnode: Any, full: str) -> Any:
