@@ -188,7 +188,7 @@ class _PythonDomain(PythonDomain):
         modname: str,
         classname: str,
         name: str,
-        type: str | None,  # noqa: A002 - Sphinx's name
+        type: str | None,  # Sphinx's name for it
         searchmode: int = 0,
     ) -> Any:
         if searchmode != 1:
