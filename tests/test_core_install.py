@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -110,6 +111,21 @@ class Venv:
         return self.run(self.python, "-c", textwrap.dedent(code), timeout=timeout)
 
 
+def _pip_for(python: Path) -> list[str | Path] | None:
+    """This Python's pip installing into the environment of ``python`` (pip 22.3's --python).
+
+    The fresh venv then needs no pip of its own: ``ensurepip`` installing one costs more CPU
+    than the whole core's install, and the core does not need it. None before pip 22.3.
+    """
+    try:
+        from pip import __version__ as version
+    except ImportError:
+        return None
+    if tuple(int(part) for part in re.findall(r"\d+", version)[:2]) < (22, 3):
+        return None
+    return [sys.executable, "-m", "pip", "--python", python]
+
+
 @pytest.fixture(scope="module")
 def core(tmp_path_factory) -> Venv:
     """A fresh venv with ``pip install <this checkout>`` and no extra."""
@@ -117,15 +133,17 @@ def core(tmp_path_factory) -> Venv:
     work = base / "work"
     work.mkdir()
     venv = Venv(base / "venv", work)
+    pip = _pip_for(venv.python)
     made = subprocess.run(
-        [sys.executable, "-m", "venv", str(venv.root)], capture_output=True, text=True
+        [sys.executable, "-m", "venv", *(["--without-pip"] if pip else []), str(venv.root)],
+        capture_output=True,
+        text=True,
     )
     assert made.returncode == 0, made.stderr[-2000:]
+    pip = pip or [venv.python, "-m", "pip"]
     # Can pip fetch a core requirement at all? Asked with a short timeout, before the install.
     probe = venv.run(
-        venv.python,
-        "-m",
-        "pip",
+        *pip,
         "download",
         "--no-deps",
         "--retries",
@@ -143,9 +161,7 @@ def core(tmp_path_factory) -> Venv:
     source = _source_copy(base / "src")
     # --no-compile: Python writes the bytecode of what the tests import as it imports it,
     # instead of pip compiling all of numpy up front (the same install, less CPU).
-    installed = venv.run(
-        venv.python, "-m", "pip", "install", "--no-compile", "--retries", "1", source, timeout=900
-    )
+    installed = venv.run(*pip, "install", "--no-compile", "--retries", "1", source, timeout=900)
     assert installed.returncode == 0, installed.stdout[-1500:] + installed.stderr[-2500:]
     return venv
 

@@ -11,7 +11,9 @@ real docs with one bad link, and a small copy of the real configuration with one
 missing page, a missing heading, a name that does not exist, a page in no table of contents).
 The builds run two at a time, in temporary directories. The real docs are built from a copy,
 and the broken copy is that same folder with the bad link, built on the real build's output:
-Sphinx reads again only the page that changed (one full build of the real docs, not two).
+Sphinx reads again only the page that changed (one full build of the real docs, not two). The
+small copies are built one after another in one Python (Sphinx and bt_raider imported once),
+the broken ones with Sphinx's ``dummy`` builder: the same reading and resolving, no pages.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import ast
 import configparser
 import importlib
 import inspect
+import json
 import pkgutil
 import posixpath
 import re
@@ -49,12 +52,47 @@ PACKAGES = (
 )
 
 
+#: Runs the Sphinx builds whose arguments it is given (JSON) one after another in this one
+#: Python, each with its own stderr, and prints their exit codes and stderr (JSON).
+BUILD_EACH = """
+import contextlib, io, json, sys
+from sphinx.cmd.build import build_main
+results = []
+for argv in json.loads(sys.argv[1]):
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = build_main(argv)
+    results.append({"returncode": code, "stderr": err.getvalue()})
+print(json.dumps(results))
+"""
+
+
+def sphinx_builds(
+    jobs: list[tuple[Path, Path, str]],
+) -> list[subprocess.CompletedProcess[str]]:
+    """The strict builds of ``(source, out, builder)``: doctrees in ``out``, the output beside.
+
+    One Python for all of them: Sphinx, the configuration's imports and the modules autodoc
+    reads are loaded once, not once a build (a small build is mostly that).
+    """
+    argvs = [
+        ["-W", "--keep-going", "-n", "-q", "-b", builder, str(source), str(out / builder)]
+        + ["-d", str(out / "doctrees")]
+        for source, out, builder in jobs
+    ]
+    argv = [sys.executable, "-c", BUILD_EACH, json.dumps(argvs)]
+    # A guard against a hang, not a time limit: a full build takes a minute of CPU.
+    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stderr[-5000:]
+    return [
+        subprocess.CompletedProcess(argvs[i], r["returncode"], "", r["stderr"])
+        for i, r in enumerate(json.loads(proc.stdout))
+    ]
+
+
 def sphinx_build(source: Path, out: Path) -> subprocess.CompletedProcess[str]:
-    """The strict build of the docs in ``source`` into ``out`` (HTML; doctrees beside it)."""
-    argv = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-n", "-q", "-b", "html"]
-    argv += [str(source), str(out / "html"), "-d", str(out / "doctrees")]
-    # A guard against a hang, not a time limit: a full build takes 1.5 min of CPU.
-    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    """The strict HTML build of the docs in ``source`` into ``out / "html"``."""
+    return sphinx_builds([(source, out, "html")])[0]
 
 
 # ---------------------------------------------------------------------------- broken copies
@@ -132,27 +170,35 @@ def broken_build(source: Path, real: Future[Any], real_out: Path, out: Path) -> 
 class Build:
     """A build started in the background: ``result()`` waits for it."""
 
-    def __init__(self, future: Future[subprocess.CompletedProcess[str]], out: Path) -> None:
-        self.future, self.out = future, out
+    def __init__(self, future: Future[Any], out: Path, index: int | None = None) -> None:
+        self.future, self.out, self.index = future, out, index
 
     def result(self) -> subprocess.CompletedProcess[str]:
-        return self.future.result()
+        done = self.future.result()
+        return done if self.index is None else done[self.index]
 
 
 @pytest.fixture(scope="module")
 def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Build]:
-    """Every build of this module, started at once and run two at a time."""
+    """Every build of this module, started at once and run two at a time.
+
+    The real docs in one process, the small copies one after another in the other: the
+    clean one as HTML (its page is looked for), the broken ones with the ``dummy`` builder,
+    which reads and resolves every reference as the HTML builder does (the same warnings,
+    word for word) and writes no pages.
+    """
     base = tmp_path_factory.mktemp("docs")
     real = real_copy(base / "copy")
-    jobs = {"real": (real, base / "real")}
+    pool = ThreadPoolExecutor(max_workers=2)  # each build is one busy process
+    started = {"real": Build(pool.submit(sphinx_build, real, base / "real"), base / "real")}
+    names, small = [], []
     for fault in [None, *FAULTS]:
         name = f"mini: {fault or 'clean'}"
         folder = base / re.sub(r"\W+", "-", name)
-        jobs[name] = (mini_copy(folder, fault), folder / "out")
-    pool = ThreadPoolExecutor(max_workers=2)  # each build is one busy process
-    started = {
-        name: Build(pool.submit(sphinx_build, src, out), out) for name, (src, out) in jobs.items()
-    }
+        names.append(name)
+        small.append((mini_copy(folder, fault), folder / "out", "dummy" if fault else "html"))
+    job = pool.submit(sphinx_builds, small)
+    started |= {name: Build(job, small[i][1], i) for i, name in enumerate(names)}
     # Last in the queue: it waits for the real build, whose output it starts from.
     out = base / "copy" / "out"
     job = pool.submit(broken_build, real, started["real"].future, base / "real", out)
