@@ -43,7 +43,8 @@ class LlamaCppChat:
     Args:
         model: see :func:`find_model`.
         n_ctx: the context window in tokens.
-        n_threads: CPU threads (None: llama.cpp's default).
+        n_threads: CPU threads, for reading the prompt as for writing the reply (None:
+            llama-cpp-python's defaults, half the cores to write and all of them to read).
         max_new_tokens: generation bound per turn.
         seed: the sampler's seed (decoding is greedy; the seed only fixes ties).
 
@@ -88,6 +89,10 @@ class LlamaCppChat:
                     model_path=str(path),
                     n_ctx=self.n_ctx,
                     n_threads=self.n_threads,
+                    # llama-cpp-python reads the prompt on every core unless told: a caller
+                    # who asks for one thread beside a busy process gets two threads waiting
+                    # for each other at every layer (the same vectors, more CPU).
+                    n_threads_batch=self.n_threads,
                     seed=self.seed,
                     verbose=False,
                 )

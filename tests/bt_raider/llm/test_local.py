@@ -59,6 +59,16 @@ def smollm2():
 
 
 @needs_model
+def test_the_thread_count_holds_for_reading_the_prompt_too(smollm2):
+    import llama_cpp
+
+    # llama-cpp-python reads a prompt on every core unless told otherwise.
+    llm = smollm2._load()
+    assert llama_cpp.llama_n_threads(llm.ctx) == 1
+    assert llama_cpp.llama_n_threads_batch(llm.ctx) == 1
+
+
+@needs_model
 @pytest.mark.parametrize("query", ["pick(Apple)", "open the fridge"])
 def test_the_real_model_checks_under_its_grammar_and_the_pfm_sees_no_made_up_tool(smollm2, query):
     from bt_raider.checking.agent import RaiderAgent
