@@ -31,8 +31,8 @@ import sys
 import time
 from collections.abc import Sequence
 
-from bt_raider.examples.cooperative_table.policies import POLICIES
 from bt_raider.examples.cooperative_table.episode import EpisodeResult, run_episode
+from bt_raider.examples.cooperative_table.policies import POLICIES
 
 FIELDS = ("steps", "travel", "false_plans", "messages", "characters", "requests")
 
