@@ -153,7 +153,7 @@ def run_processes(
         n: robots (2..6).
         seed: the episode's seed (the same as the in-process demo's).
         noisy: add ``dummies`` dummy objects.
-        policy: a key of :data:`~bt_raider.examples.cooperative_table.cooperative_agent.POLICIES`.
+        policy: a key of :data:`~bt_raider.examples.cooperative_table.policies.POLICIES`.
         horizon: step limit.
         validation_timeout: seconds a robot waits for a collaborator's answer.
         turn_timeout: seconds a robot may take for a turn before the world retires it.
