@@ -3,7 +3,7 @@
 Seeded episodes of two robots setting a table (C-WAH-like; see
 ``bt_raider.simulation.multirobot``), clean and noisy (20 dummy objects, Noisy-C-WAH), for each
 policy -- the same agent with one part switched off or on
-(``bt_raider.examples.cooperative_table.cooperative_agent.POLICIES``):
+(``bt_raider.examples.cooperative_table.policies.POLICIES``):
 
 * ``reveca``: relevance, relative proximity, trajectory-based validation;
 * ``no-validation``: commits every plan at once (Table 5 "w/o validation");
@@ -31,8 +31,8 @@ import sys
 import time
 from collections.abc import Sequence
 
-from bt_raider.examples.cooperative_table.cooperative_agent import POLICIES
 from bt_raider.examples.cooperative_table.episode import EpisodeResult, run_episode
+from bt_raider.examples.cooperative_table.policies import POLICIES
 
 FIELDS = ("steps", "travel", "false_plans", "messages", "characters", "requests")
 

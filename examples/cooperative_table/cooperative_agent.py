@@ -34,7 +34,6 @@ validation requests are answered from the task history by the bus's server.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import py_trees
@@ -54,37 +53,10 @@ from bt_raider.cooperation.reveca_memory import RevecaMemory, Seen
 from bt_raider.cooperation.trajectory import TrajectoryEstimator
 from bt_raider.cooperation.validator import Validator
 from bt_raider.errors import ActionFailed
+from bt_raider.examples.cooperative_table.policies import Policy
 from bt_raider.robot.actions import ActionBehaviour, ActionState, Progress
 from bt_raider.runtime.shared_goal import SharedGoalGuard
 from bt_raider.simulation.multirobot import CATALOGUE, MultiRobotSim, Observation
-
-
-@dataclass(frozen=True)
-class Policy:
-    """Which parts of REVECA a robot uses."""
-
-    name: str
-    description: str
-    validation: str = "trajectory"
-    relevance: bool = True
-    broadcast: bool = False
-    k: int = 3
-
-
-POLICIES: dict[str, Policy] = {
-    p.name: p
-    for p in (
-        Policy("reveca", "REVECA: relevance, relative proximity, trajectory-based validation"),
-        Policy("no-validation", "w/o validation: commit every plan at once", validation="never"),
-        Policy(
-            "always-ask", "always ask every collaborator before every plan", validation="always"
-        ),
-        Policy("full-comm", "broadcast perceived information before every action", broadcast=True),
-        Policy(
-            "distance-greedy", "w/o relevance: rank information by proximity only", relevance=False
-        ),
-    )
-}
 
 
 def infos_from(obs: Observation) -> list[ObjectInfo]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 
 from bt_raider.errors import BtRaiderError
-from bt_raider.examples.cooperative_table.cooperative_agent import POLICIES
 from bt_raider.examples.cooperative_table.episode import Episode
+from bt_raider.examples.cooperative_table.policies import POLICIES
 from bt_raider.simulation.multirobot import GOALS, ROBOT_NAMES
 
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from bt_raider.cooperation.messaging import InProcessHub
-from bt_raider.examples.cooperative_table.cooperative_agent import POLICIES, CooperativeAgent
+from bt_raider.examples.cooperative_table.cooperative_agent import CooperativeAgent
+from bt_raider.examples.cooperative_table.policies import POLICIES
 from bt_raider.simulation.multirobot import HORIZON, MultiRobotSim
 
 #: Ticks a robot may take in one turn without starting an action (a plan failing at once).

@@ -19,8 +19,10 @@ from bt_raider.cooperation.messaging import Message, MessageKind
 from bt_raider.cooperation.observations import SubGoal
 from bt_raider.cooperation.validator import ReobservingValidator
 from bt_raider.errors import ActionFailed, CommunicationError
-from bt_raider.examples.cooperative_table.cooperative_agent import POLICIES, CooperativeAgent
+from bt_raider.examples.cooperative_table.cooperative_agent import CooperativeAgent
 from bt_raider.examples.cooperative_table.episode import Episode
+from bt_raider.examples.cooperative_table.policies import POLICIES
+from bt_raider.examples.cooperative_table.world_server import WORLD_TIMEOUT
 from bt_raider.fleet.signing import FleetSecurity
 from bt_raider.fleet.zenoh_bus import ZenohBus, direct_callback
 from bt_raider.simulation.multirobot import (
@@ -33,10 +35,6 @@ from bt_raider.simulation.multirobot import (
 )
 
 log = logging.getLogger("bt_raider.examples.processes")
-
-
-#: Seconds a world query may take before the world is taken as gone.
-WORLD_TIMEOUT = 10.0
 
 
 #: Seconds a robot waits for its collaborators' broadcasts before its turn.

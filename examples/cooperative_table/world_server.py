@@ -42,6 +42,9 @@ from bt_raider.simulation.multirobot import HORIZON, MultiRobotSim, SimulationEr
 
 log = logging.getLogger("bt_raider.examples.world_server")
 
+#: Seconds a robot's query of the world may take before the world is taken as gone.
+WORLD_TIMEOUT = 10.0
+
 #: Seconds a robot may take for one turn before it is retired.
 TURN_TIMEOUT = 20.0
 #: Seconds the world waits for every robot to be ready.

@@ -149,9 +149,29 @@ def test_bad_runs_are_refused_before_any_process_starts():
         run_processes(2, 0, policy="telepathy")
 
 
+@pytest.fixture
+def onnx_cache(tmp_path, monkeypatch):
+    """A cache folder holding the bundled model's ONNX export, for the robot processes.
+
+    The suite's own cache is empty (tests/conftest.py), so each robot would embed on torch: 10 s
+    of CPU apiece to import it, where the export (built without torch) takes one.
+    """
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    from bt_raider.memory import onnx_model
+    from bt_raider.memory.embedder import bundled_model_path
+
+    folder = tmp_path / "cache"
+    onnx_model.prepare(bundled_model_path(), folder=folder)
+    monkeypatch.setenv(onnx_model.CACHE_ENV, str(folder))  # inherited by the processes
+    return folder
+
+
 @pytest.mark.slow  # each robot process loads the embedding model
-def test_fleet_memory_crosses_processes(tmp_path):
-    figures = run_processes(2, 2, memory_dir=tmp_path, timeout=90)
+def test_fleet_memory_crosses_processes(tmp_path, onnx_cache):
+    memory_dir = tmp_path / "memory"
+    memory_dir.mkdir()
+    figures = run_processes(2, 2, memory_dir=memory_dir, timeout=90)
     assert figures["success"]
     memory = figures["memory"]
     published = {name: m["published"] for name, m in memory.items()}
@@ -166,7 +186,7 @@ def test_fleet_memory_crosses_processes(tmp_path):
         assert m["accepted"] == published[other]
         assert m["quarantined"] == 0 and m["rejected"] == 0 and m["errors"] == 0
         assert m["records"] == published[name] + published[other]
-    assert (tmp_path / "alice.db").exists() and (tmp_path / "bob.db").exists()
+    assert (memory_dir / "alice.db").exists() and (memory_dir / "bob.db").exists()
 
 
 def test_command_line_processes_match_the_in_process_demo(capsys):

@@ -7,8 +7,8 @@ import pytest
 
 from bt_raider.cli import main
 from bt_raider.cooperation.messaging import MAX_FRAME_CHARS, MessageKind
-from bt_raider.examples.cooperative_table.cooperative_agent import POLICIES
 from bt_raider.examples.cooperative_table.episode import Episode, run_episode
+from bt_raider.examples.cooperative_table.policies import POLICIES
 from bt_raider.runtime.shared_goal import SharedGoalGuard
 
 
