@@ -9,8 +9,6 @@ from __future__ import annotations
 import sys
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from bt_raider.errors import BackendError, UsageError, installed
 from bt_raider.llm.models import MODEL_PACKAGES, find_model, installed_model, is_gguf
@@ -140,58 +138,3 @@ def test_the_real_model_writes_recovery_code_in_the_users_words(smollm2):
         "grab",
         "put",
     }
-
-
-@needs_model
-@settings(max_examples=8, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), steps=st.integers(1, 16))
-def test_greedy_under_grammar_picks_the_token_llama_cpps_grammar_sampler_picks(
-    smollm2, seed, steps
-):
-    import ctypes
-
-    import llama_cpp
-    import numpy as np
-
-    from bt_raider.checking.agent import RaiderAgent
-    from bt_raider.llm.local import GreedyUnderGrammar
-    from bt_raider.testing import small_kitchen
-
-    # Logits made up step by step (no decoding, so cheap): llama.cpp's own grammar sampler
-    # judges every token and greedy takes the first highest allowed one; ours must agree,
-    # whether the best token is allowed (boosted), tied with a rejected one, or rejected.
-    llm = smollm2._load()
-    grammar = str(RaiderAgent(smollm2).grammar(small_kitchen()))
-    vocab = llama_cpp.llama_model_get_vocab(llm.model)
-    native = llama_cpp.llama_sampler_init_grammar(vocab, grammar.encode(), b"root")
-    ours = GreedyUnderGrammar.start(llm, grammar)
-    assert ours is not None
-    rng = np.random.default_rng(seed)
-    n = llm.n_vocab()
-    data = (llama_cpp.llama_token_data * n)()
-    view = np.frombuffer(
-        data, dtype=np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
-    )
-    tokens = [1, 2, 3]  # the prompt: what the grammar never sees
-    try:
-        for _ in range(steps):
-            scores = rng.normal(size=n).astype(np.single)
-            view["id"], view["logit"], view["p"] = np.arange(n), scores, 0.0
-            array = llama_cpp.llama_token_data_array(data=data, size=n, selected=-1, sorted=False)
-            llama_cpp.llama_sampler_apply(native, ctypes.byref(array))
-            allowed = np.flatnonzero(view["logit"] != -np.inf)
-            assert allowed.size, "the grammar allows nothing"
-            how = rng.integers(3)
-            if how < 2:  # an allowed token is the best, or ties with the best at a later index
-                pick = int(rng.choice(allowed))
-                scores[pick] = scores.max() + (1.0 if how == 0 else 0.0)
-                view["logit"] = np.where(view["logit"] == -np.inf, -np.inf, scores)
-            want = int(np.argmax(view["logit"]))
-            got = int(np.argmax(ours(np.array(tokens), scores.copy())))
-            assert got == want
-            llama_cpp.llama_sampler_accept(native, want)
-            tokens.append(want)
-    finally:
-        ours.close()
-        llama_cpp.llama_sampler_free(native)
-    assert ours.quick + ours.full == steps
