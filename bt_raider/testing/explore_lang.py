@@ -342,7 +342,6 @@ def _says(colours_: tuple[str, ...], ats: tuple[str, ...], reply: bool, shape: s
     def some(p: Pick) -> Pick:
         return p if not p.empty else Pick(colour=colours[0])
 
-    @st.composite
     def draw(draw: Any) -> Say:
         shapes: tuple[str, ...] = (
             "pick",
@@ -403,7 +402,19 @@ def _says(colours_: tuple[str, ...], ats: tuple[str, ...], reply: bool, shape: s
             )
         return Say(base, exclude, select, near, quant, alt, draw(st.integers(0, 47)))
 
-    return draw()
+    return _composite()(draw)
+
+
+@functools.cache
+def _composite() -> Any:
+    """``st.composite`` made once: making one reads its function's source (milliseconds)."""
+    from hypothesis import strategies as st
+
+    @st.composite
+    def run(draw: Any, body: Any) -> Any:
+        return body(draw)
+
+    return run
 
 
 __all__ = [
