@@ -55,8 +55,9 @@ MEASURE_WORDS = frozenset(
 
 #: Parts of an object that name it when they follow its name ("the fridge door").
 PART_WORDS = frozenset("door doors handle handles lid tank knob knobs".split())
-#: Readings a :meth:`CategoryLexicon.phrase_memo` keeps (and memos a lexicon keeps) at most.
-MEMO_SIZE = 4096
+#: Readings a :meth:`CategoryLexicon.phrase_memo` keeps, and memos (sets of types) a lexicon
+#: keeps, at most: a scene's readings repeat while it is read, not across scenes.
+MEMO_SIZE, MEMOS = 4096, 8
 
 
 class LexiconError(BtRaiderError, ValueError):
@@ -222,7 +223,7 @@ class CategoryLexicon:
         key = frozenset(among)
         memo = self._memos.get(key)
         if memo is None or len(memo) > MEMO_SIZE:
-            if len(self._memos) > MEMO_SIZE:
+            if len(self._memos) >= MEMOS:
                 self._memos.clear()
             memo = self._memos[key] = {}
         return memo
