@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,9 @@ MEASURE_WORDS = frozenset(
 
 #: Parts of an object that name it when they follow its name ("the fridge door").
 PART_WORDS = frozenset("door doors handle handles lid tank knob knobs".split())
+#: Readings a :meth:`CategoryLexicon.phrase_memo` keeps, and memos (sets of types) a lexicon
+#: keeps, at most: a scene's readings repeat while it is read, not across scenes.
+MEMO_SIZE, MEMOS = 4096, 8
 
 
 class LexiconError(BtRaiderError, ValueError):
@@ -185,6 +188,8 @@ class CategoryLexicon:
         self._known = frozenset(known)
         self._squashed = {t.lower(): t for t in sorted(known)}
         self._type_words: dict[str, list[str]] | None = None
+        self._type_heads: dict[tuple[str, ...], frozenset[str]] | None = None
+        self._memos: dict[frozenset[str], dict[str, Any]] = {}
 
     @property
     def _words(self) -> dict[str, list[str]]:
@@ -195,6 +200,33 @@ class CategoryLexicon:
             words = {t: split_type(t).split() for t in sorted(self._known)}
             self._type_words = words
         return words
+
+    @property
+    def _heads(self) -> dict[tuple[str, ...], frozenset[str]]:
+        """The types each head phrase heads: a type's last words, shorter than its whole name
+        (``("machine",)`` -> CoffeeMachine...), so a head noun is one look-up, not a scan."""
+        heads = self._type_heads
+        if heads is None:
+            found: dict[tuple[str, ...], set[str]] = {}
+            for t, tw in self._words.items():
+                for n in range(1, len(tw)):
+                    found.setdefault(tuple(tw[-n:]), set()).add(t)
+            heads = {k: frozenset(v) for k, v in found.items()}
+            self._type_heads = heads
+        return heads
+
+    def phrase_memo(self, among: Iterable[str]) -> dict[str, Any]:
+        """A memo, phrase -> its reading among the object types ``among``, for a reader whose
+        reading depends on nothing but the phrase, this lexicon and those types (the
+        grounder's: a long reply repeats its sub-phrases and is read again at each question).
+        Bounded; threads may share it (at worst a reading is made twice)."""
+        key = frozenset(among)
+        memo = self._memos.get(key)
+        if memo is None or len(memo) > MEMO_SIZE:
+            if len(self._memos) >= MEMOS:
+                self._memos.clear()
+            memo = self._memos[key] = {}
+        return memo
 
     # ------------------------------------------------------------------ construction
     def _section(self, data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
@@ -361,12 +393,7 @@ class CategoryLexicon:
             return set(self._categories[cat])
         # Head noun: "shaker" -> SaltShaker, PepperShaker; "towel roll" -> PaperTowelRoll. A
         # type's own name also names the types it heads: a hand towel is a towel too.
-        words = form.split()
-        headed = {
-            t
-            for t, tw in self._words.items()
-            if len(tw) > len(words) and tw[-len(words) :] == words
-        }
+        headed = set(self._heads.get(tuple(form.split()), ()))
         squashed = form.replace(" ", "")
         if squashed in self._squashed:
             return {self._squashed[squashed], *headed}

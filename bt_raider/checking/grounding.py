@@ -533,29 +533,29 @@ class Grounder:
         scene_types = self.scene.object_types()
         head = re.sub(r"[ _]?\d+$", "", head.strip()) or head
         words = head.split()
-        # No sub-phrase longer than the longest name known can name anything: capping the span
-        # keeps grounding linear in the query's length (all spans would be cubic).
+        # Spans no longer than the longest name known: linear in the query's length, not cubic.
         longest = self._longest_name(scene_types)
-        # Longest first; of equal length the rightmost, as English compounds end in their
-        # head ("the top drawer" is a drawer, "the bread knife" a knife).
+        # Longest first, then rightmost: compounds end in their head ("the bread knife": a knife).
         spans = sorted(
             ((i, j) for i in range(len(words)) for j in range(min(len(words), i + longest), i, -1)),
             key=lambda span: (-(span[1] - span[0]), -span[0]),
         )
         first: tuple[set[str], str] | None = None
         first_span: tuple[int, int] = (0, 0)
+        read = self.lexicon.phrase_memo(scene_types)  # a long reply repeats its sub-phrases
         for i, j in spans:
-            hit = self._types_of_phrase(" ".join(words[i:j]), scene_types)
+            if (hit := read.get(phrase := " ".join(words[i:j]), read)) is read:
+                hit = read[phrase] = self._types_of_phrase(phrase, scene_types)
             if hit is None:
                 continue
             if hit[0] & scene_types:
                 self._spans[head] = tuple(words[i:j])
-                return hit
+                return set(hit[0]), hit[1]
             if first is None:
                 first, first_span = hit, (i, j)
         if first is not None:
             self._spans[head] = tuple(words[first_span[0] : first_span[1]])
-            return first
+            return set(first[0]), first[1]
         # rapidfuzz only for a near miss, off the common path of every check.
         from rapidfuzz import fuzz, process
 

@@ -18,6 +18,7 @@ another domain can bring its own.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -297,7 +298,17 @@ def says(
         shape: draw programs of this shape only (``exclude``, ``frame``, ``odd``, ``alt``,
             ``select``, ``size``, ``quant``, ``into``, ``pick``); None: any.
     """
+    # Built once per set of options: a case draws one per episode, and building a composite
+    # strategy reads its function's source (the same strategy, so the same draws).
+    return _says(tuple(colours), tuple(ats), reply, shape)
+
+
+@functools.lru_cache(maxsize=1024)
+def _says(colours_: tuple[str, ...], ats: tuple[str, ...], reply: bool, shape: str | None) -> Any:
+    """:func:`says`, for hashable options."""
     from hypothesis import strategies as st
+
+    colours = list(colours_)
 
     def maybe(options: Any, p_none: int = 2) -> Any:
         """One of ``options``, or "" ``p_none`` times in ``p_none + 1`` (sampled_from, so the
@@ -331,7 +342,6 @@ def says(
     def some(p: Pick) -> Pick:
         return p if not p.empty else Pick(colour=colours[0])
 
-    @st.composite
     def draw(draw: Any) -> Say:
         shapes: tuple[str, ...] = (
             "pick",
@@ -392,7 +402,19 @@ def says(
             )
         return Say(base, exclude, select, near, quant, alt, draw(st.integers(0, 47)))
 
-    return draw()
+    return _composite()(draw)
+
+
+@functools.cache
+def _composite() -> Any:
+    """``st.composite`` made once: making one reads its function's source (milliseconds)."""
+    from hypothesis import strategies as st
+
+    @st.composite
+    def run(draw: Any, body: Any) -> Any:
+        return body(draw)
+
+    return run
 
 
 __all__ = [

@@ -555,7 +555,8 @@ def _labels(data: dict[str, Any]) -> tuple[set[str], dict[str, str]]:
     objectId's display name."""
     from bt_raider.perception.scene import Scene
 
-    scene = Scene(_copy(data))
+    # A Scene adds a default agent to a scene without one: only then is a copy needed.
+    scene = Scene(data if "agent" in data else _copy(data))
     names = {o.id: o.name for o in scene.objects}
     labels = set(names)
     labels |= {n for n in names.values() if "_" in n}
