@@ -130,3 +130,13 @@ def small_kitchen(small_kitchen_dict):
     from bt_raider.perception.scene import Scene
 
     return Scene(small_kitchen_dict, source=str(OWN_KITCHEN))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Move what collection imported (the package, the tests, their tables) out of the
+    garbage collector's sight: it lives as long as the run, and every full collection would
+    walk it again (about a tenth of an exploration's CPU). Speed only."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
