@@ -18,7 +18,7 @@ from typing import Any
 
 from bt_raider.testing.explore_judge import designate, offered
 from bt_raider.testing.explore_people import Reply
-from bt_raider.testing.explore_world import Call, Group, Truth
+from bt_raider.testing.explore_world import Call, Group, Thing, Truth, phrase
 
 #: The properties, by id.
 PROPERTIES: dict[str, str] = {
@@ -118,11 +118,12 @@ class Oracle:
         A reply generated from a program is read by the oracle's own evaluator against the
         question it answers: among the options the question offered ("... the green cup or the
         red cup?": "the one that is not red" is the green one), else among the objects the
-        instruction left open (all of the kind when it left none).
+        instruction left open (a program's designation, the generator's colour, side or state
+        words' matches; all of the kind when it left none).
         """
         if reply.say is not None:
             judged = group.designation
-            among = set(group.ids)
+            among = self._left_open(group)
             if judged is not None and judged.mode not in ("unread", "none") and judged.possible:
                 among = set(judged.possible)
             scene = self.scene() if self.scene is not None else {}
@@ -137,6 +138,21 @@ class Oracle:
             return
         if reply.clear and reply.designates is not None:
             self.designated[group.kind] = frozenset({reply.designates})
+
+    def _left_open(self, group: Group) -> set[str]:
+        """The objects an instruction in the generator's colour, side or state words leaves
+        open ("pick the clean cup": the clean cups), from the generated attributes; all of the
+        kind for other words (a program's instruction has its own designation)."""
+        mine = group.things[group.ids.index(group.target)]
+        tests: dict[str, Callable[[Thing], bool]] = {
+            "colour": lambda t: t.colour == mine.colour,
+            "side": lambda t: t.side == mine.side,
+            "state": lambda t: t.dirty == mine.dirty,
+        }
+        for form, same in tests.items():
+            if group.query == phrase(form, group.kind, mine, self.truth.words)[0]:
+                return {i for i, t in zip(group.ids, group.things, strict=True) if same(t)}
+        return set(group.ids)
 
     def on_release(self, kind: str, verb: str, args: list[Any]) -> None:
         """A guard released its child, the node for ``kind``, with ``args`` (P12)."""

@@ -545,6 +545,38 @@ def test_a_hidden_cup_is_asked_for_never_replaced_by_the_rooms_mug():
 # was judged by the cup's words), and "the nearest cup" 10.6 cm nearer was counted sure by the
 # oracle (its distance band is now 0.2 m, the reader asks below 0.15 m).
 EXPLORERS = {
+    # "pick the clean cup" of a red and two green cups (one dirty), asked "the red cup or the
+    # green cup?", answered "the biggest green one": the robot picked the clean green cup,
+    # right; the oracle read the reply among all three cups, not the clean ones the words
+    # left open, and flagged it (P1/P12, seed 801, episode 4,192, shrunk). Oracle fixed.
+    "P12 a reply read among what the instruction left open (state)": Case(
+        room="floorplan1",
+        things=(
+            Thing(colour="red", dirty=False, side="left"),
+            Thing(colour="green", dirty=False, side="left"),
+            Thing(colour="green", dirty=True, side="left"),
+        ),
+        form="state",
+        person="says",
+        words="raider",
+        answer=Say(Pick(colour="green"), select="biggest"),
+    ),
+    # "pick the cup on the right" (two there, one on the plate), asked "the cup on the plate or
+    # the rightmost cup?", answered "the one that is not on the plate" (P1/P12, seed 802,
+    # episode 4,481, shrunk): the same oracle fault, the side's.
+    "P12 a reply read among what the instruction left open (side)": Case(
+        room="floorplan1",
+        things=(
+            Thing(colour="red", dirty=False, side="left"),
+            Thing(colour="red", dirty=False, side="right", at="Plate"),
+            Thing(colour="red", dirty=False, side="right"),
+        ),
+        target=2,
+        form="side",
+        person="says",
+        words="raider",
+        answer=Say(exclude=Pick(at="Plate")),
+    ),
     "P1 a later node's own bowl": Case(
         room="floorplan1",
         things=(Thing(colour="red", dirty=False, side="left"),),
