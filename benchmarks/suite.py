@@ -29,7 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
     args = parser.parse_args(argv)
-    command = [sys.executable, "-m", "pytest", "-p", "no:warnings", "--durations=10"]
+    # -rfE puts one line per failure or error in the summary, so a failure is named, not lost.
+    command = [sys.executable, "-m", "pytest", "-p", "no:warnings", "-rfE", "--durations=10"]
     command += args.pytest_args
     before = os.times()
     start = time.monotonic()
@@ -48,6 +49,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wall:    {wall:.1f} s ({int(wall // 60)} min {wall % 60:.0f} s)")
     print(f"CPU:     {user:.1f} s user + {system:.1f} s system = {user + system:.1f} s")
     print(f"load:    {os.getloadavg()[0]:.1f} (1 min) on {os.cpu_count()} cores")
+    failed = [line for line in out if line.startswith(("FAILED ", "ERROR "))]
+    if failed:
+        print("failed:")
+        for line in failed:
+            print(f"  {line}")
     if slow_at is not None:
         print("ten slowest:")
         for line in out[slow_at + 1 : slow_at + 11]:

@@ -90,7 +90,9 @@ def database_error(path: str | Path, exc: BaseException) -> MemoryStoreError:
     full = full_disk(path, exc)
     if full:
         return MemoryStoreError(f"memory database {str(path)!r}: {full}")
-    text = str(exc)
+    # One line: SQLite may quote the damaged bytes ("Could not decode to UTF-8 column ...
+    # with text '...'"), newlines and all.
+    text = " ".join(str(exc).split())
     if isinstance(exc, sqlite3.OperationalError) and any(
         word in text.lower() for word in _NOT_DAMAGE
     ):
