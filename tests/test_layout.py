@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import functools
 import re
 from pathlib import Path
 
@@ -157,7 +158,11 @@ def _imports(module: str, path: Path, *, type_only: bool = True) -> set[str]:
     return {m for m in found if m.startswith("bt_raider")}
 
 
-GRAPH = {module: _imports(module, path) for module, path in MODULES.items()}
+@functools.cache
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports, read once, when a test first asks: not at
+    collection, where every xdist worker would parse every module (1.4 s a worker)."""
+    return {module: _imports(module, path) for module, path in MODULES.items()}
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -232,13 +237,13 @@ def test_the_layout_table_is_read_from_the_readme():
 
 
 def test_the_graph_is_read_from_every_product_module():
-    assert "bt_raider.checking.contract" in GRAPH
-    assert "bt_raider.perception.scene" in GRAPH
+    assert "bt_raider.checking.contract" in import_graph()
+    assert "bt_raider.perception.scene" in import_graph()
     # A module-level, a function-local and a ``from package import submodule`` import are seen.
-    assert "bt_raider.checking.verdict" in GRAPH["bt_raider.runtime.guards"]
-    assert "bt_raider.perception.relations" in GRAPH["bt_raider.checking.grounding"]
+    assert "bt_raider.checking.verdict" in import_graph()["bt_raider.runtime.guards"]
+    assert "bt_raider.perception.relations" in import_graph()["bt_raider.checking.grounding"]
     # An import under TYPE_CHECKING counts; the same graph without them is smaller.
-    assert "bt_raider.runtime.guards" in GRAPH["bt_raider"]
+    assert "bt_raider.runtime.guards" in import_graph()["bt_raider"]
     path = MODULES["bt_raider"]
     assert "bt_raider.runtime.guards" not in _imports("bt_raider", path, type_only=False)
 
@@ -250,7 +255,7 @@ def test_cycle_finder_finds_a_cycle_through_three_modules():
 
 
 def test_no_import_cycles_type_only_imports_included():
-    assert _cycles(GRAPH) == []
+    assert _cycles(import_graph()) == []
 
 
 def test_the_layers_go_one_way():
@@ -261,14 +266,14 @@ def test_the_layers_go_one_way():
     assert _cycles(rows) == []
 
 
-@pytest.mark.parametrize("module", sorted(GRAPH))
+@pytest.mark.parametrize("module", sorted(MODULES))
 def test_each_module_imports_only_the_floors_below(module):
     own, allowed = _rule(module)
     if own not in LEAVES:
         allowed = (*LEAVES, *allowed)
     wrong = sorted(
         m
-        for m in GRAPH[module]
+        for m in import_graph()[module]
         if not (m == own or m.startswith(own + "."))
         and not any(m == a or m.startswith(a + ".") for a in allowed)
     )
@@ -278,7 +283,7 @@ def test_each_module_imports_only_the_floors_below(module):
 def test_nothing_imports_the_package_module():
     """``bt_raider/__init__.py`` names the first imports; the package's own code never uses it
     (it would import the whole top floor into the ground floor)."""
-    users = sorted(m for m, deps in GRAPH.items() if "bt_raider" in deps)
+    users = sorted(m for m, deps in import_graph().items() if "bt_raider" in deps)
     assert users == []
 
 
