@@ -11,6 +11,7 @@ and checks text: a read that bypasses it can hang on a FIFO or read ``/dev/zero`
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: install as ``bt_raider.memory`` ...) and the examples a user runs.
 SOURCES = ("bt_raider", "memory", "perception", "planners", "examples")
 DOOR = Path("bt_raider/files.py")
+DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 #: (file, function) -> why its read is not of a user-given path. Keep it short.
 ALLOWED: dict[tuple[str, str], str] = {
@@ -62,26 +64,32 @@ def _reads(call: ast.Call) -> str | None:
     return None
 
 
-def _offenders() -> list[tuple[str, str, int, str]]:
+@functools.cache
+def _offenders() -> tuple[tuple[str, str, int, str], ...]:
+    """Every read outside the door: (file, innermost enclosing function, line, what), sorted.
+
+    One walk per file, carrying the name of the innermost ``def`` around each call
+    (``<module>`` outside any); cached, as two tests ask.
+    """
     found = []
+
+    def visit(node: ast.AST, rel: str, name: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Call) and (what := _reads(child)):
+                found.append((rel, name, child.lineno, what))
+            inner = child.name if isinstance(child, DEFS) else name
+            visit(child, rel, inner)
+
     for top in SOURCES:
         for path in sorted((ROOT / top).rglob("*.py")):
             rel = path.relative_to(ROOT)
-            if rel == DOOR:
-                continue
-            tree = ast.parse(path.read_text(encoding="utf-8"), str(rel))
-            for func in ast.walk(tree):
-                if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
-                    continue
-                name = getattr(func, "name", "<module>")
-                for node in ast.walk(func):
-                    if isinstance(node, ast.Call) and (what := _reads(node)):
-                        found.append((rel.as_posix(), name, node.lineno, what))
-    # A call inside a nested function is found from each enclosing one: keep the innermost.
-    innermost: dict[tuple[str, int, str], str] = {}
-    for rel, name, line, what in found:
-        innermost[(rel, line, what)] = name
-    return sorted((rel, name, line, what) for (rel, line, what), name in innermost.items())
+            if rel != DOOR:
+                visit(
+                    ast.parse(path.read_text(encoding="utf-8"), str(rel)),
+                    rel.as_posix(),
+                    "<module>",
+                )
+    return tuple(sorted(found))
 
 
 def test_every_file_is_read_through_bt_raider_files() -> None:
