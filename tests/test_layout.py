@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.source_tree import parsed
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -152,7 +154,7 @@ def _imports(module: str, path: Path, *, type_only: bool = True) -> set[str]:
                     found.add(target(f"{base}.{alias.name}") or target(base) or "")
             visit(child)
 
-    visit(ast.parse(path.read_text(encoding="utf-8")))
+    visit(parsed(path))
     found.discard("")
     found.discard(module)
     return {m for m in found if m.startswith("bt_raider")}

@@ -14,10 +14,8 @@ import ast
 import functools
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-#: The source trees of the installed package (``memory/``, ``perception/`` and ``planners/``
-#: install as ``bt_raider.memory`` ...) and the examples a user runs.
-SOURCES = ("bt_raider", "memory", "perception", "planners", "examples")
+from tests.source_tree import ROOT, parsed, python_files
+
 DOOR = Path("bt_raider/files.py")
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -80,15 +78,10 @@ def _offenders() -> tuple[tuple[str, str, int, str], ...]:
             inner = child.name if isinstance(child, DEFS) else name
             visit(child, rel, inner)
 
-    for top in SOURCES:
-        for path in sorted((ROOT / top).rglob("*.py")):
-            rel = path.relative_to(ROOT)
-            if rel != DOOR:
-                visit(
-                    ast.parse(path.read_text(encoding="utf-8"), str(rel)),
-                    rel.as_posix(),
-                    "<module>",
-                )
+    for path in python_files():
+        rel = path.relative_to(ROOT)
+        if rel != DOOR:
+            visit(parsed(path), rel.as_posix(), "<module>")
     return tuple(sorted(found))
 
 

@@ -20,6 +20,7 @@ import pytest
 
 from bt_raider import errors
 from bt_raider.errors import EXTRAS, PACKAGES, MissingDependencyError, UsageError
+from tests.source_tree import parsed, python_files
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ("bt_raider", "perception", "memory", "planners", "examples")
@@ -112,15 +113,14 @@ def test_torch_is_pinned_to_the_cpu_build_in_every_extra_that_lists_it():
 
 def _calls(name: str) -> list[tuple[str, int, ast.Call]]:
     found = []
-    for folder in SOURCES:
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if (
-                    isinstance(node, ast.Call)
-                    and isinstance(node.func, ast.Name)
-                    and node.func.id == name
-                ):
-                    found.append((str(path.relative_to(ROOT)), node.lineno, node))
+    for path in python_files(SOURCES):
+        for node in ast.walk(parsed(path)):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == name
+            ):
+                found.append((str(path.relative_to(ROOT)), node.lineno, node))
     return found
 
 
