@@ -295,6 +295,14 @@ def test_plan_files_matches_solve(gripper_files, engine):
     assert len(steps) == len(pddl.solve(problem, engine=engine, timeout=60).actions)
 
 
+def _fresh_python(code: str) -> str:
+    """The last line ``code`` prints in an interpreter of its own (what it imported is its own)."""
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    return out.stdout.strip().splitlines()[-1]
+
+
 def test_plan_files_needs_no_unified_planning_here(gripper_files):
     domain, problem = gripper_files(3)
     code = (
@@ -303,10 +311,7 @@ def test_plan_files_needs_no_unified_planning_here(gripper_files):
         "print(len(steps), sorted(m for m in ('unified_planning', 'scipy', 'networkx') "
         "if m in sys.modules))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
-    )
-    count, loaded = out.stdout.split(" ", 1)
+    count, loaded = _fresh_python(code).split(" ", 1)
     assert int(count) > 0 and loaded.strip() == "[]"
 
 
@@ -322,10 +327,7 @@ def test_the_planning_child_plans_with_fast_downward_without_scipy_or_networkx(g
         "print(json.dumps([answer['status'], len(answer['plan']), sorted(m for m in "
         "('ConfigSpace', 'scipy', 'networkx', 'numpy') if m in sys.modules)]))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
-    )
-    status, steps, loaded = json.loads(out.stdout.splitlines()[-1])
+    status, steps, loaded = json.loads(_fresh_python(code))
     assert status == "solved" and steps > 0 and loaded == []
 
 
