@@ -21,13 +21,17 @@ Requests:
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import os
 import queue
 import sys
 import threading
 import time
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from bt_raider.errors import BtRaiderError
@@ -81,6 +85,68 @@ def memory_limit() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (min(caps), hard))
 
 
+# ---------------------------------------------------------------------------- UP, lighter
+#: What UP's modules name at import time but planning never uses: ConfigSpace's class (the
+#: return type of ``Engine.get_configuration_space``, which loads scipy.stats, ~1.5 s of CPU)
+#: and networkx's ``DiGraph`` (annotations; ~0.4 s). The rest of each module on first use.
+DEFERRED = {"ConfigSpace": "ConfigurationSpace", "networkx": "DiGraph"}
+
+
+def _stand_in(name: str, cls_name: str) -> types.ModuleType:
+    """A module named ``name`` that imports the real one on first use: an attribute other
+    than ``cls_name``, or a call of its ``cls_name`` (which stands in until then)."""
+    stand_in = types.ModuleType(name)
+
+    def real() -> types.ModuleType:
+        if sys.modules.get(name) is stand_in:
+            del sys.modules[name]
+        module = importlib.import_module(name)
+        vars(stand_in).update(vars(module))  # who holds the stand-in gets the real names
+        return module
+
+    def new(_cls: type, *args: Any, **kwargs: Any) -> Any:
+        return getattr(real(), cls_name)(*args, **kwargs)
+
+    setattr(stand_in, cls_name, type(cls_name, (), {"__new__": new, "__module__": name}))
+
+    def attribute(attr: str) -> Any:
+        # What the import system (``__path__``) and introspection (``__file__``) ask of every
+        # module: not a use.
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return getattr(real(), attr)
+
+    stand_in.__getattr__ = attribute  # type: ignore[method-assign]
+    return stand_in
+
+
+@contextmanager
+def _deferred() -> Iterator[None]:
+    """Stand-ins for :data:`DEFERRED` while UP's modules import, the real modules after."""
+    added = {}
+    for name, cls_name in DEFERRED.items():
+        if name not in sys.modules and importlib.util.find_spec(name) is not None:
+            added[name] = sys.modules[name] = _stand_in(name, cls_name)
+    try:
+        yield
+    finally:
+        for name, stand_in in added.items():
+            if sys.modules.get(name) is stand_in:
+                del sys.modules[name]
+
+
+def _import_up() -> Any:
+    """UP's global environment, its engines loaded: what every request that uses UP needs."""
+    with _deferred():
+        import unified_planning.io  # noqa: F401
+        import unified_planning.shortcuts  # noqa: F401
+        from unified_planning.environment import get_environment
+
+        env = get_environment()  # its engine factory imports every installed engine
+    env.credits_stream = None  # UP's banner must not reach the answer stream
+    return env
+
+
 # ---------------------------------------------------------------------------- the engines
 def _steps(names: list[list[str]]) -> list[str]:
     return ["(" + " ".join(parts) + ")" for parts in names]
@@ -123,8 +189,8 @@ def _fast_downward(
 ) -> dict[str, Any]:
     import warnings
 
+    env = _import_up()
     from unified_planning.engines import PlanGenerationResultStatus as S
-    from unified_planning.environment import get_environment
     from unified_planning.exceptions import UPException
     from unified_planning.io import PDDLReader, PDDLWriter
 
@@ -133,8 +199,6 @@ def _fast_downward(
     # hand Fast Downward the problem: it must not enumerate every false fact.
     if not getattr(PDDLWriter._write_problem, "closed_world", False):
         PDDLWriter._write_problem = closed_world_writes(PDDLWriter._write_problem)
-    env = get_environment()
-    env.credits_stream = None  # UP's banner must not reach the answer stream
     if problem is None:
         env.error_used_name = not request.get("shared_names")
         with warnings.catch_warnings():
@@ -170,8 +234,7 @@ def _fast_downward(
 def _parse(request: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
     """UP's problem, or the answer saying which file it cannot read and why."""
     # Imported first: a library that cannot load (under a tight ulimit -v) is no PDDL error.
-    import unified_planning.io  # noqa: F401
-    import unified_planning.shortcuts  # noqa: F401
+    _import_up()
 
     shared = bool(request.get("shared_names"))
     try:
@@ -265,12 +328,9 @@ def _load(engine: Any) -> dict[str, Any]:
         import pyperplan.pddl.parser  # noqa: F401
         import pyperplan.planner  # noqa: F401
     elif engine == "fast-downward":
-        import unified_planning.io  # noqa: F401
+        env = _import_up()
         import up_fast_downward  # noqa: F401
-        from unified_planning.shortcuts import get_environment
 
-        env = get_environment()
-        env.credits_stream = None
         env.factory.engine("fast-downward")  # the engine factory: what auto's choice reads
     return {"status": "loaded"}
 

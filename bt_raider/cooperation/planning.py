@@ -20,7 +20,6 @@ from bt_raider.cooperation.proximity import Proximity, Ranked, collaborator_plac
 from bt_raider.cooperation.relevance import ask_json
 from bt_raider.cooperation.reveca_memory import RevecaMemory
 from bt_raider.errors import BackendError
-from bt_raider.llm.prompts import render
 
 if TYPE_CHECKING:
     from bt_raider.llm.chat import ChatModel
@@ -269,6 +268,9 @@ class LLMPlanner:
         self.failures: list[str] = []
 
     def prompt(self, memory: RevecaMemory, options: Sequence[PlanOption]) -> str:
+        # jinja2 only when a model is asked: a robot without one starts faster.
+        from bt_raider.llm.prompts import render
+
         with memory.lock:
             return render(
                 "reveca_planning",

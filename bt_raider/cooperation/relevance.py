@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from bt_raider.cooperation.observations import Goal, InformationError, ObjectInfo, Relevance
 from bt_raider.errors import BackendError
-from bt_raider.llm.prompts import render
 from bt_raider.llm.replies import parse_json_reply
 
 if TYPE_CHECKING:
@@ -77,6 +76,8 @@ def ask_json(
     Raises:
         BackendError: the backend failed, or no usable reply came after the retries.
     """
+    from bt_raider.llm.prompts import render  # jinja2 only when a model is asked
+
     messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
     problem = ""
     for _ in range(retries + 1):
@@ -125,6 +126,9 @@ class LLMRelevance:
         self.failures: list[str] = []
 
     def prompt(self, infos: Sequence[ObjectInfo], goal: Goal) -> str:
+        # jinja2 only when a model is asked: a robot without one starts faster.
+        from bt_raider.llm.prompts import render
+
         return render(
             "reveca_relevance",
             agent=self.agent,

@@ -18,7 +18,6 @@ from bt_raider.cooperation.observations import (
 from bt_raider.cooperation.planning import collaborator_view
 from bt_raider.cooperation.relevance import ask_json
 from bt_raider.errors import BackendError
-from bt_raider.llm.prompts import render
 
 if TYPE_CHECKING:
     from bt_raider.llm.chat import ChatModel
@@ -183,6 +182,9 @@ class LLMTrajectory:
         self.failures: list[str] = []
 
     def prompt(self, ctx: ValidationContext) -> str:
+        # jinja2 only when a model is asked: a robot without one starts faster.
+        from bt_raider.llm.prompts import render
+
         info = ctx.info
         rules = SymbolicTrajectory()
         people = []

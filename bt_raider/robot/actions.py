@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import py_trees
 
-from bt_raider.checking.parse import same_action
 from bt_raider.errors import ActionFailed
 
 if TYPE_CHECKING:
@@ -206,8 +205,14 @@ class ActionBehaviour(py_trees.behaviour.Behaviour):
         if r is not None and r.steps:  # a compound instruction: this action's step
             r = r.for_action(self.action, len(self.args))
             same = r is not None
+        elif r is not None:
+            # The parser loads with the first guard's check: actions alone (a robot process
+            # of the cooperative demo) never need it.
+            from bt_raider.checking.parse import same_action
+
+            same = same_action(self.action, r.action)
         else:
-            same = r is not None and same_action(self.action, r.action)
+            same = False
         if r is not None and same and len(r.args) == len(self.args):
             # An objectId the check grounded, or what a recovery chose; else our own argument.
             chosen = [

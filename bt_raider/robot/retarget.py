@@ -40,13 +40,13 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from bt_raider.checking.contract import Query
-from bt_raider.checking.parse import action_for_name, same_action, split_action
-from bt_raider.checking.steps import split_steps
 from bt_raider.errors import BtRaiderError, UsageError
-from bt_raider.perception import reference
 
+# The instruction parser and the reader of referring expressions load with the first check
+# that needs them: a process that only numbers guards (a robot of the cooperative demo, whose
+# SharedGoalGuards check no instruction) starts without them.
 if TYPE_CHECKING:
+    from bt_raider.checking.contract import Query
     from bt_raider.checking.verdict import Verdict
 
 #: Namespace of each guard's resolved action: ``/bt_raider/resolved/<guard id>``.
@@ -174,6 +174,8 @@ class ResolvedAction:
         compound instruction its first step of that action (with ``arity`` arguments, when
         given); None when there is none.
         """
+        from bt_raider.checking.parse import action_for_name, same_action
+
         for step in self.steps or (self,):
             if not same_action(action_for_name(action) or action, step.action):
                 continue
@@ -200,6 +202,8 @@ _STRUCTURED = re.compile(r"\s*([A-Za-z][\w\-]*)\s*\((.*)\)\s*[.!?]?\s*", re.DOTA
 
 @lru_cache(maxsize=4096)
 def _steps(text: str) -> tuple[str, ...]:
+    from bt_raider.checking.steps import split_steps
+
     try:
         found = split_steps(text)
     except BtRaiderError:
@@ -220,6 +224,8 @@ def compound_steps(query: Query) -> tuple[str, ...]:
 
 @lru_cache(maxsize=4096)
 def _split(text: str, bindings: tuple[tuple[str, Any], ...]) -> tuple[str | None, tuple[str, ...]]:
+    from bt_raider.checking.parse import action_for_name, split_action
+
     match = _STRUCTURED.fullmatch(text)
     if match:  # a regex, not the whole parser: 100 guards may pass on one tick
         args = (a.strip().strip("'\"") for a in match.group(2).split(","))
@@ -262,6 +268,8 @@ def _grounded(phrase: str, grounding: dict[str, list[str]], checked: Sequence[st
 def accepts_any(phrase: str) -> bool:
     """Whether the words of ``phrase`` accept any object they allow ("any cup", "either one",
     "whichever", "you choose"), read by the one reader of referring expressions."""
+    from bt_raider.perception import reference
+
     return reference.read(phrase).quantifier == "any"
 
 
@@ -334,6 +342,8 @@ def resolve_steps(
         The first step's resolution, with ``steps`` (all of them), the whole ``verdict`` and
         ``query``.
     """
+    from bt_raider.checking.contract import Query
+
     resolved = tuple(
         replace(resolve_action(v, Query(text)), recovered=i in recovered)
         for i, (text, v) in enumerate(steps)

@@ -3,7 +3,9 @@ Downward, and planning PDDL files needs no UP in this process. All PDDL is writt
 
 from __future__ import annotations
 
+import fractions
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -14,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from bt_raider.errors import PlanningError
+from bt_raider.planners import child as planning_child
 from bt_raider.planners import engines, pddl
 from tests.planners.generated import (
     PIGEONS_DOMAIN,
@@ -292,6 +295,14 @@ def test_plan_files_matches_solve(gripper_files, engine):
     assert len(steps) == len(pddl.solve(problem, engine=engine, timeout=60).actions)
 
 
+def _fresh_python(code: str) -> str:
+    """The last line ``code`` prints in an interpreter of its own (what it imported is its own)."""
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    return out.stdout.strip().splitlines()[-1]
+
+
 def test_plan_files_needs_no_unified_planning_here(gripper_files):
     domain, problem = gripper_files(3)
     code = (
@@ -300,11 +311,38 @@ def test_plan_files_needs_no_unified_planning_here(gripper_files):
         "print(len(steps), sorted(m for m in ('unified_planning', 'scipy', 'networkx') "
         "if m in sys.modules))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
-    )
-    count, loaded = out.stdout.split(" ", 1)
+    count, loaded = _fresh_python(code).split(" ", 1)
     assert int(count) > 0 and loaded.strip() == "[]"
+
+
+@needs_fd
+def test_the_planning_child_plans_with_fast_downward_without_scipy_or_networkx(gripper_files):
+    # UP names ConfigSpace (scipy.stats) and networkx at import; the child defers both.
+    domain, problem = gripper_files(3)
+    code = (
+        "import json, sys; from bt_raider.planners import child; "
+        f"request = {{'op': 'plan', 'engine': 'fast-downward', 'timeout': 60, "
+        f"'domain': open({str(domain)!r}).read(), 'problem': open({str(problem)!r}).read()}}; "
+        "answer = child._handle(request, lambda _: None); "
+        "print(json.dumps([answer['status'], len(answer['plan']), sorted(m for m in "
+        "('ConfigSpace', 'scipy', 'networkx', 'numpy') if m in sys.modules)]))"
+    )
+    status, steps, loaded = json.loads(_fresh_python(code))
+    assert status == "solved" and steps > 0 and loaded == []
+
+
+def test_a_deferred_module_is_the_real_one_on_first_use():
+    stand_in = planning_child._stand_in("fractions", "Fraction")
+    assert "Decimal" not in vars(stand_in) and stand_in.Fraction is not fractions.Fraction
+    with pytest.raises(AttributeError):
+        stand_in.__file__  # noqa: B018 - what introspection asks of every module is not a use
+    assert "Decimal" not in vars(stand_in)
+    assert stand_in.Fraction(1, 3) == fractions.Fraction(1, 3)  # a call imports the module
+    assert type(stand_in.Fraction(2, 3)) is fractions.Fraction
+    assert stand_in.Fraction is fractions.Fraction  # the real names, once imported
+    assert stand_in.__file__ == fractions.__file__
+    other = planning_child._stand_in("fractions", "Fraction")
+    assert other.Decimal is fractions.Decimal  # any other name imports it too
 
 
 def test_unreadable_pddl_for_pyperplan_is_a_planning_error(tmp_path, gripper_files):

@@ -86,12 +86,18 @@ WORLDS = {
 
 @pytest.mark.parametrize("kind", sorted(WORLDS))
 def test_a_failing_run_with_a_users_world_never_stops_the_session(
-    pytester: pytest.Pytester, kind: str
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
     executed, failures = WORLDS[kind]
     pytester.makepyfile(test_user=USER_TESTS.format(executed=executed, failures=failures))
+    # Our plugin alone, named: the other installed plugins (hypothesis, xdist, ...) would take
+    # as much CPU to load as the run itself. tests/bt_raider/testing/test_plugin.py runs a
+    # user's session with every plugin, ours through its entry point.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
 
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rA")
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-p", "bt_raider.testing.plugin", "-rA"
+    )
 
     result.assert_outcomes(failed=1, passed=1)  # the second test ran
     out = result.stdout.str()
