@@ -263,16 +263,29 @@ _FIRST_PATHS = _first_paths()
 
 
 @cache
+def _module(name: str) -> Any:
+    """The module ``name``, or None where there is no such module.
+
+    Remembered: a missing one is not searched for on every path again (thousands of paths
+    share their first parts), and Python does not remember that a module is missing.
+    """
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+@cache
 def _lookup(path: str) -> tuple[bool, Any]:
     """``(True, object)`` for an importable dotted path (a module, or attributes of one)."""
     parts = path.split(".")
     for cut in range(len(parts), 0, -1):
         try:
-            obj: Any = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
+            obj: Any = _module(".".join(parts[:cut]))
         except Exception:  # noqa: BLE001 - a module that fails to import names nothing here
             return False, None
+        if obj is None:
+            continue
         for attr in parts[cut:]:
             try:
                 obj = getattr(obj, attr)
