@@ -1,7 +1,8 @@
 """``pip install bt_raider`` with no extra, for real: a light core that says what it lacks.
 
 A fresh virtual environment gets a regular (non-editable) install of this checkout, built from
-a copy of its files so the build writes nothing into the repository. Then, in that
+a copy of its files so the build writes nothing into the repository (the wheel of the build
+backend pyproject.toml names, then pip installs it and its requirements). Then, in that
 environment:
 
 - no heavy package is installed (torch, transformers, openai, hnswlib, unified-planning,
@@ -126,6 +127,54 @@ def _pip_for(python: Path) -> list[str | Path] | None:
     return [sys.executable, "-m", "pip", "--python", python]
 
 
+#: Builds the wheel of the project in the working directory into ``sys.argv[2]`` by calling
+#: the build backend ``sys.argv[1]`` (PEP 517's ``build_wheel``, as pip does).
+BUILD_WHEEL = "import importlib, sys; importlib.import_module(sys.argv[1]).build_wheel(sys.argv[2])"
+
+
+def _backend_here(source: Path) -> str | None:
+    """The build backend pyproject.toml names, if this Python has all it ``requires``."""
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+
+        import tomllib
+        from packaging.requirements import Requirement
+    except ImportError:  # Python 3.10, or no packaging: pip makes the build environment
+        return None
+    with open(source / "pyproject.toml", "rb") as f:
+        system = tomllib.load(f)["build-system"]
+    for text in system["requires"]:
+        requirement = Requirement(text)
+        try:
+            if not requirement.specifier.contains(version(requirement.name), prereleases=True):
+                return None
+        except PackageNotFoundError:
+            return None
+    return str(system["build-backend"])
+
+
+def _build_wheel(source: Path, dest: Path, pip: list[str | Path]) -> Path:
+    """The wheel of ``source``, built by the build backend pyproject.toml names.
+
+    Built by this Python when it has what ``[build-system] requires``: pip would first make
+    an isolated environment and install setuptools and wheel into it, more CPU than the
+    build. The wheel is the same, and the core's install into the fresh venv (what the tests
+    check) is unchanged.
+    """
+    dest.mkdir()
+    backend = _backend_here(source)
+    if backend is None:
+        argv: list[str | Path] = [*pip, "wheel", "--no-deps", "-w", dest, source]
+    else:
+        argv = [sys.executable, "-c", BUILD_WHEEL, backend, dest]
+    built = subprocess.run(
+        [str(a) for a in argv], capture_output=True, text=True, cwd=source, env=_env(), timeout=900
+    )
+    assert built.returncode == 0, built.stdout[-1500:] + built.stderr[-2500:]
+    (made,) = dest.glob("bt_raider-*.whl")
+    return made
+
+
 @pytest.fixture(scope="module")
 def core(tmp_path_factory) -> Venv:
     """A fresh venv with ``pip install <this checkout>`` and no extra."""
@@ -158,10 +207,10 @@ def core(tmp_path_factory) -> Venv:
     if probe.returncode != 0:
         last = (probe.stderr.strip().splitlines() or ["no output"])[-1]
         pytest.skip(f"the package index cannot be reached (pip download py_trees: {last})")
-    source = _source_copy(base / "src")
+    wheel = _build_wheel(_source_copy(base / "src"), base / "wheel", pip)
     # --no-compile: Python writes the bytecode of what the tests import as it imports it,
     # instead of pip compiling all of numpy up front (the same install, less CPU).
-    installed = venv.run(*pip, "install", "--no-compile", "--retries", "1", source, timeout=900)
+    installed = venv.run(*pip, "install", "--no-compile", "--retries", "1", wheel, timeout=900)
     assert installed.returncode == 0, installed.stdout[-1500:] + installed.stderr[-2500:]
     return venv
 

@@ -12,9 +12,10 @@
 the checker accepts, people, disturbances, tree shapes, vocabularies), runs each as an episode
 (:func:`run_case`: the user's tree, ticked by :func:`~bt_raider.testing.run.run_tree` until it
 ends) and lets the :class:`~bt_raider.testing.explore_oracle.Oracle` judge every robot call and
-every question. A property that fails is searched again with :func:`hypothesis.find`, which
-shrinks the case to a minimal one: the report prints it as a ready-to-paste pytest test and
-writes its trace for ``bt-raider view``.
+every question. A property that fails is searched again by Hypothesis (the sweep's draws
+replayed up to the failing case, then its shrinker), which shrinks the case to a minimal one:
+the report prints it as a ready-to-paste pytest test and writes its trace for
+``bt-raider view``.
 
 Hypothesis is imported on first use (the ``explore`` extra): ``import bt_raider.testing`` works
 without it.
