@@ -59,18 +59,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if any(d.scope == "module" or (d.scope == "session" and d.baseid == module) for d in defs):
             groups[item] = module
     # torch in this process (the MiniLM loaded and traced, ~9 s of CPU a worker): those tests,
-    # and the module groups of their files, form one group, so torch loads on one worker.
+    # and the groups they were in, form one group, so torch loads on one worker.
     torch = [
         i
         for i in items
         if not i.get_closest_marker("xdist_group")
         and (i.get_closest_marker("torch") or TORCH_FIXTURES & _names(i))
     ]
-    files = {i.nodeid.split("::")[0] for i in torch}
+    joined = {groups[i] for i in torch if i in groups}
     for item in torch:
         groups[item] = TORCH_GROUP
     for item, group in groups.items():
-        item.add_marker(pytest.mark.xdist_group(TORCH_GROUP if group in files else group))
+        item.add_marker(pytest.mark.xdist_group(TORCH_GROUP if group in joined else group))
     # The longest first, so that the two workers end together (pyproject: xdist keeps this
     # order, --no-loadscope-reorder); the rest keep theirs.
     stale = [p for p in LONGEST_FIRST if not (ROOT / p.split("::")[0]).is_file()]
