@@ -48,6 +48,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     run, a loaded model, a prepared export), run on one worker, so that fixture is made once,
     as in a serial run. Runs before xdist reads the
     groups (``tryfirst``); without xdist the mark means nothing."""
+    groups: dict[pytest.Item, str] = {}
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
         if info is None or item.get_closest_marker("xdist_group"):
@@ -56,7 +57,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         defs = [d for found in info.name2fixturedefs.values() for d in found]
         # Module-scoped fixtures, and session-scoped ones the file defines for itself.
         if any(d.scope == "module" or (d.scope == "session" and d.baseid == module) for d in defs):
-            item.add_marker(pytest.mark.xdist_group(module))
+            groups[item] = module
+    # torch in this process (the MiniLM loaded and traced, ~9 s of CPU a worker): those tests,
+    # and the groups they were in, form one group, so torch loads on one worker.
+    torch = [
+        i
+        for i in items
+        if not i.get_closest_marker("xdist_group")
+        and (i.get_closest_marker("torch") or TORCH_FIXTURES & _names(i))
+    ]
+    joined = {groups[i] for i in torch if i in groups}
+    for item in torch:
+        groups[item] = TORCH_GROUP
+    for item, group in groups.items():
+        item.add_marker(pytest.mark.xdist_group(TORCH_GROUP if group in joined else group))
     # The longest first, so that the two workers end together (pyproject: xdist keeps this
     # order, --no-loadscope-reorder); the rest keep theirs.
     stale = [p for p in LONGEST_FIRST if not (ROOT / p.split("::")[0]).is_file()]
@@ -78,12 +92,24 @@ LONGEST_FIRST = (
     "tests/test_core_install.py",  # a fresh venv
     "tests/test_readme.py::test_every_python_block_of_the_docs_runs_as_written[docs/explore.md",
     "tests/perception/test_validation.py::test_numbers_are_judged_in_bulk",
-    "tests/memory/test_onnx_model.py",
+    "tests/memory/test_onnx_model.py",  # with the rest of the torch group (TORCH_GROUP)
     "tests/bt_raider/recovery/test_replies.py::test_a_reply_picks_what_it_designates",
     "tests/bt_raider/commands/test_memory_causes.py",
     "tests/bt_raider/viewer/test_browser.py",
     "tests/test_one_door.py",
 )
+
+
+#: Fixtures that load torch in the worker's process (tests/memory/conftest.py's ``minilm``,
+#: tests/memory/test_onnx_build.py's ``torch_minilm``, tests/bt_raider/llm/test_chat.py's
+#: ``tiny_model``); a test that loads torch itself is marked ``torch`` (pyproject).
+TORCH_FIXTURES = frozenset({"minilm", "torch_minilm", "tiny_model"})
+TORCH_GROUP = "torch"
+
+
+def _names(item: pytest.Item) -> set[str]:
+    """The names of the fixtures ``item`` uses, directly or through other fixtures."""
+    return set(getattr(item, "fixturenames", ()))
 
 
 def _first_rank(item: pytest.Item) -> int:

@@ -235,6 +235,7 @@ def test_a_person_who_will_not_say_who_she_is_is_not_replanned_around():
 
 
 # ---------------------------------------------------------------- the command
+@pytest.mark.torch  # the demo's memory: no prepared export in the tests' cache, so torch
 def test_command_line_writes_trace_and_tree(tmp_path, capsys):
     # Under pytest every bt_raider module is rewritten with ast.parse as it is imported, and
     # CPython 3.11 fails ast.parse on two threads at once ("AST constructor recursion depth

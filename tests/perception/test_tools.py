@@ -425,6 +425,7 @@ def test_retrieve_user_information_rejects_bad_embeddings(assist):
 
 
 @pytest.mark.slow
+@pytest.mark.torch
 def test_retrieve_user_information_with_minilm(assist):
     """The paper's setup: MiniLM sentence embeddings (bundled offline model)."""
     torch = pytest.importorskip("torch")

@@ -17,7 +17,7 @@ from bt_raider.commands.memory import real_cause
 from bt_raider.memory import VectorMemory
 from bt_raider.memory.store import full_disk
 
-pytestmark = pytest.mark.slow  # the real bundled MiniLM embeds
+pytestmark = [pytest.mark.slow, pytest.mark.torch]  # the real bundled MiniLM embeds
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 
 from bt_raider.cli import main
 
-pytestmark = pytest.mark.slow  # the real bundled MiniLM embeds (loaded once per process)
+pytestmark = [pytest.mark.slow, pytest.mark.torch]  # the real MiniLM embeds (once per process)
 
 
 @pytest.fixture

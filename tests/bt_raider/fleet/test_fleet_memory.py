@@ -11,7 +11,7 @@ from bt_raider.errors import CommunicationError, MemoryStoreError
 from bt_raider.fleet.fleet_memory import QUARANTINED, FleetMemory, FleetRecord, record_id
 from bt_raider.memory import TransformersEmbedder, VectorMemory
 
-pytestmark = pytest.mark.slow  # loads the bundled embedding model once
+pytestmark = [pytest.mark.slow, pytest.mark.torch]  # loads the bundled embedding model once
 
 
 @pytest.fixture(scope="module")

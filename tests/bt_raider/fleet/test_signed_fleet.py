@@ -317,6 +317,7 @@ def test_fuzzed_signed_envelopes_on_the_bus_are_dropped_and_counted(fuzz_target,
 
 
 @pytest.mark.slow
+@pytest.mark.torch
 def test_forged_records_and_end_notes_never_cost_a_peer_its_real_records(fleet, tmp_path):
     pytest.importorskip("hnswlib")
     from bt_raider.fleet.fleet_memory import FleetMemory

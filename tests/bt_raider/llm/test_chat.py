@@ -349,6 +349,7 @@ def test_transformers_chat_generates_from_a_local_folder(tiny_model):
     assert first.content.startswith(one.content)
 
 
+@pytest.mark.torch  # loads torch and transformers before it finds nothing to load
 def test_transformers_chat_never_downloads(tmp_path):
     with pytest.raises(BackendError, match="not a folder on disk"):
         TransformersChat("gpt2").complete(MESSAGES)
