@@ -187,18 +187,28 @@ def points(text: str) -> bool:
     return POINTING.search(text) is not None or DEMONSTRATIVE.fullmatch(text) is not None
 
 
+_CONTRACTIONS = tuple(
+    (re.compile(pattern, re.IGNORECASE), replacement)
+    for pattern, replacement in (
+        (r"\bcan'?t\b|\bcannot\b", "can not"),
+        (r"\bwon'?t\b", "will not"),
+        (r"(\w)n't\b", r"\1 not"),
+        (r"\b(is|are|was|were|does|do|did|has|have)nt\b", r"\1 not"),
+        (r"\b(it|that|there|what)'s\b", r"\1 is"),
+        # "over there", "up here": pointing, which the robot cannot see; never "above" something.
+        (r"\b(?:over|up|down|out|back)\s+(there|here)\b", r"\1"),
+    )
+)
+_TOKEN = re.compile(r"[,;:!?]|[^\s,;:!?()\"\[\]{}]+")
+
+
 def tokens(text: str) -> list[tuple[str, str]]:
     """``(word, as written)`` pairs; "," marks a clause; "n't" becomes "not"."""
     t = str(text).replace("\u2019", "'").replace("\u2018", "'")
-    t = re.sub(r"\bcan'?t\b|\bcannot\b", "can not", t, flags=re.IGNORECASE)
-    t = re.sub(r"\bwon'?t\b", "will not", t, flags=re.IGNORECASE)
-    t = re.sub(r"(\w)n't\b", r"\1 not", t, flags=re.IGNORECASE)
-    t = re.sub(r"\b(is|are|was|were|does|do|did|has|have)nt\b", r"\1 not", t, flags=re.IGNORECASE)
-    t = re.sub(r"\b(it|that|there|what)'s\b", r"\1 is", t, flags=re.IGNORECASE)
-    # "over there", "up here": pointing, which the robot cannot see; never "above" something.
-    t = re.sub(r"\b(?:over|up|down|out|back)\s+(there|here)\b", r"\1", t, flags=re.IGNORECASE)
+    for pattern, replacement in _CONTRACTIONS:
+        t = pattern.sub(replacement, t)
     out: list[tuple[str, str]] = []
-    for raw in re.findall(r"[,;:!?]|[^\s,;:!?()\"\[\]{}]+", t):
+    for raw in _TOKEN.findall(t):
         if raw in ",;:!?":
             out.append((",", ","))
             continue

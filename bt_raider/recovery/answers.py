@@ -168,6 +168,8 @@ class AnswerSpace:
         #: not red") then selects among them; else (it offered none, or others too) over the
         #: scene's objects of their types (:meth:`for_question` says which).
         self.exact = True
+        #: :meth:`_forms` of the candidates it was worked out for, by ``labels``.
+        self._forms_memo: dict[bool, tuple[tuple[Candidate, ...], list[tuple[str, Candidate]]]] = {}
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -527,6 +529,19 @@ class AnswerSpace:
 
     def _forms(self, *, labels: bool = False) -> list[tuple[str, Candidate]]:
         """Every way a reply names a candidate exactly, longest first (with its label too)."""
+        # Worked out once per list of candidates: every reading and question asks again.
+        memo = self._forms_memo.get(labels)
+        if (
+            memo is not None
+            and len(memo[0]) == len(self.candidates)
+            and all(a is b for a, b in zip(memo[0], self.candidates, strict=True))
+        ):
+            return list(memo[1])
+        forms = self._make_forms(labels=labels)
+        self._forms_memo[labels] = (tuple(self.candidates), forms)
+        return list(forms)
+
+    def _make_forms(self, *, labels: bool) -> list[tuple[str, Candidate]]:
         # Names as said too ("butter knife" for ButterKnife): longest first, so that "the butter
         # knife" never leaves "knife" to name the Knife.
         said: dict[tuple[str, str], Candidate] = {}
