@@ -8,7 +8,7 @@ lists them for people.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Literal, NamedTuple
 
 #: Words that cannot change which object is meant: politeness, articles, glue of a relative
@@ -222,6 +222,28 @@ def tokens(text: str) -> list[tuple[str, str]]:
 def at(words: list[str], k: int, phrase: Sequence[str]) -> bool:
     """Whether ``phrase`` stands in ``words`` at position ``k``."""
     return tuple(words[k : k + len(phrase)]) == tuple(phrase)
+
+
+def by_head(phrases: Iterable[Sequence[str]]) -> dict[str, tuple[tuple[str, ...], ...]]:
+    """Phrases by their first word, each word's in the given order (for :func:`first_at`)."""
+    out: dict[str, list[tuple[str, ...]]] = {}
+    for phrase in phrases:
+        out.setdefault(phrase[0], []).append(tuple(phrase))
+    return {head: tuple(found) for head, found in out.items()}
+
+
+def first_at(
+    words: list[str], k: int, heads: dict[str, tuple[tuple[str, ...], ...]]
+) -> tuple[str, ...] | None:
+    """The first phrase of :func:`by_head`'s ``heads`` standing in ``words`` at ``k``, or None:
+    what ``next((p for p in phrases if at(words, k, p)), None)`` finds, trying only the phrases
+    that start with ``words[k]`` (a reply is read word by word against each list)."""
+    if k >= len(words):
+        return None
+    for phrase in heads.get(words[k], ()):
+        if tuple(words[k : k + len(phrase)]) == phrase:
+            return phrase
+    return None
 
 
 # --------------------------------------------------------------------------- a core's words
