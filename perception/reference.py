@@ -169,7 +169,8 @@ class Designation(NamedTuple):
 
 
 # --------------------------------------------------------------------------- read
-#: The phrase lists :func:`read` looks for at each word, by their first word.
+#: The phrase lists :func:`read` looks for at each word, by their first word (the keys of
+#: ``_EXCLUDERS`` are the words an exclusion starts with).
 _SAYING = by_head(SAYING)
 _LEAD_INS = by_head(lead.split() for lead in LEAD_INS)
 _ANY_PHRASES = by_head(ANY_PHRASES)
@@ -251,7 +252,7 @@ def _split(toks: list[tuple[str, str]], joints: Sequence[str]) -> list[list[tupl
     for w, o in toks:
         if w == ",":
             excluding = False
-        if any(w == e[0] for e in EXCLUDERS) and w not in ("other", "anything", "but"):
+        if w in _EXCLUDERS and w not in ("other", "anything", "but"):
             excluding = True
         if w in joints and not excluding and out[-1]:
             out.append([])
