@@ -60,8 +60,9 @@ from bt_raider.perception.reference_words import (
     RELATION_STARTS,
     SAYING,
     Select,
-    at,
     axis_ordinals,
+    by_head,
+    first_at,
     select_at,
     tokens,
 )
@@ -168,6 +169,14 @@ class Designation(NamedTuple):
 
 
 # --------------------------------------------------------------------------- read
+#: The phrase lists :func:`read` looks for at each word, by their first word (the keys of
+#: ``_EXCLUDERS`` are the words an exclusion starts with).
+_SAYING = by_head(SAYING)
+_LEAD_INS = by_head(lead.split() for lead in LEAD_INS)
+_ANY_PHRASES = by_head(ANY_PHRASES)
+_EXCLUDERS = by_head(EXCLUDERS)
+
+
 def read(text: str) -> Reference:
     """Read a phrase or a reply into a :class:`Reference` (pure text: no scene).
 
@@ -177,7 +186,7 @@ def read(text: str) -> Reference:
     words = [w for w, _ in toks]
     # "..., I would say the red one": what is said after it is the answer; before it, a preamble.
     for k in range(len(words) - 1, -1, -1):
-        said = next((m for m in SAYING if at(words, k, m)), None)
+        said = first_at(words, k, _SAYING)
         if said is not None and k + len(said) < len(words):
             toks, words = toks[k + len(said) :], words[k + len(said) :]
             break
@@ -186,12 +195,10 @@ def read(text: str) -> Reference:
     moved = True
     while moved:
         moved = False
-        for lead in LEAD_INS:
-            phrase = lead.split()
-            if at(words, k, phrase):
-                k += len(phrase)
-                moved = True
-                break
+        phrase = first_at(words, k, _LEAD_INS)
+        if phrase is not None:
+            k += len(phrase)
+            moved = True
         while k < len(words) and (words[k] in LEADING or words[k] == ","):
             k += 1
             moved = True  # "please pick up the cup": a lead-in after "please"
@@ -202,7 +209,7 @@ def read(text: str) -> Reference:
     keep: list[int] = []
     i = 0
     while i < len(words):
-        said = next((p for p in ANY_PHRASES if at(words, i, p)), None)
+        said = first_at(words, i, _ANY_PHRASES)
         if said is not None:
             quantifier = "any"
             i += len(said)
@@ -245,7 +252,7 @@ def _split(toks: list[tuple[str, str]], joints: Sequence[str]) -> list[list[tupl
     for w, o in toks:
         if w == ",":
             excluding = False
-        if any(w == e[0] for e in EXCLUDERS) and w not in ("other", "anything", "but"):
+        if w in _EXCLUDERS and w not in ("other", "anything", "but"):
             excluding = True
         if w in joints and not excluding and out[-1]:
             out.append([])
@@ -265,7 +272,7 @@ def _read_part(
     excluded: list[list[tuple[str, str]]] = []
     i = 0
     while i < len(toks):
-        marker = next((m for m in EXCLUDERS if at(words, i, m)), None)
+        marker = first_at(words, i, _EXCLUDERS)
         if marker is not None:
             # "that is not", "I do not want": glue before and after the marker.
             while base and base[-1][0] in NOT_BEFORE:

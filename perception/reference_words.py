@@ -8,7 +8,7 @@ lists them for people.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Literal, NamedTuple
 
 #: Words that cannot change which object is meant: politeness, articles, glue of a relative
@@ -187,18 +187,28 @@ def points(text: str) -> bool:
     return POINTING.search(text) is not None or DEMONSTRATIVE.fullmatch(text) is not None
 
 
+_CONTRACTIONS = tuple(
+    (re.compile(pattern, re.IGNORECASE), replacement)
+    for pattern, replacement in (
+        (r"\bcan'?t\b|\bcannot\b", "can not"),
+        (r"\bwon'?t\b", "will not"),
+        (r"(\w)n't\b", r"\1 not"),
+        (r"\b(is|are|was|were|does|do|did|has|have)nt\b", r"\1 not"),
+        (r"\b(it|that|there|what)'s\b", r"\1 is"),
+        # "over there", "up here": pointing, which the robot cannot see; never "above" something.
+        (r"\b(?:over|up|down|out|back)\s+(there|here)\b", r"\1"),
+    )
+)
+_TOKEN = re.compile(r"[,;:!?]|[^\s,;:!?()\"\[\]{}]+")
+
+
 def tokens(text: str) -> list[tuple[str, str]]:
     """``(word, as written)`` pairs; "," marks a clause; "n't" becomes "not"."""
     t = str(text).replace("\u2019", "'").replace("\u2018", "'")
-    t = re.sub(r"\bcan'?t\b|\bcannot\b", "can not", t, flags=re.IGNORECASE)
-    t = re.sub(r"\bwon'?t\b", "will not", t, flags=re.IGNORECASE)
-    t = re.sub(r"(\w)n't\b", r"\1 not", t, flags=re.IGNORECASE)
-    t = re.sub(r"\b(is|are|was|were|does|do|did|has|have)nt\b", r"\1 not", t, flags=re.IGNORECASE)
-    t = re.sub(r"\b(it|that|there|what)'s\b", r"\1 is", t, flags=re.IGNORECASE)
-    # "over there", "up here": pointing, which the robot cannot see; never "above" something.
-    t = re.sub(r"\b(?:over|up|down|out|back)\s+(there|here)\b", r"\1", t, flags=re.IGNORECASE)
+    for pattern, replacement in _CONTRACTIONS:
+        t = pattern.sub(replacement, t)
     out: list[tuple[str, str]] = []
-    for raw in re.findall(r"[,;:!?]|[^\s,;:!?()\"\[\]{}]+", t):
+    for raw in _TOKEN.findall(t):
         if raw in ",;:!?":
             out.append((",", ","))
             continue
@@ -212,6 +222,28 @@ def tokens(text: str) -> list[tuple[str, str]]:
 def at(words: list[str], k: int, phrase: Sequence[str]) -> bool:
     """Whether ``phrase`` stands in ``words`` at position ``k``."""
     return tuple(words[k : k + len(phrase)]) == tuple(phrase)
+
+
+def by_head(phrases: Iterable[Sequence[str]]) -> dict[str, tuple[tuple[str, ...], ...]]:
+    """Phrases by their first word, each word's in the given order (for :func:`first_at`)."""
+    out: dict[str, list[tuple[str, ...]]] = {}
+    for phrase in phrases:
+        out.setdefault(phrase[0], []).append(tuple(phrase))
+    return {head: tuple(found) for head, found in out.items()}
+
+
+def first_at(
+    words: list[str], k: int, heads: dict[str, tuple[tuple[str, ...], ...]]
+) -> tuple[str, ...] | None:
+    """The first phrase of :func:`by_head`'s ``heads`` standing in ``words`` at ``k``, or None:
+    what ``next((p for p in phrases if at(words, k, p)), None)`` finds, trying only the phrases
+    that start with ``words[k]`` (a reply is read word by word against each list)."""
+    if k >= len(words):
+        return None
+    for phrase in heads.get(words[k], ()):
+        if tuple(words[k : k + len(phrase)]) == phrase:
+            return phrase
+    return None
 
 
 # --------------------------------------------------------------------------- a core's words

@@ -138,8 +138,11 @@ SYNONYMS: dict[str, str] = {
 CLOSE = 0.75
 
 
+_SEPARATORS = re.compile(r"[\s_\-]+")
+
+
 def _squash(text: str) -> str:
-    return re.sub(r"[\s_\-]+", "", str(text).lower())
+    return _SEPARATORS.sub("", str(text).lower())
 
 
 @lru_cache(maxsize=4096)

@@ -622,4 +622,15 @@ def assistive_tools(embed: Callable[[list[str]], np.ndarray] | None = None) -> T
 
 def default_tools(embed: Callable[[list[str]], np.ndarray] | None = None) -> ToolSet:
     """Household and assistive tools together (``household_tools() | assistive_tools()``)."""
-    return household_tools() | assistive_tools(embed)
+    if embed is not None:
+        return household_tools() | assistive_tools(embed)
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = household_tools() | assistive_tools()
+    # A set of its own each time (a caller may register into it): the tools in it are made
+    # from their functions' docstrings once per process, not at every check and reading.
+    return _DEFAULT | ToolSet()
+
+
+#: The tools of ``default_tools()`` without an embedding function, copied for each caller.
+_DEFAULT: ToolSet | None = None

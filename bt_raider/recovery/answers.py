@@ -28,6 +28,7 @@ the scene's places, the people expected) and :meth:`AnswerSpace.read` turns a re
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -168,6 +169,8 @@ class AnswerSpace:
         #: not red") then selects among them; else (it offered none, or others too) over the
         #: scene's objects of their types (:meth:`for_question` says which).
         self.exact = True
+        #: :meth:`_forms` of the candidates it was worked out for, by ``labels``.
+        self._forms_memo: dict[bool, tuple[tuple[Candidate, ...], list[tuple[str, Candidate]]]] = {}
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -260,14 +263,11 @@ class AnswerSpace:
         text = _norm(question)
         at: dict[str, int] = {}
         for form, cand in self._forms(labels=True):
-            for match in re.finditer(rf"(?<![a-z0-9|]){re.escape(form)}(?![a-z0-9|])", text):
+            pattern = _said(form)
+            for match in pattern.finditer(text):
                 at.setdefault(cand.value, match.start())
             # Blank it out (same length): "knife" is not found again inside "butter knife".
-            text = re.sub(
-                rf"(?<![a-z0-9|]){re.escape(form)}(?![a-z0-9|])",
-                lambda m: " " * len(m.group(0)),
-                text,
-            )
+            text = pattern.sub(lambda m: " " * len(m.group(0)), text)
         out = copy.copy(self)
         listed = len(at) == len(self.candidates) and len(set(at.values())) == len(at)
         offered = _options(question)
@@ -474,9 +474,8 @@ class AnswerSpace:
         for form, cand in self._forms():
             if cand.obj is None or "|" not in cand.value:
                 continue
-            pattern = rf"(?<![a-z0-9|]){re.escape(form)}(?![a-z0-9|])"
             # Replaced literally (an objectId's characters are no regex template).
-            text = re.sub(pattern, " " + cand.value.replace("\\", "\\\\") + " ", text)
+            text = _said(form).sub(" " + cand.value.replace("\\", "\\\\") + " ", text)
         return " ".join(text.split())
 
     def _by_name(self, answer: str, raw: str) -> Reading:
@@ -527,6 +526,19 @@ class AnswerSpace:
 
     def _forms(self, *, labels: bool = False) -> list[tuple[str, Candidate]]:
         """Every way a reply names a candidate exactly, longest first (with its label too)."""
+        # Worked out once per list of candidates: every reading and question asks again.
+        memo = self._forms_memo.get(labels)
+        if (
+            memo is not None
+            and len(memo[0]) == len(self.candidates)
+            and all(a is b for a, b in zip(memo[0], self.candidates, strict=True))
+        ):
+            return list(memo[1])
+        forms = self._make_forms(labels=labels)
+        self._forms_memo[labels] = (tuple(self.candidates), forms)
+        return list(forms)
+
+    def _make_forms(self, *, labels: bool) -> list[tuple[str, Candidate]]:
         # Names as said too ("butter knife" for ButterKnife): longest first, so that "the butter
         # knife" never leaves "knife" to name the Knife.
         said: dict[tuple[str, str], Candidate] = {}
@@ -544,13 +556,13 @@ class AnswerSpace:
         found: dict[str, Candidate] = {}
         negated: set[str] = set()
         for form, cand in forms:
-            pattern = rf"(?<![a-z0-9|]){re.escape(form)}(?![a-z0-9|])"
-            for match in re.finditer(pattern, text):
+            pattern = _said(form)
+            for match in pattern.finditer(text):
                 if _NEGATION.search(text[: match.start()]):
                     negated.add(cand.value)
                 else:
                     found.setdefault(cand.value, cand)
-            text = re.sub(pattern, " ", text)
+            text = pattern.sub(" ", text)
         kept = [c for c in found.values() if c.value not in negated]
         return kept, negated, " ".join(text.split())
 
@@ -608,6 +620,12 @@ def _people(scene: Scene | None, names: Iterable[str]) -> list[Candidate]:
         if h.name:
             out.append(Candidate(h.name, h.name, (h.name, h.id)))
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _said(form: str) -> re.Pattern[str]:
+    """``form`` said as words of its own (not inside a longer name or objectId), compiled once."""
+    return re.compile(rf"(?<![a-z0-9|]){re.escape(form)}(?![a-z0-9|])")
 
 
 def _natural(name: str) -> tuple[str, int]:

@@ -143,11 +143,16 @@ def choices(labels: Sequence[str]) -> str:
     return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " or " + labels[-1]
 
 
+_DASHES = re.compile(r"[_\-]+")
+_PUNCTUATION = re.compile(r"[^a-z0-9|+.' ]+")
+_FULL_STOP = re.compile(r"\.(?!\d)")  # full stops, not decimal points of objectIds
+
+
 def normalise(text: str) -> str:
     """Lower case, ``_``/``-`` as spaces, punctuation dropped (``|`` and digits kept)."""
-    text = re.sub(r"[_\-]+", " ", str(text).lower())
-    text = re.sub(r"[^a-z0-9|+.' ]+", " ", text.replace("\u2019", "'"))
-    text = re.sub(r"\.(?!\d)", " ", text)  # full stops, not decimal points of objectIds
+    text = _DASHES.sub(" ", str(text).lower())
+    text = _PUNCTUATION.sub(" ", text.replace("\u2019", "'"))
+    text = _FULL_STOP.sub(" ", text)
     return " ".join(text.split())
 
 

@@ -35,11 +35,15 @@ _CONTAINERS = frozenset(
 )
 
 
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+_DASHES = re.compile(r"[_\-]+")
+
+
 def spoken(name: str) -> str:
     """A name as a person says it: ``medicine_counter`` -> "medicine counter", ``CounterTop``
     -> "counter top"."""
-    text = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", str(name).split("|", 1)[0])
-    return " ".join(re.sub(r"[_\-]+", " ", text).split()).lower()
+    text = _CAMEL.sub(" ", str(name).split("|", 1)[0])
+    return " ".join(_DASHES.sub(" ", text).split()).lower()
 
 
 def _adjectives(obj: SceneObject, among: Sequence[SceneObject]) -> list[str]:

@@ -230,6 +230,7 @@ def check_case(
 
     P11: a ``goto`` phrasing runs again as its structured twin (:data:`TWINS`), which must ask
     the same questions. P8 (with ``replay``): the case runs again and must do the same.
+    An episode that escaped (P6) or hung (a call past its deadline) is not run again.
 
     Args:
         case: the episode.
@@ -238,7 +239,9 @@ def check_case(
         options: passed to :func:`run_case`.
     """
     episode = run_case(case, rooms, **options)
-    if "P6" in episode.props:
+    if "P6" in episode.props or "did not return within" in episode.reason:
+        # A hung call is the finding: a second run would hang again (one more thread left
+        # behind, and the deadline waited out once more) and tell nothing new.
         return episode
     twin = TWINS.get(case.form)
     if twin is not None:

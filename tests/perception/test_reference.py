@@ -17,6 +17,15 @@ from bt_raider.checking.designation import designate
 from bt_raider.perception.attributes import Viewer
 from bt_raider.perception.reference import Core, Designation, read
 from bt_raider.perception.reference import designate as run
+from bt_raider.perception.reference_words import (
+    ANY_PHRASES,
+    EXCLUDERS,
+    LEAD_INS,
+    SAYING,
+    at,
+    by_head,
+    first_at,
+)
 from bt_raider.perception.scene import Scene
 
 COLOURS = ("red", "blue", "green", "gold")
@@ -84,6 +93,18 @@ def boxes(draw: Any) -> tuple[dict[str, Any], list[str | None]]:
 
 
 PHRASES = ("the box", "the red box", "any box", "the box on the left", "the blue one")
+
+
+#: The phrase lists the reader looks for at each word (lead-ins as word lists).
+LISTS = (SAYING, EXCLUDERS, ANY_PHRASES, tuple(tuple(lead.split()) for lead in LEAD_INS))
+LIST_WORDS = sorted({w for phrases in LISTS for p in phrases for w in p} | {"cup", ","})
+
+
+@given(words=st.lists(st.sampled_from(LIST_WORDS), max_size=7), k=st.integers(0, 8))
+def test_a_phrase_looked_up_by_its_first_word_is_the_first_that_stands_there(words, k) -> None:
+    for phrases in LISTS:
+        scanned = next((tuple(p) for p in phrases if at(words, k, p)), None)
+        assert first_at(words, k, by_head(phrases)) == scanned
 
 
 @settings(max_examples=60, deadline=None)

@@ -87,6 +87,25 @@ def test_a_failing_tool_becomes_a_tool_error(small_kitchen):
 
 
 # ---------------------------------------------------------------------- registration
+def test_each_default_tool_set_is_its_own():
+    # default_tools() copies one set made once per process: registering into one copy, or
+    # leaving one out, changes no other copy.
+    first = default_tools()
+
+    @first.register
+    def is_heavy(scene, obj: str) -> bool:
+        """Checks whether an object is too heavy to carry."""
+        return False
+
+    fewer = first.without("robot_holding")
+    second = default_tools()
+    assert "is_heavy" in first and "is_heavy" not in second
+    assert "robot_holding" in first and "robot_holding" in second
+    assert second.names() == [n for n in first.names() if n != "is_heavy"]
+    assert fewer.names() == [n for n in first.names() if n != "robot_holding"]
+    assert second is not first and default_tools() is not second
+
+
 def test_register_a_custom_tool_and_use_it_everywhere(small_kitchen):
     tools = default_tools()
     before = len(tools)
