@@ -10,6 +10,7 @@ Usage::
 
     python3 benchmarks/suite.py             # the whole suite
     python3 benchmarks/suite.py -- tests/x  # extra pytest arguments after --
+    python3 benchmarks/suite.py --log run.log  # pytest's whole output in run.log
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,6 +30,11 @@ ROOT = Path(__file__).resolve().parent.parent
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
+    parser.add_argument(
+        "--log",
+        type=Path,
+        help="where pytest's whole output goes (default: a new file in the temp folder)",
+    )
     args = parser.parse_args(argv)
     # -rfE puts one line per failure or error in the summary, so a failure is named, not lost.
     command = [sys.executable, "-m", "pytest", "-p", "no:warnings", "-rfE", "--durations=10"]
@@ -39,6 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     after = os.times()
     user = after.children_user - before.children_user
     system = after.children_system - before.children_system
+    # The whole output is kept: a failure's traceback is what a slow, loaded run is rerun for.
+    log = args.log or Path(tempfile.mkstemp(prefix="bt-raider-suite-", suffix=".log")[1])
+    log.write_text(done.stdout + done.stderr, encoding="utf-8")
     out = done.stdout.splitlines()
     summary = next((line for line in reversed(out) if re.search(r"\d+ (passed|failed)", line)), "")
     slow_at = next(
@@ -49,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wall:    {wall:.1f} s ({int(wall // 60)} min {wall % 60:.0f} s)")
     print(f"CPU:     {user:.1f} s user + {system:.1f} s system = {user + system:.1f} s")
     print(f"load:    {os.getloadavg()[0]:.1f} (1 min) on {os.cpu_count()} cores")
+    print(f"log:     {log}")
     failed = [line for line in out if line.startswith(("FAILED ", "ERROR "))]
     if failed:
         print("failed:")
