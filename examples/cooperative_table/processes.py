@@ -173,7 +173,8 @@ def run_processes(
         keys: with ``signed``, a keys folder made by ``bt-raider fleet keys new`` to use
             instead (kept after the run).
         on_started: called with the team's key base and the robots' endpoints once every
-            process is started (a benchmark starts an intruder there).
+            process is started; the world holds the first turn until it returns (a benchmark
+            starts an intruder there, in place before anyone acts).
 
     Returns:
         The figures: those of the in-process demo (``success``, ``steps``, ``travel``,
@@ -233,6 +234,8 @@ def run_processes(
     ]  # fmt: skip
     if noisy:
         world_cmd.append("--noisy")
+    if on_started is not None:
+        world_cmd.append("--hold")  # released on its stdin once on_started has returned
     if goal is not None:
         world_cmd += ["--goal", goal]
     started = time.monotonic()
@@ -255,7 +258,12 @@ def run_processes(
 
     try:
         procs["world"] = subprocess.Popen(
-            world_cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+            world_cmd,
+            stdin=subprocess.PIPE if on_started is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
         )
         events["world"] = []
         stderr["world"] = deque(maxlen=40)
@@ -294,6 +302,13 @@ def run_processes(
             readers.append(_tail(procs[name], stderr[name]))
         if on_started is not None:
             on_started(f"{DEFAULT_PREFIX}/{team}", [world_ep, *robot_eps.values()])
+            world_in = procs["world"].stdin
+            assert world_in is not None  # opened above, with --hold
+            try:
+                world_in.write("go\n")
+                world_in.close()
+            except BrokenPipeError:
+                pass  # the world has ended already; its events say why
         deadline = started + timeout
         try:
             procs["world"].wait(timeout=max(0.1, deadline - time.monotonic()))
@@ -450,6 +465,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--turn-timeout", type=float, default=20.0)
     w.add_argument("--ready-timeout", type=float, default=JOIN_TIMEOUT, help="join timeout")
     w.add_argument("--setup-timeout", type=float, default=300.0, help="then, to be ready")
+    w.add_argument("--hold", action="store_true", help="start the first turn on 'go' (stdin)")
     r = sub.add_parser("robot", help="one robot: its tree, memory and bus")
     _add_zenoh(r)
     r.add_argument("--name", required=True, choices=ROBOT_NAMES)

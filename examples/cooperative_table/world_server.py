@@ -33,7 +33,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
-from typing import Any
+from typing import Any, TextIO
 
 from bt_raider.errors import ActionFailed, BtRaiderError, CommunicationError, require
 from bt_raider.fleet.zenoh_bus import direct_callback
@@ -83,6 +83,8 @@ class WorldServer:
         ready_timeout: seconds to wait for every robot to join at the start.
         setup_timeout: seconds to wait, once all have joined, for every robot to be ready.
         emit: called with one JSON-able dict per event (a step begins, a robot is retired).
+        before_start: called once every robot is ready, before the first turn (it may wait:
+            a test or a benchmark starts an intruder there); raises to end the episode.
     """
 
     def __init__(
@@ -98,6 +100,7 @@ class WorldServer:
         ready_timeout: float = READY_TIMEOUT,
         setup_timeout: float = SETUP_TIMEOUT,
         emit: Callable[[dict[str, Any]], None] | None = None,
+        before_start: Callable[[], None] | None = None,
     ) -> None:
         zenoh = require("zenoh", "fleet", needed_by="WorldServer")
         self._zenoh = zenoh
@@ -108,6 +111,7 @@ class WorldServer:
         self.ready_timeout = ready_timeout
         self.setup_timeout = setup_timeout
         self.emit = emit or (lambda event: None)
+        self.before_start = before_start
         self.order = list(sim.robots)
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
@@ -316,6 +320,8 @@ class WorldServer:
         sim = self.sim
         started = time.monotonic()
         self.wait_ready()
+        if self.before_start is not None:
+            self.before_start()
         self.emit(
             {
                 "event": "start",
@@ -371,6 +377,18 @@ class WorldServer:
         self.session.close()
 
 
+def released(stream: TextIO) -> None:
+    """Wait for the line ``go`` on ``stream`` (``processes world --hold``): the caller's hook
+    has run, the episode may start.
+
+    Raises:
+        CommunicationError: the stream ended or said something else.
+    """
+    line = stream.readline()
+    if line.strip() != "go":
+        raise CommunicationError(f"the world was held and not released (read {line[:40]!r})")
+
+
 def main(args: Any) -> int:
     """``processes world``: build the seeded simulation and serve it until the episode ends."""
     sim = MultiRobotSim.generate(
@@ -391,6 +409,7 @@ def main(args: Any) -> int:
         ready_timeout=args.ready_timeout,
         setup_timeout=getattr(args, "setup_timeout", SETUP_TIMEOUT),
         emit=emit,
+        before_start=(lambda: released(sys.stdin)) if getattr(args, "hold", False) else None,
     )
     try:
         figures = server.run()

@@ -288,3 +288,18 @@ def test_the_demo_runs_signed_by_default_and_unsigned_on_request():
     parser = argparse.ArgumentParser()
     demo.add_arguments(parser)
     assert parser.parse_args(["--processes", "2", "--unsigned"]).unsigned
+
+
+@pytest.mark.parametrize(
+    ("said", "released"), [("go\n", True), ("go", True), ("", False), ("stop\n", False)]
+)
+def test_a_held_world_starts_only_on_go(said, released):
+    # run_processes holds the first turn while its on_started hook runs (an intruder in place
+    # before anyone acts: with quick robots, an intruder started beside them came too late).
+    from bt_raider.examples.cooperative_table import world_server
+
+    if released:
+        world_server.released(io.StringIO(said))
+    else:
+        with pytest.raises(CommunicationError, match="held and not released"):
+            world_server.released(io.StringIO(said))
