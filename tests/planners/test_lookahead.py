@@ -7,6 +7,8 @@ example's; the plans run on a PddlWorld behind a robot whose actions take two ti
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import Any
 
 import py_trees
 import pytest
@@ -271,14 +273,32 @@ def test_every_change_looks_again_when_the_world_state_changes(gripper, plan, tw
     assert la.forecast is not None and la.forecast.step == 6
 
 
+def waiting_for(looked: list[LookAhead], base: type, seen: Callable[[LookAhead], bool]) -> type:
+    """A robot class that finishes an action only once ``seen(looked[0])``, or after 30 s (then
+    the test's assertions say what failed). Under load the plan's own checks can keep the
+    polite forecast waiting until a guard finds the change by itself: no replan is tried."""
+    until = time.monotonic() + 30
+
+    class SteadyRobot(base):  # type: ignore[misc, valid-type]
+        def poll(self, handle: Any) -> Progress:
+            if not seen(looked[0]) and time.monotonic() < until:
+                return Progress(ActionState.RUNNING, "waiting for the look-ahead")
+            return super().poll(handle)
+
+    return SteadyRobot
+
+
 def test_replan_swaps_in_a_plan_from_the_current_state_and_the_tree_completes(
     gripper, plan, two_tick_robot
 ):
+    looked: list[LookAhead] = []
     world = PddlWorld(gripper)
-    actions, guard, tree = guarded(world, two_tick_robot, plan)
+    robot = waiting_for(looked, two_tick_robot, lambda la: la.replans > 0)
+    actions, guard, tree = guarded(world, robot, plan)
     replanner = Replanner(world, actions, engine="pyperplan", guard=guard)
     forecaster = PddlForecaster(world, plan)
     la = LookAhead(tree, forecaster, policy="replan", replanner=replanner)
+    looked.append(la)
     la.tick_once()
     # Someone carries ball3 to roomb: (pick ball3 rooma left) will fail; the rest is moot.
     world.set("(at ball3 rooma)", False)
@@ -294,21 +314,9 @@ def test_replan_swaps_in_a_plan_from_the_current_state_and_the_tree_completes(
 
 def test_replan_that_finds_no_plan_fails_with_the_reason(gripper, plan, two_tick_robot):
     looked: list[LookAhead] = []
-
-    class SteadyRobot(two_tick_robot):  # type: ignore[misc, valid-type]
-        """Finishes an action only once the look-ahead has seen the change: under load the
-        plan's own checks could otherwise keep the (polite) forecast waiting until the guard
-        of `pick ball3` finds the ball gone by itself, and no replan is tried."""
-
-        def poll(self, handle):
-            if "will fail" not in looked[0].feedback_message and time.monotonic() < until:
-                return Progress(ActionState.RUNNING, "waiting for the look-ahead")
-            return super().poll(handle)
-
-    until = time.monotonic() + 30  # then it moves on, and the assertions below say what failed
-
+    robot = waiting_for(looked, two_tick_robot, lambda la: "will fail" in la.feedback_message)
     world = PddlWorld(gripper)
-    actions, guard, tree = guarded(world, SteadyRobot, plan)
+    actions, guard, tree = guarded(world, robot, plan)
     replanner = Replanner(world, actions, engine="pyperplan", guard=guard)
     la = LookAhead(tree, PddlForecaster(world, plan), policy="replan", replanner=replanner)
     looked.append(la)
