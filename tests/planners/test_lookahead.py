@@ -293,7 +293,9 @@ def test_replan_swaps_in_a_plan_from_the_current_state_and_the_tree_completes(
 ):
     looked: list[LookAhead] = []
     world = PddlWorld(gripper)
-    robot = waiting_for(looked, two_tick_robot, lambda la: la.replans > 0)
+    # A robot's action lasts at least as long as a forecast in flight: the look-ahead sees
+    # each step's world before the plan moves on.
+    robot = waiting_for(looked, two_tick_robot, lambda la: la.pending is None or la.pending.done())
     actions, guard, tree = guarded(world, robot, plan)
     replanner = Replanner(world, actions, engine="pyperplan", guard=guard)
     forecaster = PddlForecaster(world, plan)
