@@ -23,7 +23,6 @@ from bt_raider.errors import EXTRAS, PACKAGES, MissingDependencyError, UsageErro
 from tests.source_tree import parsed, python_files
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = ("bt_raider", "perception", "memory", "planners", "examples")
 
 
 def _requirements(value: str) -> list[str]:
@@ -113,7 +112,7 @@ def test_torch_is_pinned_to_the_cpu_build_in_every_extra_that_lists_it():
 
 def _calls(name: str) -> list[tuple[str, int, ast.Call]]:
     found = []
-    for path in python_files(SOURCES):
+    for path in python_files():
         for node in ast.walk(parsed(path)):
             if (
                 isinstance(node, ast.Call)
